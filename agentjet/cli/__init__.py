@@ -1,0 +1,1 @@
+"""The `agentjet` command line (Typer). Only this package installs log handlers and prints."""

@@ -1,0 +1,149 @@
+"""`agentjet`: server, models, bench and demo commands."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentjet.core.errors import AgentJetError
+
+app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
+server_app = typer.Typer(help="Run and watch a swarm training server.", no_args_is_help=True)
+models_app = typer.Typer(help="List and prepare models (offline).", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks; each prints JSON.", no_args_is_help=True)
+app.add_typer(server_app, name="server")
+app.add_typer(models_app, name="models")
+app.add_typer(bench_app, name="bench")
+
+
+def _setup_logging(level: str = "INFO") -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("httpx", "httpcore", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    return typer.Exit(2)
+
+
+@server_app.command("start")
+def server_start(
+    model: Annotated[str, typer.Option(help="registered model name or HF folder")] = "smollm2-135m",
+    host: Annotated[str, typer.Option(help="interface to bind (keep loopback unless you mean it)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8710,
+    config: Annotated[Path | None, typer.Option(help="TrainConfig YAML")] = None,
+    state_dir: Annotated[Path, typer.Option(help="journal, token, secret, checkpoints")] = Path("state"),
+    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token (else generated)")] = None,
+    idle_timeout_s: Annotated[float, typer.Option(help="reclaim episodes idle this long")] = 300.0,
+    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
+) -> None:
+    """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
+    import uvicorn
+
+    from agentjet.core.config import ServerSettings
+    from agentjet.core.server.app import create_app
+
+    _setup_logging(log_level)
+    try:
+        settings = ServerSettings(model=model, host=host, port=port, config=config, state_dir=state_dir,
+                                  token=token, idle_timeout_s=idle_timeout_s)
+        application = create_app(settings)
+    except (AgentJetError, ValueError) as exc:
+        raise _fail(exc) from exc
+    typer.echo(f"agentjet server: model={model} http://{host}:{port}  token file: {state_dir / 'token'}", err=True)
+    uvicorn.run(application, host=host, port=port, log_level=log_level.lower(), access_log=False)
+
+
+def _read_token(token: str | None, state_dir: Path) -> str | None:
+    if token:
+        return token
+    path = state_dir / "token"
+    return path.read_text().strip() if path.is_file() else None
+
+
+@server_app.command("status")
+def server_status(
+    url: Annotated[str, typer.Option(help="server base URL")] = "http://127.0.0.1:8710",
+    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token")] = None,
+    state_dir: Annotated[Path, typer.Option(help="where to find the token file if no token is given")] = Path("state"),
+    once: Annotated[bool, typer.Option("--once", help="print one snapshot and exit")] = False,
+    interval: Annotated[float, typer.Option(help="seconds between refreshes")] = 1.0,
+) -> None:
+    """Live view of a server: state, policy version, episodes, clients, calls/s, tokens/s."""
+    from rich.console import Console
+
+    from agentjet.core.client import SwarmClient
+    from agentjet.core.status_view import watch_status
+
+    with SwarmClient(url, token=_read_token(token, state_dir), retries=1) as client:
+        code = watch_status(client, interval_s=interval, once=once, console=Console())
+    raise typer.Exit(code or 0)
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Registered models, whether they are prepared, and where."""
+    from agentjet.core.models import MODELS, cache_dir, is_prepared
+
+    for spec in MODELS.values():
+        state = "prepared" if is_prepared(spec.name) else "not prepared"
+        typer.echo(f"{spec.name:<14} {state:<13} {cache_dir() / spec.name}  {spec.description}")
+    typer.echo("(any local Hugging Face model folder also works: --model /path/to/folder)")
+
+
+@models_app.command("prepare")
+def models_prepare(
+    name: Annotated[str, typer.Argument(help="registered model name")],
+    force: Annotated[bool, typer.Option("--force", help="rebuild even if cached")] = False,
+) -> None:
+    """Build a registered model into the local cache (offline)."""
+    from agentjet.core.models import prepare_model
+
+    _setup_logging()
+    try:
+        path = prepare_model(name, force=force)
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+    typer.echo(str(path))
+
+
+@bench_app.command("serve")
+def bench_serve(
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="skip the smollm2 tokens/s part")] = False,
+) -> None:
+    """Server overhead (echo backend) vs a bare FastAPI route, and smollm2 tokens/s under concurrency."""
+    from agentjet.bench.serve import main as serve_main
+
+    _setup_logging("WARNING")
+    result = serve_main(quick=quick, as_json=as_json)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@app.command("demo")
+def demo(
+    model: Annotated[str, typer.Option(help="policy model")] = "smollm2-135m",
+    episodes: Annotated[int, typer.Option(help="episodes to run")] = 8,
+    concurrency: Annotated[int, typer.Option(help="clients running at once")] = 4,
+    state_dir: Annotated[Path | None, typer.Option(help="server state dir (default: a temp dir)")] = None,
+) -> None:
+    """The swarm demo: a server on loopback and concurrent agent clients; prints what was captured."""
+    from agentjet.cli.demo import run_demo
+
+    _setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        run_demo(model=model, episodes=episodes, concurrency=concurrency, state_dir=state_dir)
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,145 @@
+"""Backends that stand in for a model where one cannot or need not run.
+
+`EchoBackend` costs nothing per call (it echoes the tail of the prompt), so benchmarks of it
+measure the server's own overhead. `ScriptedBackend` streams scripted completions token by
+token through the same code path a real model uses, so tests can drive tool calls, stop
+strings and multi-turn agents deterministically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
+from agentjet.core.types import Generation, GenerationRequest, TokenDelta
+
+__all__ = ["EchoBackend", "ScriptedBackend", "load_tokenizer"]
+
+
+def load_tokenizer(model_path: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_path)
+
+
+class _FakeBase:
+    """Shared plumbing: validation, `generate` as a collected `stream`, adapter versioning."""
+
+    def __init__(self, tokenizer: Any, *, name: str, max_context: int = 2048) -> None:
+        self.tokenizer = tokenizer
+        self.name = name
+        self.max_context = max_context
+        self.policy_version = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def load_adapter(self, path: Path, version: int) -> None:
+        self.policy_version = version
+
+    def _check(self, request: GenerationRequest) -> None:
+        if not request.prompt_ids:
+            raise InvalidRequest("prompt is empty", param="messages")
+        needed = len(request.prompt_ids) + request.params.max_tokens
+        if needed > self.max_context:
+            raise ContextLengthExceeded(
+                f"prompt has {len(request.prompt_ids)} tokens and max_tokens is {request.params.max_tokens}: "
+                f"{needed} > the model's context of {self.max_context} tokens",
+                param="messages",
+            )
+
+    def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:
+        raise NotImplementedError
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        ids: list[int] = []
+        logprobs: list[float] = []
+        text: list[str] = []
+        finish = "stop"
+        async for delta in self.stream(request):
+            ids.extend(delta.token_ids)
+            logprobs.extend(delta.logprobs)
+            text.append(delta.text)
+            finish = delta.finish_reason or finish
+        return Generation(tuple(ids), tuple(logprobs), "".join(text), finish, self.policy_version)  # type: ignore[arg-type]
+
+
+class EchoBackend(_FakeBase):
+    """Answers every prompt at once with its last few tokens (logprob 0): zero model cost."""
+
+    def __init__(self, tokenizer: Any, *, name: str = "echo", echo_tokens: int = 8, max_context: int = 2048) -> None:
+        super().__init__(tokenizer, name=name, max_context=max_context)
+        self.echo_tokens = echo_tokens
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:  # type: ignore[override]
+        self._check(request)
+        count = min(self.echo_tokens, request.params.max_tokens, len(request.prompt_ids))
+        ids = request.prompt_ids[-count:]
+        finish = "length" if count == request.params.max_tokens else "stop"
+        yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish)
+
+
+class ScriptedBackend(_FakeBase):
+    """Streams scripted completions token by token.
+
+    `script` is either an iterable of completion texts (used in turn, cycling) or a function
+    `(prompt_text) -> completion text`. Each token is delayed `token_delay_s` so streaming and
+    concurrency are observable. Logprobs are a deterministic function of the token id.
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        script: Iterable[str] | Callable[[str], str],
+        *,
+        name: str = "scripted",
+        token_delay_s: float = 0.0,
+        max_context: int = 2048,
+    ) -> None:
+        super().__init__(tokenizer, name=name, max_context=max_context)
+        self._script: Callable[[str], str] = script if callable(script) else _cycle(script)
+        self.token_delay_s = token_delay_s
+        self.prompts: list[str] = []
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:  # type: ignore[override]
+        self._check(request)
+        prompt = self.tokenizer.decode(request.prompt_ids)
+        self.prompts.append(prompt)
+        text = self._script(prompt)
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][: request.params.max_tokens]
+        finish = "length" if len(ids) == request.params.max_tokens and ids else "stop"
+        emitted = ""
+        for i, token in enumerate(ids):
+            if self.token_delay_s:
+                await asyncio.sleep(self.token_delay_s)
+            full = self.tokenizer.decode(ids[: i + 1])
+            cut = _first_stop(full, request.params.stop)
+            last = i == len(ids) - 1 or cut is not None
+            visible = full if cut is None else full[:cut]
+            yield TokenDelta((token,), (_fake_logprob(token),), visible[len(emitted) :], ("stop" if cut is not None else finish) if last else None)
+            emitted = visible
+            if cut is not None:
+                return
+        if not ids:
+            yield TokenDelta((), (), "", "stop")
+
+
+def _cycle(texts: Iterable[str]) -> Callable[[str], str]:
+    source = itertools.cycle(list(texts))
+    return lambda _prompt: next(source)
+
+
+def _first_stop(text: str, stops: tuple[str, ...]) -> int | None:
+    hits = [text.find(s) for s in stops if s and s in text]
+    return min(hits) if hits else None
+
+
+def _fake_logprob(token: int) -> float:
+    return -((token % 97) + 1) / 100.0

@@ -1,0 +1,113 @@
+"""Typed configuration: `ServerSettings` for one swarm server, `TrainConfig` for its training.
+
+`ServerSettings` reads `AGENTJET_*` env vars and CLI flags; `TrainConfig` comes from a YAML
+file (`--config`) or `PUT /swarm/config`. Unknown keys are errors, never silently ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agentjet.core.errors import ConfigError
+
+__all__ = [
+    "CollectConfig",
+    "GrpoConfig",
+    "LoraConfig",
+    "OptimConfig",
+    "ServerSettings",
+    "TrainConfig",
+    "load_train_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GrpoConfig(_Section):
+    group_size: int = Field(4, ge=2, description="episodes per task that form one GRPO group")
+    clip_eps: float = Field(0.2, gt=0, description="PPO-clip bound on the importance ratio")
+    kl_coef: float = Field(0.0, ge=0, description="weight of the KL penalty to the reference policy")
+    scale_rewards: bool = Field(True, description="divide advantages by the group's reward std")
+    std_floor: float = Field(1e-6, gt=0, description="added to the group std before dividing")
+
+
+class LoraConfig(_Section):
+    enabled: bool = Field(True, description="train a LoRA adapter; false = full fine-tune")
+    rank: int = Field(16, ge=1, le=1024, description="LoRA rank r")
+    alpha: float = Field(32.0, gt=0, description="LoRA scaling alpha")
+    dropout: float = Field(0.0, ge=0, lt=1, description="LoRA dropout")
+    target_modules: tuple[str, ...] = Field(
+        ("q_proj", "k_proj", "v_proj", "o_proj"), min_length=1, description="module names to adapt"
+    )
+
+
+class OptimConfig(_Section):
+    lr: float = Field(1e-5, gt=0, le=1, description="AdamW learning rate")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
+    grad_clip: float = Field(1.0, gt=0, description="max global grad norm")
+    micro_batch_tokens: int = Field(4096, ge=64, description="token budget of one micro-batch")
+
+
+class CollectConfig(_Section):
+    strategy: Literal["episodes", "tasks", "informative_tasks", "any_client", "all_clients"] = Field(
+        "tasks", description="when rolling turns into draining (DESIGN §4, C1-C5)"
+    )
+    episodes: int = Field(16, ge=1, description="C1: finished episodes per update")
+    tasks: int = Field(4, ge=1, description="C2/C3: task groups per update")
+
+
+class TrainConfig(_Section):
+    """Everything that shapes a training step; every knob has a documented default."""
+
+    merge: Literal["token", "text", "off"] = Field("token", description="timeline merging level")
+    checkpoint_every: int = Field(1, ge=1, description="write a checkpoint every K steps")
+    grpo: GrpoConfig = GrpoConfig()
+    lora: LoraConfig = LoraConfig()
+    optim: OptimConfig = OptimConfig()
+    collect: CollectConfig = CollectConfig()
+
+    @model_validator(mode="after")
+    def _check_batch(self) -> TrainConfig:
+        if self.collect.strategy == "episodes" and self.collect.episodes < self.grpo.group_size:
+            raise ValueError(
+                f"collect.episodes={self.collect.episodes} must be >= grpo.group_size="
+                f"{self.grpo.group_size}: raise collect.episodes or lower group_size"
+            )
+        return self
+
+
+def load_train_config(path: Path) -> TrainConfig:
+    """Read a YAML TrainConfig; every problem becomes one ConfigError naming the file."""
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+        return TrainConfig.model_validate(raw)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from exc
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise ConfigError(f"invalid config {path}: {exc}") from exc
+
+
+class ServerSettings(BaseSettings):
+    """One swarm server. Env: AGENTJET_MODEL, AGENTJET_PORT, AGENTJET_TOKEN, ..."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTJET_", extra="forbid")
+
+    model: str = Field("smollm2-135m", description="registered model name or HF folder path")
+    host: str = "127.0.0.1"
+    port: int = Field(8710, ge=0, le=65535)
+    state_dir: Path = Field(Path("state"), description="journal, token, secret, checkpoints")
+    token: str | None = Field(None, description="server token for /swarm/*; generated if unset")
+    config: Path | None = Field(None, description="TrainConfig YAML file")
+    public_url: str | None = Field(None, description="base URL clients use; default http://host:port")
+    idle_timeout_s: float = Field(300.0, gt=0, description="reclaim an episode idle this long")
+    episode_ttl_s: float = Field(86400.0, gt=0, description="hard expiry of an episode key")
+    janitor_interval_s: float = Field(5.0, gt=0, description="how often idle episodes are checked")
+    max_batch_size: int = Field(32, ge=1, description="sequences in the backend's running batch")
+    max_tokens_default: int = Field(512, ge=1, description="max_tokens when a request gives none")

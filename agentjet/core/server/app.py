@@ -1,0 +1,105 @@
+"""`create_app(settings, backend=None)`: the swarm server as a FastAPI app, built in `lifespan`.
+
+Nothing is built at import. The lifespan opens the journal, loads or creates the token and
+the key secret in the state dir, starts booting the backend in the background (so /health
+answers "booting" meanwhile) and runs the idle-episode janitor until shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+
+from agentjet.core.backends.base import Backend
+from agentjet.core.config import ServerSettings, load_train_config
+from agentjet.core.engine import Engine
+from agentjet.core.journal import Journal
+from agentjet.core.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token
+from agentjet.core.server import engine_routes, episode_routes, openai_routes
+from agentjet.core.server.deps import Runtime
+from agentjet.core.server.errors import install_error_handlers
+from agentjet.core.serving import ChatService
+
+__all__ = ["create_app", "default_backend"]
+
+log = logging.getLogger(__name__)
+
+
+def default_backend(settings: ServerSettings) -> Backend:
+    """The embedded transformers backend for the configured model (resolved offline)."""
+    from agentjet.core.backends.transformers_backend import TransformersBackend
+    from agentjet.core.models import resolve_model
+
+    path = resolve_model(settings.model)
+    name = settings.model if "/" not in settings.model else path.name
+    return TransformersBackend(path, name=name, max_batch_size=settings.max_batch_size)
+
+
+def _build_runtime(settings: ServerSettings, backend: Backend) -> Runtime:
+    state_dir = settings.state_dir
+    state_dir.mkdir(parents=True, exist_ok=True)
+    token, generated = load_or_create_token(state_dir / "token", settings.token)
+    if generated:
+        log.warning("generated server token %s (also in %s)", token, state_dir / "token")
+    signer = EpisodeKeySigner(load_or_create_secret(state_dir / "secret"))
+    config = load_train_config(settings.config) if settings.config else None
+    engine = Engine(
+        backend,
+        Journal(state_dir / "journal.sqlite"),
+        signer,
+        idle_timeout_s=settings.idle_timeout_s,
+        episode_ttl_s=settings.episode_ttl_s,
+        train_config=config,
+    )
+    return Runtime(settings=settings, engine=engine, chat=ChatService(engine), token=token)
+
+
+async def _janitor(engine: Engine, interval_s: float) -> None:
+    while True:
+        await asyncio.sleep(interval_s)
+        await engine.reclaim_idle_episodes()
+
+
+async def _boot(engine: Engine) -> None:
+    try:
+        await engine.start()
+    except Exception:
+        log.exception("backend failed to start; engine stays offline")
+
+
+def create_app(settings: ServerSettings, backend: Backend | None = None) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = _build_runtime(settings, backend or default_backend(settings))
+        app.state.runtime = runtime
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_boot(runtime.engine)),
+                     group.create_task(_janitor(runtime.engine, settings.janitor_interval_s))]
+            try:
+                yield
+            finally:
+                for task in tasks:
+                    task.cancel()
+        await runtime.engine.backend.close()
+        runtime.engine.journal.close()
+
+    app = FastAPI(title="AgentJet swarm server", version="0.1.0", lifespan=lifespan)
+    install_error_handlers(app)
+    app.include_router(openai_routes.router)
+    app.include_router(episode_routes.router)
+    app.include_router(engine_routes.router)
+
+    @app.get("/health", tags=["health"])
+    async def health(request: Request) -> dict[str, Any]:
+        runtime: Runtime | None = getattr(request.app.state, "runtime", None)
+        if runtime is None:
+            return {"status": "starting", "state": "offline", "model": settings.model}
+        return {"status": "ok", "state": str(runtime.engine.state), "model": runtime.engine.backend.name,
+                "policy_version": runtime.engine.backend.policy_version}
+
+    return app

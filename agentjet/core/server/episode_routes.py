@@ -1,0 +1,88 @@
+"""`/swarm/episodes`: begin, end, abort and inspect episodes (server token required)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentjet.core.server.deps import EngineDep, require_server_token
+from agentjet.core.types import EpisodeKind
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/swarm/episodes", dependencies=[Depends(require_server_token)], tags=["episodes"])
+
+_ID = Field(min_length=1, max_length=128)
+
+
+class BeginEpisodeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task_id: str = Field(min_length=1, max_length=256)
+    kind: Literal["train", "eval"] = "train"
+    agent: str | None = Field(None, min_length=1, max_length=128)
+
+
+class EpisodeOut(BaseModel):
+    episode_id: str
+    base_url: str
+    api_key: str
+    expires_at: float
+    task_id: str
+    kind: str
+    agent: str | None
+
+
+class EndEpisodeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reward: float
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("reward")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("reward must be a finite number")
+        return value
+
+
+class ClosedEpisodeOut(BaseModel):
+    episode_id: str
+    status: str
+    reward: float | None
+    calls: int
+
+
+def _base_url(request: Request, engine_public_url: str | None) -> str:
+    root = engine_public_url or str(request.base_url)
+    return root.rstrip("/") + "/v1"
+
+
+@router.post("", response_model=EpisodeOut)
+async def begin_episode(
+    body: BeginEpisodeIn, engine: EngineDep, request: Request,
+    x_agentjet_client: Annotated[str | None, Header(max_length=128)] = None,
+) -> EpisodeOut:
+    episode, key = engine.begin_episode(body.task_id, kind=EpisodeKind(body.kind), agent=body.agent, client_id=x_agentjet_client)
+    base_url = _base_url(request, request.app.state.runtime.settings.public_url)
+    return EpisodeOut(episode_id=episode.episode_id, base_url=base_url, api_key=key, expires_at=episode.expires_at,
+                      task_id=episode.task_id, kind=str(episode.kind), agent=episode.agent)
+
+
+@router.post("/{episode_id}/end", response_model=ClosedEpisodeOut)
+async def end_episode(episode_id: Annotated[str, _ID], body: EndEpisodeIn, engine: EngineDep) -> ClosedEpisodeOut:
+    record = await engine.end_episode(episode_id, body.reward, body.metadata)
+    return ClosedEpisodeOut(episode_id=episode_id, status=str(record.status), reward=record.reward, calls=len(record.calls))
+
+
+@router.post("/{episode_id}/abort", response_model=ClosedEpisodeOut)
+async def abort_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> ClosedEpisodeOut:
+    record = await engine.abort_episode(episode_id)
+    return ClosedEpisodeOut(episode_id=episode_id, status=str(record.status), reward=None, calls=len(record.calls))
+
+
+@router.get("/{episode_id}")
+async def get_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> dict[str, Any]:
+    return await engine.get_episode(episode_id)

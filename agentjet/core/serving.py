@@ -1,0 +1,208 @@
+"""Serve one chat-completion call of an episode: render, sample (n choices), parse, track.
+
+This is the context tracker's write side: each finished choice becomes a `CallRecord` with
+the exact prompt ids, sampled ids and logprobs, attached to its episode through the engine.
+A call whose client disconnects before it finishes is not recorded (the client never saw it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, parse_tool_calls, render_prompt
+from agentjet.core.engine import Engine, OpenEpisode
+from agentjet.core.errors import ContextLengthExceeded
+from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams, TokenDelta
+
+__all__ = ["ChatCall", "ChoiceDelta", "ChoiceResult", "ChatService"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """A validated chat request, free of HTTP and pydantic."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    n: int
+    params: SamplingParams
+    request_echo: dict[str, Any] = field(default_factory=dict)  # sampling fields as sent, for the record
+
+
+@dataclass(frozen=True)
+class ChoiceDelta:
+    """New visible content of one choice while streaming (tool-call text is held back)."""
+
+    index: int
+    content: str
+
+
+@dataclass(frozen=True)
+class ChoiceResult:
+    index: int
+    content: str | None
+    tool_calls: list[dict[str, Any]]
+    finish_reason: str
+    record: CallRecord
+
+
+class ChatService:
+    """Turns `ChatCall`s on an authorised episode into backend requests and call records."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.engine.backend.tokenizer
+
+    def prepare(self, call: ChatCall) -> RenderedPrompt:
+        """Render and check the prompt before anything is sampled (errors here are 4xx)."""
+        prompt = render_prompt(self.tokenizer, call.messages, call.tools)
+        limit = self.engine.backend.max_context
+        if len(prompt.ids) + call.params.max_tokens > limit:
+            raise ContextLengthExceeded(
+                f"this model's maximum context length is {limit} tokens; the messages use "
+                f"{len(prompt.ids)} tokens and max_tokens asks for {call.params.max_tokens}: "
+                "shorten the messages or lower max_tokens",
+                param="messages",
+            )
+        return prompt
+
+    async def stream(
+        self, episode: OpenEpisode, call: ChatCall, prompt: RenderedPrompt
+    ) -> AsyncIterator[ChoiceDelta | ChoiceResult]:
+        """Yield content deltas of all n choices as they are sampled, then each choice's result."""
+        call_index = self.engine.call_started(episode)
+        queue: asyncio.Queue[ChoiceDelta | ChoiceResult | BaseException] = asyncio.Queue()
+        tasks = [
+            asyncio.create_task(self._run_choice(episode, call, prompt, call_index, i, queue)) for i in range(call.n)
+        ]
+        results: list[ChoiceResult] = []
+        try:
+            while len(results) < call.n:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                if isinstance(item, ChoiceResult):
+                    results.append(item)
+                yield item
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            self.engine.call_failed(episode)
+            raise
+        self.engine.call_finished(episode, [r.record for r in sorted(results, key=lambda r: r.index)])
+
+    async def complete(self, episode: OpenEpisode, call: ChatCall, prompt: RenderedPrompt) -> list[ChoiceResult]:
+        results = [item async for item in self.stream(episode, call, prompt) if isinstance(item, ChoiceResult)]
+        return sorted(results, key=lambda r: r.index)
+
+    async def _run_choice(
+        self,
+        episode: OpenEpisode,
+        call: ChatCall,
+        prompt: RenderedPrompt,
+        call_index: int,
+        index: int,
+        queue: asyncio.Queue[ChoiceDelta | ChoiceResult | BaseException],
+    ) -> None:
+        params = call.params
+        if params.seed is not None and index:
+            params = replace(params, seed=params.seed + index)  # n seeded choices must differ
+        request = GenerationRequest(f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params)
+        holdback = _ToolTextGate(enabled=bool(call.tools))
+        started = time.time()
+        first_token_s: float | None = None
+        deltas: list[TokenDelta] = []
+        try:
+            async for delta in self.engine.backend.stream(request):
+                if first_token_s is None and delta.token_ids:
+                    first_token_s = time.time() - started
+                deltas.append(delta)
+                visible = holdback.feed(delta.text)
+                if visible:
+                    queue.put_nowait(ChoiceDelta(index, visible))
+        except BaseException as exc:  # delivered to the consumer, which re-raises it
+            queue.put_nowait(exc)
+            return
+        queue.put_nowait(self._result(episode, call, prompt, call_index, index, deltas, started, first_token_s))
+
+    def _result(
+        self,
+        episode: OpenEpisode,
+        call: ChatCall,
+        prompt: RenderedPrompt,
+        call_index: int,
+        index: int,
+        deltas: list[TokenDelta],
+        started: float,
+        first_token_s: float | None,
+    ) -> ChoiceResult:
+        text = "".join(d.text for d in deltas)
+        finish = next((d.finish_reason for d in reversed(deltas) if d.finish_reason), "stop")
+        content: str | None = text
+        tool_calls: list[dict[str, Any]] = []
+        if call.tools:
+            content, tool_calls = parse_tool_calls(text)
+            if tool_calls and finish == "stop":
+                finish = "tool_calls"
+        record = CallRecord(
+            episode_id=episode.episode_id,
+            call_index=call_index,
+            choice_index=index,
+            agent=episode.agent,
+            messages=call.messages,
+            tools=call.tools,
+            sampling=call.request_echo,
+            prompt_text=prompt.text,
+            prompt_ids=prompt.ids,
+            completion_ids=tuple(t for d in deltas for t in d.token_ids),
+            completion_logprobs=tuple(lp for d in deltas for lp in d.logprobs),
+            completion_text=text,
+            tool_calls=tool_calls or None,
+            finish_reason=finish,
+            policy_version=self.engine.backend.policy_version,
+            tool_format=prompt.tool_format,
+            started_at=started,
+            first_token_s=first_token_s,
+            finished_at=time.time(),
+        )
+        return ChoiceResult(index, content, tool_calls, finish, record)
+
+
+class _ToolTextGate:
+    """When tools are offered, stream content only up to a `<tool_call>` marker (held back whole)."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._pending = ""
+        self._closed = False
+
+    def feed(self, text: str) -> str:
+        if not self.enabled:
+            return text
+        if self._closed:
+            return ""
+        self._pending += text
+        marker = self._pending.find(TOOL_CALL_OPEN)
+        if marker >= 0:
+            out, self._pending, self._closed = self._pending[:marker], "", True
+            return out
+        keep = _partial_marker_len(self._pending)
+        out = self._pending[: len(self._pending) - keep]
+        self._pending = self._pending[len(self._pending) - keep :]
+        return out
+
+
+def _partial_marker_len(text: str) -> int:
+    for size in range(min(len(TOOL_CALL_OPEN) - 1, len(text)), 0, -1):
+        if TOOL_CALL_OPEN.startswith(text[-size:]):
+            return size
+    return 0

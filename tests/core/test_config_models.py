@@ -1,0 +1,54 @@
+"""TrainConfig validation and the offline model registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentjet.core.config import TrainConfig, load_train_config
+from agentjet.core.errors import ConfigError, ModelError
+from agentjet.core.models import resolve_model
+
+
+def test_train_config_defaults_and_yaml(tmp_path: Path) -> None:
+    assert TrainConfig().collect.strategy == "tasks"
+    path = tmp_path / "c.yaml"
+    path.write_text("merge: text\ngrpo:\n  group_size: 8\noptim:\n  lr: 0.0001\n")
+    config = load_train_config(path)
+    assert (config.merge, config.grpo.group_size, config.optim.lr) == ("text", 8, 1e-4)
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("grpo:\n  group_sise: 8\n", "group_sise"),  # a typo is an error, not a no-op
+        ("merge: tokens\n", "merge"),
+        ("optim:\n  lr: -1\n", "lr"),
+        ("collect:\n  strategy: episodes\n  episodes: 2\ngrpo:\n  group_size: 4\n", "raise collect.episodes"),
+        ("[unclosed", "invalid config"),
+    ],
+)
+def test_invalid_config_names_the_problem(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=fragment.replace("[", r"\[")):
+        load_train_config(path)
+
+
+def test_resolve_registered_and_folder(tiny_model: Path) -> None:
+    assert resolve_model("tiny") == tiny_model
+    assert resolve_model(str(tiny_model)) == tiny_model
+
+
+def test_unknown_and_broken_models_give_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="unknown model 'gpt-9'.*smollm2-135m"):
+        resolve_model("gpt-9")
+    with pytest.raises(ModelError, match="does not exist"):
+        resolve_model(str(tmp_path / "nope"))
+    (tmp_path / "broken").mkdir()
+    with pytest.raises(ModelError, match="no config.json"):
+        resolve_model(str(tmp_path / "broken"))
+    (tmp_path / "broken" / "config.json").write_text("{}")
+    with pytest.raises(ModelError, match="no weights"):
+        resolve_model(str(tmp_path / "broken"))
