@@ -1,0 +1,4 @@
+"""A3R campaigns (issue: "A3R campaigns"): Optuna studies over pools of swarm servers.
+
+Uses the core only through `agentjet.core.__all__` and the CLI; not built yet.
+"""
