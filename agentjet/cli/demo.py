@@ -39,10 +39,16 @@ def _agent(client: SwarmClient, index: int) -> dict[str, Any]:
     with client.episode(task_id=f"demo-{index % len(_QUESTIONS)}", agent="demo") as ep:
         llm = OpenAI(base_url=ep.base_url, api_key=ep.api_key, max_retries=0)
         messages: list[Any] = [{"role": "user", "content": question}]
-        first = llm.chat.completions.create(model="policy", messages=messages, max_tokens=48, temperature=0.7, seed=index)
-        messages += [{"role": "assistant", "content": first.choices[0].message.content or ""},
-                     {"role": "user", "content": "Answer again in one word."}]
-        second = llm.chat.completions.create(model="policy", messages=messages, max_tokens=16, temperature=0.7, seed=index)
+        first = llm.chat.completions.create(
+            model="policy", messages=messages, max_tokens=48, temperature=0.7, seed=index
+        )
+        messages += [
+            {"role": "assistant", "content": first.choices[0].message.content or ""},
+            {"role": "user", "content": "Answer again in one word."},
+        ]
+        second = llm.chat.completions.create(
+            model="policy", messages=messages, max_tokens=16, temperature=0.7, seed=index
+        )
         final = (second.choices[0].message.content or "").strip()
         reward = 1.0 if answer in final.lower() or answer in (first.choices[0].message.content or "").lower() else 0.0
         ep.end(reward=reward, metadata={"question": question})
@@ -58,14 +64,18 @@ def run_demo(*, model: str, episodes: int, concurrency: int, state_dir: Path | N
     started = time.monotonic()
     with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token="demo-token") as client:
         _wait_rolling(client)
-        console.print(f"server rolling at {server.url} after {time.monotonic() - started:.1f}s; "
-                      f"running {episodes} episodes, {concurrency} at a time")
+        console.print(
+            f"server rolling at {server.url} after {time.monotonic() - started:.1f}s; "
+            f"running {episodes} episodes, {concurrency} at a time"
+        )
         with ThreadPoolExecutor(concurrency) as pool:
             results = list(pool.map(lambda i: _agent(client, i), range(episodes)))
         _show(console, client, results)
         status = client.status()
-    console.print(f"server: {status['episodes']}, {status['calls_total']} calls, {status['tokens_total']} tokens, "
-                  f"policy v{status['policy_version']}; journal: {state / 'journal.sqlite'}")
+    console.print(
+        f"server: {status['episodes']}, {status['calls_total']} calls, {status['tokens_total']} tokens, "
+        f"policy v{status['policy_version']}; journal: {state / 'journal.sqlite'}"
+    )
     console.print(f"done in {time.monotonic() - started:.1f}s")
 
 
@@ -79,15 +89,29 @@ def _wait_rolling(client: SwarmClient, timeout_s: float = 600.0) -> None:
 
 def _show(console: Console, client: SwarmClient, results: list[dict[str, Any]]) -> None:
     table = Table(title="episodes (captured by the server)")
-    for column in ("episode", "question", "final answer", "reward", "calls", "prompt tok", "sampled tok", "mean logprob"):
+    for column in (
+        "episode",
+        "question",
+        "final answer",
+        "reward",
+        "calls",
+        "prompt tok",
+        "sampled tok",
+        "mean logprob",
+    ):
         table.add_column(column)
     for result in results:
         record = client.get_episode(result["episode_id"])
         calls = record["calls"]
         sampled = [lp for c in calls for lp in c["completion_logprobs"]]
         table.add_row(
-            result["episode_id"][:11], result["question"], result["final"][:30], f"{result['reward']:.0f}",
-            str(len(calls)), str(sum(len(c["prompt_ids"]) for c in calls)), str(len(sampled)),
+            result["episode_id"][:11],
+            result["question"],
+            result["final"][:30],
+            f"{result['reward']:.0f}",
+            str(len(calls)),
+            str(sum(len(c["prompt_ids"]) for c in calls)),
+            str(len(sampled)),
             f"{sum(sampled) / max(len(sampled), 1):.2f}",
         )
     console.print(table)

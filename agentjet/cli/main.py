@@ -52,8 +52,15 @@ def server_start(
 
     _setup_logging(log_level)
     try:
-        settings = ServerSettings(model=model, host=host, port=port, config=config, state_dir=state_dir,
-                                  token=token, idle_timeout_s=idle_timeout_s)
+        settings = ServerSettings(
+            model=model,
+            host=host,
+            port=port,
+            config=config,
+            state_dir=state_dir,
+            token=token,
+            idle_timeout_s=idle_timeout_s,
+        )
         application = create_app(settings)
     except (AgentJetError, ValueError) as exc:
         raise _fail(exc) from exc

@@ -60,7 +60,9 @@ def _content_text(message: dict[str, Any]) -> str:
     parts = []
     for part in content:
         if part.get("type") != "text":
-            raise InvalidRequest(f"content part type {part.get('type')!r} is not supported (text only)", param="messages")
+            raise InvalidRequest(
+                f"content part type {part.get('type')!r} is not supported (text only)", param="messages"
+            )
         parts.append(str(part.get("text", "")))
     return "".join(parts)
 

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 _SERVING = frozenset({EngineState.ROLLING, EngineState.DRAINING, EngineState.UPDATING})
 _RATE_WINDOW_S = 10.0
 _ACTIVE_CLIENT_S = 60.0
+_CLIENTS_BEFORE_PRUNE = 10_000
 _CLOSED_MEMORY = 100_000  # closed ids remembered to explain a 401 without a journal lookup
 
 
@@ -132,7 +133,7 @@ class Engine:
         except BaseException:
             self._state = EngineState.OFFLINE
             raise
-        if self._state is EngineState.BOOTING:  # a stop may have come in while booting
+        if self.state is EngineState.BOOTING:  # a stop may have come in while booting
             self._move(EngineState.ROLLING)
         return self._state
 
@@ -270,8 +271,12 @@ class Engine:
             if e.calls_in_flight == 0 and (now - e.last_active > self.idle_timeout_s or now > e.expires_at)
         ]
         for episode_id in stale:
-            log.warning("episode reclaimed id=%s idle>%.0fs; its calls will not be trained", episode_id, self.idle_timeout_s)
-            await self._close(episode_id, EpisodeStatus.RECLAIMED, None, {"reclaimed_after_idle_s": self.idle_timeout_s})
+            log.warning(
+                "episode reclaimed id=%s idle>%.0fs; its calls will not be trained", episode_id, self.idle_timeout_s
+            )
+            await self._close(
+                episode_id, EpisodeStatus.RECLAIMED, None, {"reclaimed_after_idle_s": self.idle_timeout_s}
+            )
         return stale
 
     async def get_episode(self, episode_id: str) -> dict[str, Any]:
@@ -291,14 +296,21 @@ class Engine:
 
     def touch_client(self, client_id: str | None) -> None:
         if client_id:
-            self._client_seen[client_id] = self._clock()
+            now = self._clock()
+            self._client_seen[client_id] = now
+            if len(self._client_seen) > _CLIENTS_BEFORE_PRUNE:  # amortised: memory stays bounded
+                self._prune_clients(now)
+
+    def _prune_clients(self, now: float) -> None:
+        self._client_seen = {c: seen for c, seen in self._client_seen.items() if now - seen <= _ACTIVE_CLIENT_S}
 
     def status(self) -> dict[str, Any]:
         now = self._clock()
         while self._recent_calls and now - self._recent_calls[0][0] > _RATE_WINDOW_S:
             self._recent_calls.popleft()
         window = min(_RATE_WINDOW_S, max(now - self._started_at, 1e-9))
-        active = {c for c, seen in self._client_seen.items() if now - seen <= _ACTIVE_CLIENT_S}
+        self._prune_clients(now)
+        active = set(self._client_seen)
         active |= {e.client_id for e in self._open.values() if e.client_id}
         tasks: dict[str, int] = {}
         for e in self._open.values():

@@ -1,16 +1,16 @@
 """Every error AgentJet raises on purpose, classified by what the caller can do about it.
 
-    AgentJetError
-    ├── ConfigError (ValueError)        bad settings, config or request values -> 422
-    ├── InvalidRequest (ValueError)     a request the server cannot serve as sent -> 400
-    │   └── ContextLengthExceeded       prompt + max_tokens over the model's context -> 400
-    ├── AuthError                       forged, expired or missing key/token -> 401
-    ├── EpisodeNotFound (KeyError)      no such episode -> 404
-    ├── EpisodeClosed                   ended, aborted or reclaimed -> 409
-    ├── EngineNotReady                  engine offline/booting; carries .state -> 503
-    ├── ServerOffline                   (client side) the server cannot be reached
-    ├── ModelError                      unknown model name or broken model folder
-    └── BackendError                    translated torch/vLLM failures -> 500 (a bug, logged)
+AgentJetError
+├── ConfigError (ValueError)        bad settings, config or request values -> 422
+├── InvalidRequest (ValueError)     a request the server cannot serve as sent -> 400
+│   └── ContextLengthExceeded       prompt + max_tokens over the model's context -> 400
+├── AuthError                       forged, expired or missing key/token -> 401
+├── EpisodeNotFound (KeyError)      no such episode -> 404
+├── EpisodeClosed                   ended, aborted or reclaimed -> 409
+├── EngineNotReady                  engine offline/booting; carries .state -> 503
+├── ServerOffline                   (client side) the server cannot be reached
+├── ModelError                      unknown model name or broken model folder
+└── BackendError                    translated torch/vLLM failures -> 500 (a bug, logged)
 """
 
 from __future__ import annotations

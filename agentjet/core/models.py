@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentjet.core.errors import ModelError
 
@@ -50,7 +51,7 @@ def _smollm2_gguf_dir() -> Path:
     return folder
 
 
-def _load_smollm2_tokenizer():  # type: ignore[no-untyped-def]
+def _load_smollm2_tokenizer() -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(_smollm2_gguf_dir(), gguf_file=_GGUF_FILE)
@@ -62,7 +63,7 @@ def _build_smollm2(out: Path) -> None:
     gguf_dir = _smollm2_gguf_dir()
     log.info("de-quantising %s (once; about 30 s)", _GGUF_FILE)
     model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=_GGUF_FILE)
-    model.hf_quantizer = None  # save_pretrained would otherwise refuse a "quantised" model
+    model.hf_quantizer = None  # type: ignore[assignment]  # save_pretrained would otherwise refuse a "quantised" model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)

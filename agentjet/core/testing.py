@@ -27,7 +27,9 @@ class RunningServer:
 
 
 @contextmanager
-def serve_in_thread(app: FastAPI, *, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 120.0) -> Iterator[RunningServer]:
+def serve_in_thread(
+    app: FastAPI, *, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 120.0
+) -> Iterator[RunningServer]:
     """Start uvicorn for `app` in a daemon thread; yield once it accepts connections; stop on exit."""
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

@@ -50,9 +50,23 @@ def test_server_start_serves_tiny_and_writes_a_private_token(tmp_path: Path) -> 
         pass
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTJET_") or k == "AGENTJET_CACHE_DIR"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentjet.cli.main", "server", "start", "--model", "tiny", "--port", str(port),
-         "--state-dir", str(tmp_path / "state")],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "agentjet.cli.main",
+            "server",
+            "start",
+            "--model",
+            "tiny",
+            "--port",
+            str(port),
+            "--state-dir",
+            str(tmp_path / "state"),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"

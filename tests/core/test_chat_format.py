@@ -10,8 +10,16 @@ import pytest
 from agentjet.core.chat_format import parse_tool_calls, render_prompt, tool_format_for
 from agentjet.core.errors import InvalidRequest
 
-TOOLS = [{"type": "function", "function": {"name": "add", "description": "add numbers",
-                                           "parameters": {"type": "object", "properties": {"a": {"type": "number"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "add numbers",
+            "parameters": {"type": "object", "properties": {"a": {"type": "number"}}},
+        },
+    }
+]
 
 
 def test_plain_chat_uses_the_models_template(tiny_tokenizer: Any) -> None:
@@ -28,8 +36,11 @@ def test_fallback_format_puts_tools_in_the_system_message(tiny_tokenizer: Any) -
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "add 1"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "1"},
     ]
     prompt = render_prompt(tiny_tokenizer, messages, TOOLS)
@@ -42,7 +53,9 @@ def test_fallback_format_puts_tools_in_the_system_message(tiny_tokenizer: Any) -
 
 def test_native_template_is_used_when_it_supports_tools(tiny_tokenizer: Any) -> None:
     class ToolTemplate:
-        chat_template = "{% for t in tools %}{{ t.function.name }}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}"
+        chat_template = (
+            "{% for t in tools %}{{ t.function.name }}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}"
+        )
 
         def apply_chat_template(self, messages: Any, tools: Any = None, **_: Any) -> str:
             return "TOOLS:" + ",".join(t["function"]["name"] for t in tools) + "|" + messages[0]["content"]
@@ -67,7 +80,9 @@ def test_parse_tool_calls() -> None:
     assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [("add", {"a": 1})]
     assert calls[0]["id"].startswith("call_") and calls[0]["type"] == "function"
     # two calls, the last one unterminated (the model hit max_tokens right after the JSON)
-    _, calls = parse_tool_calls('<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": "{}"}')
+    _, calls = parse_tool_calls(
+        '<tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b", "arguments": "{}"}'
+    )
     assert [c["function"]["name"] for c in calls] == ["a", "b"]
     assert calls[1]["function"]["arguments"] == "{}"
 

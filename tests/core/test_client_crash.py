@@ -17,7 +17,8 @@ from agentjet.core.testing import RunningServer
 _DOOMED_CLIENT = """
 import sys, time, httpx
 url, token = sys.argv[1], sys.argv[2]
-ep = httpx.post(url + "/swarm/episodes", json={"task_id": "doomed"}, headers={"Authorization": "Bearer " + token}).json()
+auth = {"Authorization": "Bearer " + token}
+ep = httpx.post(url + "/swarm/episodes", json={"task_id": "doomed"}, headers=auth).json()
 r = httpx.post(ep["base_url"] + "/chat/completions", headers={"Authorization": "Bearer " + ep["api_key"]},
                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
 r.raise_for_status()
@@ -30,8 +31,9 @@ def test_killed_client_is_reclaimed_and_others_keep_going(
     live_server: Callable[..., RunningServer], scripted_backend: Callable[..., Any], server_headers: dict[str, str]
 ) -> None:
     server = live_server(scripted_backend(["fine thanks"]), idle_timeout_s=1.0, janitor_interval_s=0.1)
-    doomed = subprocess.Popen([sys.executable, "-c", _DOOMED_CLIENT, server.url, "test-server-token"],
-                              stdout=subprocess.PIPE, text=True)
+    doomed = subprocess.Popen(
+        [sys.executable, "-c", _DOOMED_CLIENT, server.url, "test-server-token"], stdout=subprocess.PIPE, text=True
+    )
     assert doomed.stdout is not None
     episode_id, api_key = doomed.stdout.readline().split()
     doomed.send_signal(signal.SIGKILL)
@@ -44,15 +46,21 @@ def test_killed_client_is_reclaimed_and_others_keep_going(
         deadline = time.monotonic() + 20
         while http.get(f"/swarm/episodes/{episode_id}").json()["status"] == "open":
             assert time.monotonic() < deadline, "the killed client's episode was never reclaimed"
-            reply = http.post("/v1/chat/completions", headers=survivor_headers,
-                              json={"model": "m", "messages": [{"role": "user", "content": "again"}]})
+            reply = http.post(
+                "/v1/chat/completions",
+                headers=survivor_headers,
+                json={"model": "m", "messages": [{"role": "user", "content": "again"}]},
+            )
             assert reply.status_code == 200  # served throughout, keeping its own episode alive
             served += 1
         record = http.get(f"/swarm/episodes/{episode_id}").json()
         assert record["status"] == "reclaimed" and record["reward"] is None
         assert len(record["calls"]) == 1  # kept for inspection, but a reclaimed episode is never trained
-        late = http.post("/v1/chat/completions", headers={"Authorization": f"Bearer {api_key}"},
-                         json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        late = http.post(
+            "/v1/chat/completions",
+            headers={"Authorization": f"Bearer {api_key}"},
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        )
         assert late.status_code == 401 and "reclaimed" in late.json()["error"]["message"]
         ended = http.post(f"/swarm/episodes/{survivor['episode_id']}/end", json={"reward": 1.0})
         assert ended.status_code == 200 and ended.json()["calls"] == served

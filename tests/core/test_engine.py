@@ -30,15 +30,40 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def engine(tmp_path: Path, tiny_tokenizer: Any, clock: Clock) -> Engine:
-    eng = Engine(EchoBackend(tiny_tokenizer), Journal(tmp_path / "j.sqlite"), EpisodeKeySigner(b"k" * 32),
-                 idle_timeout_s=10.0, episode_ttl_s=100.0, clock=clock)
+    eng = Engine(
+        EchoBackend(tiny_tokenizer),
+        Journal(tmp_path / "j.sqlite"),
+        EpisodeKeySigner(b"k" * 32),
+        idle_timeout_s=10.0,
+        episode_ttl_s=100.0,
+        clock=clock,
+    )
     await eng.start()
     return eng
 
 
 def _call(episode_id: str, index: int) -> CallRecord:
-    return CallRecord(episode_id, index, 0, None, [], None, {}, "p", (1, 2), (3,), (-0.1,), "x", None, "stop", 0,
-                      "none", 0.0, None, 0.0)
+    return CallRecord(
+        episode_id,
+        index,
+        0,
+        None,
+        [],
+        None,
+        {},
+        "p",
+        (1, 2),
+        (3,),
+        (-0.1,),
+        "x",
+        None,
+        "stop",
+        0,
+        "none",
+        0.0,
+        None,
+        0.0,
+    )
 
 
 async def test_state_machine(engine: Engine) -> None:

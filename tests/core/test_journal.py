@@ -15,10 +15,25 @@ from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeS
 
 def _record(episode_id: str, status: EpisodeStatus = EpisodeStatus.ENDED, reward: float | None = 1.0) -> EpisodeRecord:
     call = CallRecord(
-        episode_id=episode_id, call_index=0, choice_index=0, agent=None, messages=[{"role": "user", "content": "hi"}],
-        tools=None, sampling={"temperature": 1.0}, prompt_text="hi", prompt_ids=(1, 2, 3), completion_ids=(4, 5),
-        completion_logprobs=(-0.5, -0.25), completion_text="ok", tool_calls=None, finish_reason="stop",
-        policy_version=3, tool_format="none", started_at=1.0, first_token_s=0.1, finished_at=2.0,
+        episode_id=episode_id,
+        call_index=0,
+        choice_index=0,
+        agent=None,
+        messages=[{"role": "user", "content": "hi"}],
+        tools=None,
+        sampling={"temperature": 1.0},
+        prompt_text="hi",
+        prompt_ids=(1, 2, 3),
+        completion_ids=(4, 5),
+        completion_logprobs=(-0.5, -0.25),
+        completion_text="ok",
+        tool_calls=None,
+        finish_reason="stop",
+        policy_version=3,
+        tool_format="none",
+        started_at=1.0,
+        first_token_s=0.1,
+        finished_at=2.0,
     )
     return EpisodeRecord(episode_id, "task", EpisodeKind.TRAIN, None, status, reward, {"k": 1}, 0.0, 3.0, 3, (call,))
 
@@ -34,7 +49,10 @@ def test_round_trip_keeps_exact_tokens(tmp_path: Path) -> None:
 
 def test_seq_orders_records_and_filters_by_status(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite")
-    seqs = [journal.append(_record(f"e{i}", EpisodeStatus.ENDED if i % 2 == 0 else EpisodeStatus.RECLAIMED)) for i in range(4)]
+    seqs = [
+        journal.append(_record(f"e{i}", EpisodeStatus.ENDED if i % 2 == 0 else EpisodeStatus.RECLAIMED))
+        for i in range(4)
+    ]
     assert seqs == sorted(seqs) and len(set(seqs)) == 4
     ended = [r.episode_id for _, r in journal.read_from(0, status=EpisodeStatus.ENDED)]
     assert ended == ["e0", "e2"]
@@ -53,12 +71,12 @@ def test_append_survives_kill_9_of_the_writer(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     script = (
         "import os, signal, sys\n"
-        "sys.path.insert(0, %r)\n"
+        f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
         "from tests.core.test_journal import _record\n"
         "from agentjet.core.journal import Journal\n"
-        "Journal(__import__('pathlib').Path(%r)).append(_record('durable'))\n"
+        f"Journal(__import__('pathlib').Path({str(path)!r})).append(_record('durable'))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
-    ) % (str(Path(__file__).parents[2]), str(path))
+    )
     proc = subprocess.run([sys.executable, "-c", script], check=False)
     assert proc.returncode == -9
     assert Journal(path).get("durable") == _record("durable")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
-from agentjet.core.types import Generation, GenerationRequest, TokenDelta
+from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
 
 __all__ = ["EchoBackend", "ScriptedBackend", "load_tokenizer"]
 
@@ -62,13 +62,13 @@ class _FakeBase:
         ids: list[int] = []
         logprobs: list[float] = []
         text: list[str] = []
-        finish = "stop"
+        finish: FinishReason = "stop"
         async for delta in self.stream(request):
             ids.extend(delta.token_ids)
             logprobs.extend(delta.logprobs)
             text.append(delta.text)
             finish = delta.finish_reason or finish
-        return Generation(tuple(ids), tuple(logprobs), "".join(text), finish, self.policy_version)  # type: ignore[arg-type]
+        return Generation(tuple(ids), tuple(logprobs), "".join(text), finish, self.policy_version)
 
 
 class EchoBackend(_FakeBase):
@@ -78,11 +78,11 @@ class EchoBackend(_FakeBase):
         super().__init__(tokenizer, name=name, max_context=max_context)
         self.echo_tokens = echo_tokens
 
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:  # type: ignore[override]
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:
         self._check(request)
         count = min(self.echo_tokens, request.params.max_tokens, len(request.prompt_ids))
         ids = request.prompt_ids[-count:]
-        finish = "length" if count == request.params.max_tokens else "stop"
+        finish: FinishReason = "length" if count == request.params.max_tokens else "stop"
         yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish)
 
 
@@ -108,13 +108,13 @@ class ScriptedBackend(_FakeBase):
         self.token_delay_s = token_delay_s
         self.prompts: list[str] = []
 
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:  # type: ignore[override]
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:
         self._check(request)
         prompt = self.tokenizer.decode(request.prompt_ids)
         self.prompts.append(prompt)
         text = self._script(prompt)
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][: request.params.max_tokens]
-        finish = "length" if len(ids) == request.params.max_tokens and ids else "stop"
+        finish: FinishReason = "length" if len(ids) == request.params.max_tokens and ids else "stop"
         emitted = ""
         for i, token in enumerate(ids):
             if self.token_delay_s:
@@ -123,7 +123,8 @@ class ScriptedBackend(_FakeBase):
             cut = _first_stop(full, request.params.stop)
             last = i == len(ids) - 1 or cut is not None
             visible = full if cut is None else full[:cut]
-            yield TokenDelta((token,), (_fake_logprob(token),), visible[len(emitted) :], ("stop" if cut is not None else finish) if last else None)
+            end: FinishReason | None = ("stop" if cut is not None else finish) if last else None
+            yield TokenDelta((token,), (_fake_logprob(token),), visible[len(emitted) :], end)
             emitted = visible
             if cut is not None:
                 return

@@ -78,8 +78,10 @@ def create_app(settings: ServerSettings, backend: Backend | None = None) -> Fast
         runtime = _build_runtime(settings, backend or default_backend(settings))
         app.state.runtime = runtime
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_boot(runtime.engine)),
-                     group.create_task(_janitor(runtime.engine, settings.janitor_interval_s))]
+            tasks = [
+                group.create_task(_boot(runtime.engine)),
+                group.create_task(_janitor(runtime.engine, settings.janitor_interval_s)),
+            ]
             try:
                 yield
             finally:
@@ -99,7 +101,11 @@ def create_app(settings: ServerSettings, backend: Backend | None = None) -> Fast
         runtime: Runtime | None = getattr(request.app.state, "runtime", None)
         if runtime is None:
             return {"status": "starting", "state": "offline", "model": settings.model}
-        return {"status": "ok", "state": str(runtime.engine.state), "model": runtime.engine.backend.name,
-                "policy_version": runtime.engine.backend.policy_version}
+        return {
+            "status": "ok",
+            "state": str(runtime.engine.state),
+            "model": runtime.engine.backend.name,
+            "policy_version": runtime.engine.backend.policy_version,
+        }
 
     return app

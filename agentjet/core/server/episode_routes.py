@@ -62,19 +62,32 @@ def _base_url(request: Request, engine_public_url: str | None) -> str:
 
 @router.post("", response_model=EpisodeOut)
 async def begin_episode(
-    body: BeginEpisodeIn, engine: EngineDep, request: Request,
+    body: BeginEpisodeIn,
+    engine: EngineDep,
+    request: Request,
     x_agentjet_client: Annotated[str | None, Header(max_length=128)] = None,
 ) -> EpisodeOut:
-    episode, key = engine.begin_episode(body.task_id, kind=EpisodeKind(body.kind), agent=body.agent, client_id=x_agentjet_client)
+    episode, key = engine.begin_episode(
+        body.task_id, kind=EpisodeKind(body.kind), agent=body.agent, client_id=x_agentjet_client
+    )
     base_url = _base_url(request, request.app.state.runtime.settings.public_url)
-    return EpisodeOut(episode_id=episode.episode_id, base_url=base_url, api_key=key, expires_at=episode.expires_at,
-                      task_id=episode.task_id, kind=str(episode.kind), agent=episode.agent)
+    return EpisodeOut(
+        episode_id=episode.episode_id,
+        base_url=base_url,
+        api_key=key,
+        expires_at=episode.expires_at,
+        task_id=episode.task_id,
+        kind=str(episode.kind),
+        agent=episode.agent,
+    )
 
 
 @router.post("/{episode_id}/end", response_model=ClosedEpisodeOut)
 async def end_episode(episode_id: Annotated[str, _ID], body: EndEpisodeIn, engine: EngineDep) -> ClosedEpisodeOut:
     record = await engine.end_episode(episode_id, body.reward, body.metadata)
-    return ClosedEpisodeOut(episode_id=episode_id, status=str(record.status), reward=record.reward, calls=len(record.calls))
+    return ClosedEpisodeOut(
+        episode_id=episode_id, status=str(record.status), reward=record.reward, calls=len(record.calls)
+    )
 
 
 @router.post("/{episode_id}/abort", response_model=ClosedEpisodeOut)

@@ -7,15 +7,16 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
+from agentjet.core.chat_format import RenderedPrompt
 from agentjet.core.engine import OpenEpisode
 from agentjet.core.server import openai_shapes as shapes
 from agentjet.core.server.deps import ChatDep, EngineDep, EpisodeDep
 from agentjet.core.server.openai_models import ChatCompletionIn, to_chat_call
 from agentjet.core.serving import ChatCall, ChatService, ChoiceDelta, ChoiceResult
-from agentjet.core.chat_format import RenderedPrompt
 
 __all__ = ["router"]
 
@@ -24,15 +25,19 @@ router = APIRouter(prefix="/v1", tags=["openai"])
 
 @router.get("/models")
 async def list_models(engine: EngineDep) -> dict[str, Any]:
-    model = {"id": engine.backend.name, "object": "model", "created": 0, "owned_by": "agentjet",
-             "policy_version": engine.backend.policy_version, "max_context": engine.backend.max_context}
+    model = {
+        "id": engine.backend.name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "agentjet",
+        "policy_version": engine.backend.policy_version,
+        "max_context": engine.backend.max_context,
+    }
     return {"object": "list", "data": [model]}
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(
-    body: ChatCompletionIn, episode: EpisodeDep, chat: ChatDep, request: Request
-) -> dict[str, Any] | StreamingResponse:
+async def chat_completions(body: ChatCompletionIn, episode: EpisodeDep, chat: ChatDep, request: Request) -> Response:
     call = to_chat_call(body, default_max_tokens=request.app.state.runtime.settings.max_tokens_default)
     prompt = chat.prepare(call)
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
@@ -41,14 +46,24 @@ async def chat_completions(
         events = _stream_events(chat, episode, call, prompt, completion_id, created, body.model, include_usage)
         return StreamingResponse(events, media_type="text/event-stream")
     results = await chat.complete(episode, call, prompt)
-    return shapes.completion(completion_id, created, body.model, results, tokenizer=chat.tokenizer, with_logprobs=bool(body.logprobs))
+    reply = shapes.completion(
+        completion_id, created, body.model, results, tokenizer=chat.tokenizer, with_logprobs=bool(body.logprobs)
+    )
+    return Response(orjson.dumps(reply), media_type="application/json")  # skips FastAPI's generic encoder
 
 
 async def _stream_events(
-    chat: ChatService, episode: OpenEpisode, call: ChatCall, prompt: RenderedPrompt,
-    completion_id: str, created: int, model: str, include_usage: bool,
+    chat: ChatService,
+    episode: OpenEpisode,
+    call: ChatCall,
+    prompt: RenderedPrompt,
+    completion_id: str,
+    created: int,
+    model: str,
+    include_usage: bool,
 ) -> AsyncIterator[bytes]:
     """SSE chunks as tokens are sampled; tool calls and held-back text arrive with each choice's end."""
+
     def emit(choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
         return shapes.sse(shapes.chunk(completion_id, created, model, choices, usage))
 
@@ -74,7 +89,7 @@ def _closing_deltas(result: ChoiceResult, streamed: str) -> list[dict[str, Any]]
     deltas: list[dict[str, Any]] = []
     content = result.content or ""
     if content.startswith(streamed) and len(content) > len(streamed):
-        deltas.append({"content": content[len(streamed):]})
+        deltas.append({"content": content[len(streamed) :]})
     for position, call in enumerate(result.tool_calls):
         deltas.append({"tool_calls": [{"index": position, **call}]})
     return deltas

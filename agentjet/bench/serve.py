@@ -1,0 +1,300 @@
+"""`agentjet bench serve`: what the swarm server costs per call, and how generation scales with episodes.
+
+(a) Overhead. The swarm server on the zero-cost `EchoBackend` and a bare FastAPI app that
+parses the same request model run in their own processes; 1, 16 and 64 keep-alive clients
+(one episode each) post a 2-message chat. Our latency is then auth, rendering, tokenising,
+tracking and shaping; the bare app's is what any FastAPI server pays. (b) Throughput, unless
+quick: the real TransformersBackend with smollm2-135m, generated tokens/s at 1, 8 and 16
+concurrent episodes of a few chat rounds each (the continuous-batching claim).
+
+Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours, client
+side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
+bare_calls_per_s_cC; unless quick, tokens_per_s_cK for K in {1, 8, 16}, speedup_c8 and
+speedup_c16 (over c1); plus quick, requests_per_level, cpus and bench_wall_s. Client and servers
+share this machine's cores, so figures from a busy or 2-core machine are upper bounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["main", "run_serve_bench"]
+
+Progress = Callable[[str], None]
+
+_TOKEN = "bench-server-token"
+_OVERHEAD_LEVELS = (1, 16, 64)
+_THROUGHPUT_LEVELS = (1, 8, 16)
+_CHAT: dict[str, Any] = {
+    "model": "echo",
+    "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "What is the capital of France? Answer in one word."},
+    ],
+    "max_tokens": 16,
+}
+_START_TIMEOUT_S = 180.0
+
+
+def _stderr(message: str) -> None:
+    sys.stderr.write(f"[bench serve] {message}\n")
+    sys.stderr.flush()
+
+
+# ---- servers in subprocesses ------------------------------------------------------------------
+@contextmanager
+def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32) -> Iterator[str]:
+    """Run `python -m agentjet.bench.serve_worker KIND`; yield its URL once /health says rolling."""
+    device = _best_device() if kind == "model" else "cpu"
+    command = [
+        sys.executable,
+        "-m",
+        "agentjet.bench.serve_worker",
+        kind,
+        "--model",
+        model,
+        "--state-dir",
+        str(state_dir),
+        "--token",
+        _TOKEN,
+        "--max-batch-size",
+        str(max_batch_size),
+        "--device",
+        device,
+    ]
+    with tempfile.TemporaryFile() as log_file:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log_file, env=os.environ.copy())
+        try:
+            url = f"http://127.0.0.1:{_read_port(proc, log_file)}"
+            _wait_rolling(url, proc, log_file)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _best_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _worker_failed(proc: subprocess.Popen[bytes], log_file: Any, why: str) -> RuntimeError:
+    log_file.seek(0)
+    tail = log_file.read().decode(errors="replace")[-2000:]
+    return RuntimeError(f"bench server {why} (exit code {proc.poll()}); its log ends:\n{tail}")
+
+
+def _read_port(proc: subprocess.Popen[bytes], log_file: Any) -> int:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], _START_TIMEOUT_S)
+    line = proc.stdout.readline().decode() if ready else ""
+    if not line.startswith("PORT "):
+        raise _worker_failed(proc, log_file, "did not report its port")
+    return int(line.split()[1])
+
+
+def _wait_rolling(url: str, proc: subprocess.Popen[bytes], log_file: Any) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise _worker_failed(proc, log_file, "exited during startup")
+        try:
+            if httpx.get(f"{url}/health", timeout=5).json().get("state") == "rolling":
+                return
+        except httpx.TransportError:
+            pass  # not accepting yet
+        time.sleep(0.05)
+    raise _worker_failed(proc, log_file, f"was not rolling within {_START_TIMEOUT_S:.0f} s")
+
+
+# ---- episodes -----------------------------------------------------------------------------------
+def _server_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {_TOKEN}"}
+
+
+async def _begin(client: httpx.AsyncClient, url: str, task_id: str) -> tuple[str, str]:
+    reply = await client.post(f"{url}/swarm/episodes", json={"task_id": task_id}, headers=_server_headers())
+    reply.raise_for_status()
+    body = reply.json()
+    return body["episode_id"], body["api_key"]
+
+
+async def _end(client: httpx.AsyncClient, url: str, episode_id: str) -> None:
+    reply = await client.post(f"{url}/swarm/episodes/{episode_id}/end", json={"reward": 0.0}, headers=_server_headers())
+    reply.raise_for_status()
+
+
+# ---- (a) overhead -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LatencyLevel:
+    concurrency: int
+    latencies_s: list[float]
+    wall_s: float
+
+    def percentile_ms(self, q: float) -> float:
+        ordered = sorted(self.latencies_s)
+        return 1000.0 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def calls_per_s(self) -> float:
+        return len(self.latencies_s) / self.wall_s
+
+
+async def _latency_level(url: str, concurrency: int, total: int, *, with_episodes: bool) -> LatencyLevel:
+    """`concurrency` clients, one episode and one keep-alive connection each, post the chat back to back.
+
+    Each client has its own `httpx.AsyncClient`: one shared pool serialises 64 clients on its lock
+    (p99 in seconds against a server that answers in milliseconds) and would measure httpx.
+    Warm-up calls open the connections and are not timed.
+    """
+    per_client = max(2, total // concurrency)
+    async with httpx.AsyncClient(timeout=60) as control:
+        episodes = (
+            [await _begin(control, url, f"bench-c{concurrency}") for _ in range(concurrency)]
+            if with_episodes
+            else [("", "bare-key")] * concurrency
+        )
+        clients = [httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1)) for _ in episodes]
+        try:
+            await asyncio.gather(*(_timed_calls(c, url, key, 3) for c, (_, key) in zip(clients, episodes, strict=True)))
+            started = time.perf_counter()
+            timed = await asyncio.gather(
+                *(_timed_calls(c, url, key, per_client) for c, (_, key) in zip(clients, episodes, strict=True))
+            )
+            wall_s = time.perf_counter() - started
+        finally:
+            await asyncio.gather(*(c.aclose() for c in clients))
+        if with_episodes:
+            await asyncio.gather(*(_end(control, url, episode_id) for episode_id, _ in episodes))
+    return LatencyLevel(concurrency, [x for xs in timed for x in xs], wall_s)
+
+
+async def _timed_calls(client: httpx.AsyncClient, url: str, key: str, calls: int) -> list[float]:
+    latencies: list[float] = []
+    headers = {"Authorization": f"Bearer {key}"}
+    for _ in range(calls):
+        started = time.perf_counter()
+        reply = await client.post(f"{url}/v1/chat/completions", json=_CHAT, headers=headers)
+        latencies.append(time.perf_counter() - started)
+        if reply.status_code != 200:
+            raise RuntimeError(f"bench call failed: {reply.status_code} {reply.text[:300]}")
+    return latencies
+
+
+def _overhead(state_root: Path, requests_per_level: int, progress: Progress) -> dict[str, float]:
+    levels: dict[str, dict[int, LatencyLevel]] = {}
+    for kind in ("echo", "bare"):
+        progress(f"starting the {kind} server")
+        with _worker(kind, state_root / kind) as url:
+            levels[kind] = {}
+            for concurrency in _OVERHEAD_LEVELS:
+                level = asyncio.run(_latency_level(url, concurrency, requests_per_level, with_episodes=kind == "echo"))
+                levels[kind][concurrency] = level
+                progress(
+                    f"{kind:4s} c={concurrency:<3d} p50={level.percentile_ms(0.5):7.2f} ms  "
+                    f"p99={level.percentile_ms(0.99):7.2f} ms  {level.calls_per_s:8.1f} calls/s"
+                )
+    out: dict[str, float] = {}
+    for c in _OVERHEAD_LEVELS:
+        ours, bare = levels["echo"][c], levels["bare"][c]
+        out[f"overhead_p50_ms_c{c}"] = round(ours.percentile_ms(0.5), 3)
+        out[f"overhead_p99_ms_c{c}"] = round(ours.percentile_ms(0.99), 3)
+        out[f"bare_p50_ms_c{c}"] = round(bare.percentile_ms(0.5), 3)
+        out[f"bare_p99_ms_c{c}"] = round(bare.percentile_ms(0.99), 3)
+        out[f"bare_ratio_p50_c{c}"] = round(ours.percentile_ms(0.5) / bare.percentile_ms(0.5), 3)
+        out[f"calls_per_s_c{c}"] = round(ours.calls_per_s, 1)
+        out[f"bare_calls_per_s_c{c}"] = round(bare.calls_per_s, 1)
+    return out
+
+
+# ---- (b) generation throughput ------------------------------------------------------------------
+async def _episode_tokens(client: httpx.AsyncClient, url: str, index: int, rounds: int, max_tokens: int) -> int:
+    """One episode of `rounds` chat turns; returns the completion tokens the server reported."""
+    episode_id, key = await _begin(client, url, f"throughput-{index}")
+    messages: list[dict[str, str]] = [{"role": "user", "content": f"Tell me a short story about robot number {index}."}]
+    tokens = 0
+    for _ in range(rounds):
+        body = {"model": "m", "messages": messages, "max_tokens": max_tokens, "temperature": 1.0}
+        reply = await client.post(f"{url}/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"})
+        if reply.status_code != 200:
+            raise RuntimeError(f"generation call failed: {reply.status_code} {reply.text[:300]}")
+        data = reply.json()
+        tokens += int(data["usage"]["completion_tokens"])
+        messages += [
+            {"role": "assistant", "content": data["choices"][0]["message"]["content"] or ""},
+            {"role": "user", "content": "Go on."},
+        ]
+    await _end(client, url, episode_id)
+    return tokens
+
+
+async def _tokens_per_s(url: str, concurrency: int, rounds: int, max_tokens: int) -> float:
+    async with httpx.AsyncClient(timeout=600) as client:
+        started = time.perf_counter()
+        counts = await asyncio.gather(
+            *(_episode_tokens(client, url, i, rounds, max_tokens) for i in range(concurrency))
+        )
+        return sum(counts) / (time.perf_counter() - started)
+
+
+def _throughput(state_root: Path, progress: Progress, *, rounds: int = 2, max_tokens: int = 64) -> dict[str, float]:
+    out: dict[str, float] = {}
+    progress("starting the smollm2-135m server (TransformersBackend)")
+    with _worker("model", state_root / "model", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS)) as url:
+        asyncio.run(_tokens_per_s(url, 1, 1, 4))  # first forward passes are slow: keep them out
+        for concurrency in _THROUGHPUT_LEVELS:
+            rate = asyncio.run(_tokens_per_s(url, concurrency, rounds, max_tokens))
+            out[f"tokens_per_s_c{concurrency}"] = round(rate, 1)
+            progress(f"model c={concurrency:<3d} {rate:8.1f} generated tokens/s")
+    out["speedup_c8"] = round(out["tokens_per_s_c8"] / out["tokens_per_s_c1"], 2)
+    out["speedup_c16"] = round(out["tokens_per_s_c16"] / out["tokens_per_s_c1"], 2)
+    return out
+
+
+# ---- entry points -------------------------------------------------------------------------------
+def run_serve_bench(quick: bool, requests_per_level: int | None = None, progress: Progress = _stderr) -> dict[str, Any]:
+    """Run the benchmark and return one flat dict of figures (keys listed in the module docstring).
+
+    `quick` skips the real-model part and times fewer calls (well under a minute on 2 cores).
+    """
+    requests = requests_per_level or (384 if quick else 2000)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agentjet-bench-") as tmp:
+        results: dict[str, Any] = {"quick": quick, "requests_per_level": requests, "cpus": os.cpu_count() or 1}
+        results.update(_overhead(Path(tmp), requests, progress))
+        if not quick:
+            results.update(_throughput(Path(tmp), progress))
+    results["bench_wall_s"] = round(time.perf_counter() - started, 1)
+    return results
+
+
+def main(quick: bool, as_json: bool) -> dict[str, Any]:
+    """`agentjet bench serve [--quick] [--json]`: run, write the figures to stdout, return them."""
+    results = run_serve_bench(quick)
+    if as_json:
+        sys.stdout.write(json.dumps(results, indent=2) + "\n")
+    else:
+        width = max(len(k) for k in results)
+        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in results.items()))
+    return results
