@@ -7,9 +7,10 @@ tracking and shaping; the bare app's is what any FastAPI server pays. (b) Throug
 quick: the real TransformersBackend with smollm2-135m, generated tokens/s at 1, 8 and 16
 concurrent episodes of a few chat rounds each (the continuous-batching claim).
 
-Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours, client
-side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
-bare_calls_per_s_cC; unless quick, tokens_per_s_cK for K in {1, 8, 16}, speedup_c8 and
+Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours,
+client side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
+bare_calls_per_s_cC, server_cpu_ms_per_call_cC and bare_cpu_ms_per_call_cC (server process CPU
+time per timed call: the cost of a call free of queueing); unless quick, tokens_per_s_cK for K in {1, 8, 16}, speedup_c8 and
 speedup_c16 (over c1); plus quick, requests_per_level, cpus and bench_wall_s. Client and servers
 share this machine's cores, so figures from a busy or 2-core machine are upper bounds.
 """
@@ -26,11 +27,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 __all__ = ["main", "run_serve_bench"]
 
@@ -57,8 +59,10 @@ def _stderr(message: str) -> None:
 
 # ---- servers in subprocesses ------------------------------------------------------------------
 @contextmanager
-def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32) -> Iterator[str]:
-    """Run `python -m agentjet.bench.serve_worker KIND`; yield its URL once /health says rolling."""
+def _worker(
+    kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32
+) -> Iterator[tuple[str, int]]:
+    """Run `python -m agentjet.bench.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
     device = _best_device() if kind == "model" else "cpu"
     command = [
         sys.executable,
@@ -81,7 +85,7 @@ def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: 
         try:
             url = f"http://127.0.0.1:{_read_port(proc, log_file)}"
             _wait_rolling(url, proc, log_file)
-            yield url
+            yield url, proc.pid
         finally:
             proc.terminate()
             try:
@@ -151,6 +155,7 @@ class LatencyLevel:
     concurrency: int
     latencies_s: list[float]
     wall_s: float
+    server_cpu_s: float = 0.0  # CPU the server process used over the level (warm-up and episode calls included)
 
     def percentile_ms(self, q: float) -> float:
         ordered = sorted(self.latencies_s)
@@ -206,10 +211,13 @@ def _overhead(state_root: Path, requests_per_level: int, progress: Progress) -> 
     levels: dict[str, dict[int, LatencyLevel]] = {}
     for kind in ("echo", "bare"):
         progress(f"starting the {kind} server")
-        with _worker(kind, state_root / kind) as url:
+        with _worker(kind, state_root / kind) as (url, pid):
             levels[kind] = {}
+            server = psutil.Process(pid)
             for concurrency in _OVERHEAD_LEVELS:
+                cpu_before = sum(server.cpu_times()[:2])
                 level = asyncio.run(_latency_level(url, concurrency, requests_per_level, with_episodes=kind == "echo"))
+                level = replace(level, server_cpu_s=sum(server.cpu_times()[:2]) - cpu_before)
                 levels[kind][concurrency] = level
                 progress(
                     f"{kind:4s} c={concurrency:<3d} p50={level.percentile_ms(0.5):7.2f} ms  "
@@ -225,6 +233,8 @@ def _overhead(state_root: Path, requests_per_level: int, progress: Progress) -> 
         out[f"bare_ratio_p50_c{c}"] = round(ours.percentile_ms(0.5) / bare.percentile_ms(0.5), 3)
         out[f"calls_per_s_c{c}"] = round(ours.calls_per_s, 1)
         out[f"bare_calls_per_s_c{c}"] = round(bare.calls_per_s, 1)
+        out[f"server_cpu_ms_per_call_c{c}"] = round(1000 * ours.server_cpu_s / len(ours.latencies_s), 3)
+        out[f"bare_cpu_ms_per_call_c{c}"] = round(1000 * bare.server_cpu_s / len(bare.latencies_s), 3)
     return out
 
 
@@ -261,7 +271,10 @@ async def _tokens_per_s(url: str, concurrency: int, rounds: int, max_tokens: int
 def _throughput(state_root: Path, progress: Progress, *, rounds: int = 2, max_tokens: int = 64) -> dict[str, float]:
     out: dict[str, float] = {}
     progress("starting the smollm2-135m server (TransformersBackend)")
-    with _worker("model", state_root / "model", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS)) as url:
+    with _worker("model", state_root / "model", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS)) as (
+        url,
+        _,
+    ):
         asyncio.run(_tokens_per_s(url, 1, 1, 4))  # first forward passes are slow: keep them out
         for concurrency in _THROUGHPUT_LEVELS:
             rate = asyncio.run(_tokens_per_s(url, concurrency, rounds, max_tokens))

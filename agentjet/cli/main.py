@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -130,8 +129,7 @@ def bench_serve(
     from agentjet.bench.serve import main as serve_main
 
     _setup_logging("WARNING")
-    result = serve_main(quick=quick, as_json=as_json)
-    typer.echo(json.dumps(result, indent=None if as_json else 2))
+    serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
 @app.command("demo")
