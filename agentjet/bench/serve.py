@@ -10,9 +10,9 @@ concurrent episodes of a few chat rounds each (the continuous-batching claim).
 Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours,
 client side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
 bare_calls_per_s_cC, server_cpu_ms_per_call_cC and bare_cpu_ms_per_call_cC (server process CPU
-time per timed call: the cost of a call free of queueing); unless quick, tokens_per_s_cK for K in {1, 8, 16}, speedup_c8 and
-speedup_c16 (over c1); plus quick, requests_per_level, cpus and bench_wall_s. Client and servers
-share this machine's cores, so figures from a busy or 2-core machine are upper bounds.
+time per timed call: the cost of a call free of queueing); unless quick, tokens_per_s_cK for
+K in {1, 8, 16}, speedup_c8 and speedup_c16 (over c1); plus quick, requests_per_level, cpus and
+bench_wall_s. Client and servers share this machine's cores, so figures from a busy or 2-core machine are upper bounds.
 """
 
 from __future__ import annotations
