@@ -1,0 +1,367 @@
+"""The single generation loop: one worker thread that owns a causal LM and batches every request.
+
+Between decode steps the loop reads its inbox: new sequences are prefilled together (left-padded)
+and merged into the running `KVBatch`; cancelled ones leave it; adapter loads run there, so
+weights never change under a forward pass. Each step samples one token for every row and hands
+the deltas to the sequences' event loops with one `call_soon_threadsafe` per loop and step.
+An error while serving some rows fails those rows with `BackendError`; the loop carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import DynamicCache
+
+from agentjet.core.backends.kv_batch import KVBatch, left_padded
+from agentjet.core.backends.sampling import sample_tokens
+from agentjet.core.backends.textstream import TextStream
+from agentjet.core.errors import BackendError
+from agentjet.core.types import FinishReason, GenerationRequest, TokenDelta
+
+__all__ = ["DecodeLoop", "LiveSequence"]
+
+log = logging.getLogger(__name__)
+
+_IDLE_POLL_S = 0.5  # an idle loop wakes this often to notice a stop without a command
+_ABORT = TokenDelta(token_ids=(), logprobs=(), text="", finish_reason="abort")
+Item = TokenDelta | BaseException
+
+
+@dataclass(eq=False)
+class LiveSequence:
+    """A request in flight. The worker sets `policy_version` before the first delta is sent."""
+
+    key: int
+    request: GenerationRequest
+    loop: asyncio.AbstractEventLoop
+    seed: int  # the request's seed, or a random one
+    deltas: asyncio.Queue[Item] = field(default_factory=asyncio.Queue)
+    policy_version: int = 0
+
+
+@dataclass(eq=False)
+class _Row:
+    """Worker-side state of one sequence in the running batch."""
+
+    seq: LiveSequence
+    text: TextStream
+    generator: torch.Generator
+    pending: int = -1  # the last sampled token: not yet in the KV cache
+    n_sampled: int = 0
+
+
+@dataclass
+class _LoadAdapter:
+    path: Path
+    version: int
+    done: Future[None]
+
+
+@dataclass
+class _Cancel:
+    key: int
+
+
+_Command = LiveSequence | _Cancel | _LoadAdapter | None  # None stops the loop
+
+
+class _Outbox:
+    """Deltas produced in one step, delivered to their event loops in one callback per loop."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[LiveSequence, Item]] = []
+
+    def put(self, seq: LiveSequence, item: Item) -> None:
+        self._items.append((seq, item))
+
+    def send(self) -> None:
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[LiveSequence, Item]]] = {}
+        for seq, item in self._items:
+            by_loop.setdefault(seq.loop, []).append((seq, item))
+        self._items = []
+        for loop, items in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_deliver, items)
+            except RuntimeError:  # that event loop is closed: nobody is listening any more
+                log.warning("dropped %d deltas for a closed event loop", len(items))
+
+
+def _deliver(items: list[tuple[LiveSequence, Item]]) -> None:
+    for seq, item in items:
+        seq.deltas.put_nowait(item)
+
+
+class DecodeLoop:
+    """Serves all sequences of one model from one thread.
+
+    Thread-safety: `submit`, `cancel`, `load_adapter` and `stop` may be called from any thread;
+    everything else runs on the worker. `load_weights(path)` runs on the worker and returns the
+    module to run forward passes on from then on.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        *,
+        decode: Callable[[Sequence[int]], str],
+        eos_ids: frozenset[int],
+        pad_id: int,
+        max_batch_size: int,
+        max_prefill_tokens: int,
+        load_weights: Callable[[Path], torch.nn.Module],
+        num_threads: int | None = None,
+    ) -> None:
+        self._model = model
+        self._decode = decode
+        self._eos_ids = eos_ids
+        self._pad_id = pad_id
+        self._max_batch_size = max_batch_size
+        self._max_prefill_tokens = max_prefill_tokens
+        self._load_weights = load_weights
+        self._num_threads = num_threads
+        self._device = next(model.parameters()).device
+        self._inbox: queue.SimpleQueue[_Command] = queue.SimpleQueue()
+        self._waiting: list[LiveSequence] = []
+        self._rows: list[_Row] = []
+        self._batch: KVBatch | None = None
+        self._version = 0
+        self._running = True
+        self._thread = threading.Thread(target=self._run, name="agentjet-decode", daemon=True)
+
+    # -- any thread ------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def is_alive(self) -> bool:
+        """False once the loop has stopped or crashed: nothing would serve a new sequence."""
+        return self._running and self._thread.is_alive()
+
+    def submit(self, seq: LiveSequence) -> None:
+        self._inbox.put(seq)
+
+    def cancel(self, key: int) -> None:
+        self._inbox.put(_Cancel(key))
+
+    def load_adapter(self, path: Path, version: int) -> Future[None]:
+        done: Future[None] = Future()
+        self._inbox.put(_LoadAdapter(path, version, done))
+        return done
+
+    def stop(self, timeout_s: float) -> None:
+        """Ask the loop to finish open sequences with "abort" and exit; wait for the thread."""
+        self._inbox.put(None)
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            log.error("decode loop did not stop within %.1f s", timeout_s)
+
+    # -- worker thread ---------------------------------------------------------------------
+    def _run(self) -> None:
+        if self._num_threads:
+            torch.set_num_threads(self._num_threads)
+        try:
+            with torch.inference_mode():
+                while self._running:
+                    try:
+                        self._iterate()
+                    except Exception as exc:  # bookkeeping failed mid-way: the running batch is unusable
+                        log.exception("decode loop iteration failed running=%d", len(self._rows))
+                        outbox = _Outbox()
+                        self._fail(self._rows, exc, outbox)
+                        self._rows, self._batch = [], None
+                        outbox.send()
+        except BaseException as exc:  # the thread itself is going down: fail everyone, log it
+            log.exception("decode loop crashed")
+            self._fail_all(BackendError(f"decode loop crashed: {exc!r}"), cause=exc)
+        else:
+            self._fail_all(None)
+
+    def _iterate(self) -> None:
+        """One turn: read commands, admit newcomers, then one decode step for every row."""
+        self._read_inbox(block=not self._rows and not self._waiting)
+        if self._running and self._waiting:
+            self._admit()
+        if self._running and self._rows:
+            self._decode_step()
+
+    def _read_inbox(self, *, block: bool) -> None:
+        try:
+            command = self._inbox.get(timeout=_IDLE_POLL_S) if block else self._inbox.get_nowait()
+            while True:
+                self._handle(command)
+                command = self._inbox.get_nowait()
+        except queue.Empty:
+            return
+
+    def _handle(self, command: _Command) -> None:
+        if command is None:
+            self._running = False
+        elif isinstance(command, LiveSequence):
+            self._waiting.append(command)
+        elif isinstance(command, _Cancel):
+            self._drop(command.key)
+        elif not command.done.set_running_or_notify_cancel():
+            log.warning("adapter load abandoned by its caller path=%s", command.path)
+        elif self._running:
+            self._swap_adapter(command)
+        else:
+            command.done.set_exception(BackendError("backend closed before the adapter was loaded"))
+
+    def _swap_adapter(self, command: _LoadAdapter) -> None:
+        """Runs with `command.done` already running, so the caller can no longer cancel it."""
+        try:
+            self._model = self._load_weights(command.path)
+        except Exception as exc:
+            log.exception("adapter load failed path=%s", command.path)
+            error = BackendError(f"could not load adapter {command.path}: {exc}")
+            error.__cause__ = exc
+            command.done.set_exception(error)
+            return
+        self._version = command.version
+        log.info("adapter loaded path=%s policy_version=%d", command.path, command.version)
+        command.done.set_result(None)
+
+    def _drop(self, key: int) -> None:
+        """A consumer went away: forget the sequence whether it waits or runs."""
+        self._waiting = [s for s in self._waiting if s.key != key]
+        keep = [i for i, row in enumerate(self._rows) if row.seq.key != key]
+        if len(keep) != len(self._rows):
+            self._keep_rows(keep)
+            log.debug("cancelled key=%d running=%d", key, len(self._rows))
+
+    def _keep_rows(self, keep: list[int]) -> None:
+        self._rows = [self._rows[i] for i in keep]
+        if not self._rows:
+            self._batch = None
+        elif self._batch is not None:
+            self._batch.select(keep)
+
+    def _admit(self) -> None:
+        """Prefill the waiting sequences that fit (slots, prefill budget) and merge them in."""
+        seqs = self._take_admissible()
+        if not seqs:
+            return
+        rows = [self._new_row(seq) for seq in seqs]
+        outbox = _Outbox()
+        try:
+            batch, logits = self._prefill([seq.request.prompt_ids for seq in seqs])
+            finished = self._sample_and_emit(rows, logits, outbox)
+        except Exception as exc:
+            log.exception("prefill failed for %d sequences", len(rows))
+            self._fail(rows, exc, outbox)
+        else:
+            keep = [i for i in range(len(rows)) if i not in finished]
+            if keep:
+                self._merge(batch, [rows[i] for i in keep], keep, len(rows))
+            log.debug("admitted n=%d running=%d waiting=%d", len(rows), len(self._rows), len(self._waiting))
+        outbox.send()
+
+    def _take_admissible(self) -> list[LiveSequence]:
+        """FIFO, up to the free slots and `max_prefill_tokens` of left-padded prefill (at least one):
+        one huge prefill would stall every running stream and could exhaust memory."""
+        free = self._max_batch_size - len(self._rows)
+        chosen: list[LiveSequence] = []
+        width = 0
+        for seq in self._waiting[: max(free, 0)]:
+            width = max(width, len(seq.request.prompt_ids))
+            if chosen and width * (len(chosen) + 1) > self._max_prefill_tokens:
+                break
+            chosen.append(seq)
+        self._waiting = self._waiting[len(chosen) :]
+        return chosen
+
+    def _new_row(self, seq: LiveSequence) -> _Row:
+        seq.policy_version = self._version
+        generator = torch.Generator(device=self._device)
+        generator.manual_seed(seq.seed)
+        return _Row(seq=seq, text=TextStream(self._decode, seq.request.params.stop), generator=generator)
+
+    def _prefill(self, prompts: list[tuple[int, ...]]) -> tuple[KVBatch, torch.Tensor]:
+        ids, mask, positions = left_padded(prompts, pad_id=self._pad_id, device=self._device)
+        cache = DynamicCache()
+        out = self._model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
+        )
+        next_pos = mask.sum(dim=1)  # (n,): each prompt's length
+        return KVBatch(cache, mask, next_pos), out.logits[:, -1, :]
+
+    def _merge(self, batch: KVBatch, rows: list[_Row], keep: list[int], n_prefilled: int) -> None:
+        if len(keep) != n_prefilled:
+            batch.select(keep)
+        if self._batch is None:
+            self._batch = batch
+        else:
+            self._batch.extend(batch)
+        self._rows.extend(rows)
+
+    def _decode_step(self) -> None:
+        assert self._batch is not None  # rows exist only together with their batch
+        outbox = _Outbox()
+        try:
+            ids = torch.tensor([[row.pending] for row in self._rows], dtype=torch.long, device=self._device)
+            mask, positions = self._batch.step_inputs()
+            out = self._model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=self._batch.cache)
+            finished = self._sample_and_emit(self._rows, out.logits[:, -1, :], outbox)
+        except Exception as exc:
+            log.exception("decode step failed for %d sequences", len(self._rows))
+            self._fail(self._rows, exc, outbox)
+            self._rows, self._batch = [], None
+        else:
+            if finished:
+                self._keep_rows([i for i in range(len(self._rows)) if i not in finished])
+                log.debug("retired n=%d running=%d", len(finished), len(self._rows))
+        outbox.send()
+
+    def _sample_and_emit(self, rows: list[_Row], logits: torch.Tensor, outbox: _Outbox) -> set[int]:
+        """Sample a token for each row, queue its delta; return the indices of finished rows."""
+        params = [row.seq.request.params for row in rows]
+        tokens, logprobs = sample_tokens(
+            logits, [p.temperature for p in params], [p.top_p for p in params], [row.generator for row in rows]
+        )
+        finished: set[int] = set()
+        for i, (row, token, logprob) in enumerate(zip(rows, tokens, logprobs, strict=True)):
+            reason, text = self._accept(row, token)
+            outbox.put(row.seq, TokenDelta((token,), (logprob,), text, reason))
+            if reason is not None:
+                finished.add(i)
+        return finished
+
+    def _accept(self, row: _Row, token: int) -> tuple[FinishReason | None, str]:
+        """Record a sampled token; decide whether the sequence is done and what text it adds."""
+        row.pending = token
+        row.n_sampled += 1
+        if token in self._eos_ids:
+            return "stop", row.text.flush()
+        text = row.text.push(token)
+        if row.text.is_stopped:
+            return "stop", text
+        if row.n_sampled >= row.seq.request.params.max_tokens:
+            return "length", text + row.text.flush()
+        return None, text
+
+    def _fail(self, rows: list[_Row], exc: Exception, outbox: _Outbox) -> None:
+        for row in rows:
+            error = BackendError(f"generation failed for request {row.seq.request.request_id}: {exc}")
+            error.__cause__ = exc
+            outbox.put(row.seq, error)
+
+    def _fail_all(self, error: BackendError | None, cause: BaseException | None = None) -> None:
+        """End every open sequence: with `error`, or with an "abort" delta on a clean stop."""
+        self._running = False  # from here on, queued adapter loads are refused, not run
+        if error is not None:
+            error.__cause__ = cause
+        self._read_inbox(block=False)  # sequences and adapters queued behind the stop
+        outbox = _Outbox()
+        for seq in [row.seq for row in self._rows] + self._waiting:
+            outbox.put(seq, _ABORT if error is None else error)
+        self._rows, self._waiting, self._batch = [], [], None
+        outbox.send()

@@ -1,0 +1,266 @@
+"""The embedded inference backend: a transformers causal LM served by one continuous-batching loop.
+
+`TransformersBackend` is the event-loop face of `DecodeLoop` (one worker thread that owns the
+model): it validates requests, hands them to the loop and turns the per-sequence delta queues
+into async streams. Requests of any number of concurrent callers share that one loop.
+
+`Generation.policy_version` is the version of the weights that prefilled the sequence and
+sampled its first token (the version when it entered the batch). An adapter loaded while a
+sequence runs also applies to its later tokens; the engine drains before updating, so in
+training no sequence straddles two versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
+from agentjet.core.errors import BackendError, ConfigError, ContextLengthExceeded, InvalidRequest
+from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
+
+__all__ = ["TransformersBackend"]
+
+log = logging.getLogger(__name__)
+
+
+class TransformersBackend:
+    """Samples from a local Hugging Face causal LM; implements the `Backend` contract.
+
+    Event-loop only (every public method is called from one asyncio loop). Only models whose
+    every layer uses full attention are supported (Llama, Qwen2 without sliding windows, ...).
+
+    `max_batch_size` rows decode together (more requests wait, FIFO); one prefill pads at most
+    `max_prefill_tokens` tokens (a longer single prompt still runs alone); `num_threads` sets
+    torch's intra-op threads (default on CPU: every usable core; batched decoding needs them);
+    `stall_timeout_s` bounds the wait for a stream's next token or an adapter load.
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        name: str,
+        max_batch_size: int = 32,
+        device: str = "cpu",
+        dtype: torch.dtype = torch.float32,
+        max_prefill_tokens: int = 8192,
+        num_threads: int | None = None,
+        stall_timeout_s: float = 600.0,
+    ) -> None:
+        if max_batch_size < 1 or max_prefill_tokens < 1:
+            raise ConfigError(f"max_batch_size={max_batch_size}, max_prefill_tokens={max_prefill_tokens}: need >= 1")
+        self.name = name
+        self.policy_version = 0
+        self.max_context = 0  # known after start()
+        self.tokenizer: Any = None
+        self._model_path = Path(model_path)
+        self._max_batch_size = max_batch_size
+        self._max_prefill_tokens = max_prefill_tokens
+        self._device = torch.device(device)
+        self._dtype = dtype
+        self._num_threads = num_threads or (_cpu_count() if self._device.type == "cpu" else None)
+        self._stall_timeout_s = stall_timeout_s
+        self._loop: DecodeLoop | None = None
+        self._is_closed = False
+        self._keys = itertools.count()
+        self._vocab_size = 0
+        self._base: torch.nn.Module | None = None
+        self._peft: Any = None  # a peft.PeftModel once the first adapter is loaded
+        self._n_adapters = 0
+
+    async def start(self) -> None:
+        """Load the tokenizer and the model (in a thread) and start the generation loop."""
+        if self._is_closed:
+            raise BackendError(f"backend {self.name} is closed")
+        if self._loop is None:
+            self._loop = await asyncio.to_thread(self._load)
+            self._loop.start()
+            log.info("backend started name=%s model=%s device=%s", self.name, self._model_path, self._device)
+
+    async def close(self) -> None:
+        """Stop the loop; open streams end with finish_reason "abort". Idempotent."""
+        self._is_closed = True
+        if self._loop is not None:
+            await asyncio.to_thread(self._loop.stop, 30.0)
+            log.info("backend closed name=%s", self.name)
+
+    def stream(self, request: GenerationRequest) -> AsyncIterator[TokenDelta]:
+        """Validate now (raising `InvalidRequest`/`ContextLengthExceeded`), stream when iterated."""
+        return self._deltas(self._prepare(request))
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        """`stream` collected; `policy_version` is the version the sequence was admitted with."""
+        seq = self._prepare(request)
+        ids: list[int] = []
+        logprobs: list[float] = []
+        texts: list[str] = []
+        reason: FinishReason = "abort"
+        async for delta in self._deltas(seq):
+            ids.extend(delta.token_ids)
+            logprobs.extend(delta.logprobs)
+            texts.append(delta.text)
+            reason = delta.finish_reason or reason
+        return Generation(tuple(ids), tuple(logprobs), "".join(texts), reason, seq.policy_version)
+
+    async def load_adapter(self, path: Path, version: int) -> None:
+        """Load a PEFT LoRA adapter folder between decode steps; later tokens carry `version`."""
+        loop = self._require_loop()
+        path = Path(path)
+        if not (path / "adapter_config.json").is_file():
+            raise BackendError(f"{path} is not a PEFT adapter folder (no adapter_config.json)")
+        done = loop.load_adapter(path, version)
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(done), self._stall_timeout_s)
+        except TimeoutError as exc:
+            raise BackendError(f"adapter {path} not loaded within {self._stall_timeout_s:.0f} s") from exc
+        self.policy_version = version
+
+    # -- internals -------------------------------------------------------------------------
+    def _require_loop(self) -> DecodeLoop:
+        if self._is_closed:
+            raise BackendError(f"backend {self.name} is closed")
+        if self._loop is None:
+            raise BackendError(f"backend {self.name} is not started; call start() first")
+        if not self._loop.is_alive:
+            raise BackendError(f"backend {self.name}: the generation loop has stopped (see the log)")
+        return self._loop
+
+    def _prepare(self, request: GenerationRequest) -> LiveSequence:
+        self._require_loop()
+        self._validate(request)
+        seed = request.params.seed if request.params.seed is not None else secrets.randbits(63)
+        return LiveSequence(next(self._keys), request, asyncio.get_running_loop(), seed)
+
+    def _validate(self, request: GenerationRequest) -> None:
+        params, n_prompt = request.params, len(request.prompt_ids)
+        if n_prompt == 0:
+            raise InvalidRequest("prompt_ids is empty; a completion needs at least one prompt token", param="messages")
+        if params.max_tokens < 1:
+            raise InvalidRequest(f"max_tokens={params.max_tokens} must be at least 1", param="max_tokens")
+        if params.temperature < 0:
+            raise InvalidRequest(f"temperature={params.temperature} must be >= 0", param="temperature")
+        if not 0 < params.top_p <= 1:
+            raise InvalidRequest(f"top_p={params.top_p} must be in (0, 1]", param="top_p")
+        if n_prompt + params.max_tokens > self.max_context:
+            raise ContextLengthExceeded(
+                f"prompt of {n_prompt} tokens + max_tokens {params.max_tokens} = {n_prompt + params.max_tokens} "
+                f"exceeds the model's context of {self.max_context} tokens",
+                param="messages",
+            )
+        if not all(0 <= t < self._vocab_size for t in request.prompt_ids):
+            raise InvalidRequest(f"prompt_ids must lie in [0, {self._vocab_size})", param="messages")
+
+    async def _deltas(self, seq: LiveSequence) -> AsyncIterator[TokenDelta]:
+        loop = self._require_loop()
+        loop.submit(seq)
+        is_finished = False
+        try:
+            while not is_finished:
+                item = await self._next_item(seq)
+                if isinstance(item, BaseException):
+                    is_finished = True
+                    raise item
+                is_finished = item.finish_reason is not None
+                yield item
+        finally:
+            if not is_finished:  # the consumer left early: free the slot
+                loop.cancel(seq.key)
+
+    async def _next_item(self, seq: LiveSequence) -> TokenDelta | BaseException:
+        try:
+            return await asyncio.wait_for(seq.deltas.get(), self._stall_timeout_s)
+        except TimeoutError as exc:
+            raise BackendError(
+                f"no token for request {seq.request.request_id} within {self._stall_timeout_s:.0f} s"
+            ) from exc
+
+    def _load(self) -> DecodeLoop:
+        """Runs in a worker thread: load the tokenizer(s) and the model, build the loop."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self._model_path)
+            decoder = AutoTokenizer.from_pretrained(self._model_path)  # the loop's own: no shared Rust borrow
+            model = AutoModelForCausalLM.from_pretrained(
+                self._model_path, dtype=self._dtype, attn_implementation="sdpa"
+            )
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"could not load model {self._model_path}: {exc}") from exc
+        model.to(self._device).eval()  # type: ignore[arg-type]  # transformers' stub wants a model, not a device
+        _check_full_attention(model)
+        self._base = model
+        self.max_context = int(model.config.max_position_embeddings)
+        self._vocab_size = int(model.get_input_embeddings().num_embeddings)  # type: ignore[arg-type]
+        eos_ids = _eos_ids(self.tokenizer, model)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else min(eos_ids, default=0)
+        return DecodeLoop(
+            model,
+            decode=lambda ids: str(decoder.decode(list(ids), skip_special_tokens=True)),
+            eos_ids=eos_ids,
+            pad_id=int(pad_id),
+            max_batch_size=self._max_batch_size,
+            max_prefill_tokens=self._max_prefill_tokens,
+            load_weights=self._apply_adapter,
+            num_threads=self._num_threads,
+        )
+
+    def _apply_adapter(self, path: Path) -> torch.nn.Module:
+        """Runs on the loop thread: make the adapter at `path` the only active one."""
+        from peft import PeftModel
+
+        self._n_adapters += 1
+        name = f"policy{self._n_adapters}"
+        if self._peft is None:
+            base = self._base
+            if base is None:
+                raise BackendError("load_adapter before start()")
+            self._peft = PeftModel.from_pretrained(base, path, adapter_name=name, is_trainable=False)
+        else:
+            previous = self._peft.active_adapter
+            self._peft.load_adapter(path, adapter_name=name, is_trainable=False)
+            self._peft.set_adapter(name)
+            self._peft.delete_adapter(previous)
+        self._peft.eval()
+        model: torch.nn.Module = self._peft.get_base_model()  # LoRA layers are injected in place
+        return model
+
+
+def _cpu_count() -> int:
+    """Cores this process may use (respects taskset/cgroup affinity, unlike os.cpu_count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _eos_ids(tokenizer: Any, model: torch.nn.Module) -> frozenset[int]:
+    """Every id that ends a sequence: the tokenizer's EOS and the model's generation/config EOS."""
+    candidates: list[Any] = [tokenizer.eos_token_id]
+    for config in (getattr(model, "generation_config", None), getattr(model, "config", None)):
+        candidates.append(getattr(config, "eos_token_id", None))
+    ids: set[int] = set()
+    for value in candidates:
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, Sequence):
+            ids.update(int(v) for v in value)
+    return frozenset(ids)
+
+
+def _check_full_attention(model: torch.nn.Module) -> None:
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    layers = DynamicCache(config=model.config).layers  # type: ignore[arg-type]
+    kinds = {type(layer).__name__ for layer in layers if type(layer) is not DynamicLayer}
+    if kinds:
+        raise BackendError(f"continuous batching supports full-attention models only; this one uses {sorted(kinds)}")
