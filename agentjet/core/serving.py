@@ -118,6 +118,7 @@ class ChatService:
             params = replace(params, seed=params.seed + index)  # n seeded choices must differ
         request = GenerationRequest(f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params)
         holdback = _ToolTextGate(enabled=bool(call.tools))
+        version = self.engine.backend.policy_version  # the weights this sequence is sampled from
         started = time.time()
         first_token_s: float | None = None
         deltas: list[TokenDelta] = []
@@ -132,19 +133,21 @@ class ChatService:
         except BaseException as exc:  # delivered to the consumer, which re-raises it
             queue.put_nowait(exc)
             return
-        queue.put_nowait(self._result(episode, call, prompt, call_index, index, deltas, started, first_token_s))
+        timing = (started, first_token_s)
+        queue.put_nowait(self._result(episode, call, prompt, (call_index, index, version), deltas, timing))
 
     def _result(
         self,
         episode: OpenEpisode,
         call: ChatCall,
         prompt: RenderedPrompt,
-        call_index: int,
-        index: int,
+        position: tuple[int, int, int],
         deltas: list[TokenDelta],
-        started: float,
-        first_token_s: float | None,
+        timing: tuple[float, float | None],
     ) -> ChoiceResult:
+        """Parse the finished choice and build its CallRecord. `position` = (call, choice, policy version)."""
+        call_index, index, version = position
+        started, first_token_s = timing
         text = "".join(d.text for d in deltas)
         finish = next((d.finish_reason for d in reversed(deltas) if d.finish_reason), "stop")
         content: str | None = text
@@ -168,7 +171,7 @@ class ChatService:
             completion_text=text,
             tool_calls=tool_calls or None,
             finish_reason=finish,
-            policy_version=self.engine.backend.policy_version,
+            policy_version=version,
             tool_format=prompt.tool_format,
             started_at=started,
             first_token_s=first_token_s,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -13,6 +14,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from agentjet.core.chat_format import RenderedPrompt
 from agentjet.core.engine import OpenEpisode
+from agentjet.core.errors import AgentJetError
 from agentjet.core.server import openai_shapes as shapes
 from agentjet.core.server.deps import ChatDep, EngineDep, EpisodeDep
 from agentjet.core.server.openai_models import ChatCompletionIn, to_chat_call
@@ -20,6 +22,7 @@ from agentjet.core.serving import ChatCall, ChatService, ChoiceDelta, ChoiceResu
 
 __all__ = ["router"]
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai"])
 
 
@@ -71,15 +74,20 @@ async def _stream_events(
     for index in range(call.n):
         yield emit([{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
     results: list[ChoiceResult] = []
-    async for item in chat.stream(episode, call, prompt):
-        if isinstance(item, ChoiceDelta):
-            streamed[item.index] += item.content
-            yield emit([{"index": item.index, "delta": {"content": item.content}, "finish_reason": None}])
-            continue
-        results.append(item)
-        for delta in _closing_deltas(item, streamed[item.index]):
-            yield emit([{"index": item.index, "delta": delta, "finish_reason": None}])
-        yield emit([{"index": item.index, "delta": {}, "finish_reason": item.finish_reason}])
+    try:
+        async for item in chat.stream(episode, call, prompt):
+            if isinstance(item, ChoiceDelta):
+                streamed[item.index] += item.content
+                yield emit([{"index": item.index, "delta": {"content": item.content}, "finish_reason": None}])
+                continue
+            results.append(item)
+            for delta in _closing_deltas(item, streamed[item.index]):
+                yield emit([{"index": item.index, "delta": delta, "finish_reason": None}])
+            yield emit([{"index": item.index, "delta": {}, "finish_reason": item.finish_reason}])
+    except AgentJetError as exc:  # headers are sent: the error travels as the last event
+        log.error("stream failed mid-way id=%s: %s", episode.episode_id, exc)
+        yield shapes.sse({"error": {"message": str(exc), "type": "server_error", "code": "stream_failed"}})
+        return
     if include_usage:
         yield emit([], shapes.usage(results))
     yield shapes.sse("[DONE]")
