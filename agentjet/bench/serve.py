@@ -4,8 +4,8 @@
 parses the same request model run in their own processes; 1, 16 and 64 keep-alive clients
 (one episode each) post a 2-message chat. Our latency is then auth, rendering, tokenising,
 tracking and shaping; the bare app's is what any FastAPI server pays. (b) Throughput, unless
-quick: the real TransformersBackend with smollm2-135m, generated tokens/s at 1, 8 and 16
-concurrent episodes of a few chat rounds each (the continuous-batching claim).
+quick: the real TransformersBackend with smollm2-135m, generated tokens/s while 1, 8 and 16
+episodes of two chat rounds are in flight at all times (the continuous-batching claim).
 
 Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours,
 client side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
@@ -259,30 +259,49 @@ async def _episode_tokens(client: httpx.AsyncClient, url: str, index: int, round
     return tokens
 
 
-async def _tokens_per_s(url: str, concurrency: int, rounds: int, max_tokens: int) -> float:
-    async with httpx.AsyncClient(timeout=600) as client:
+async def _tokens_per_s(url: str, concurrency: int, duration_s: float, max_tokens: int, rounds: int) -> float:
+    """Generated tokens/s with `concurrency` episodes in flight at all times for `duration_s`.
+
+    Each client starts a new episode as soon as its last one ends, so the batch stays full; a
+    fixed amount of work per client would instead end with stragglers running alone.
+    """
+    deadline = time.perf_counter() + duration_s
+
+    async def client_loop(client: httpx.AsyncClient, index: int) -> int:
+        tokens, episode = 0, 0
+        while time.perf_counter() < deadline:
+            tokens += await _episode_tokens(client, url, index * 1000 + episode, rounds, max_tokens)
+            episode += 1
+        return tokens
+
+    async with httpx.AsyncClient(timeout=600, limits=httpx.Limits(max_connections=concurrency + 4)) as client:
         started = time.perf_counter()
-        counts = await asyncio.gather(
-            *(_episode_tokens(client, url, i, rounds, max_tokens) for i in range(concurrency))
-        )
+        counts = await asyncio.gather(*(client_loop(client, i) for i in range(concurrency)))
         return sum(counts) / (time.perf_counter() - started)
 
 
-def _throughput(state_root: Path, progress: Progress, *, rounds: int = 2, max_tokens: int = 64) -> dict[str, float]:
+def _throughput(
+    state_root: Path, progress: Progress, *, duration_s: float = 40.0, rounds: int = 2, max_tokens: int = 64
+) -> dict[str, float]:
     out: dict[str, float] = {}
-    progress("starting the smollm2-135m server (TransformersBackend)")
+    progress(f"starting the smollm2-135m server (TransformersBackend); {duration_s:.0f} s per level")
     with _worker("model", state_root / "model", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS)) as (
         url,
         _,
     ):
-        asyncio.run(_tokens_per_s(url, 1, 1, 4))  # first forward passes are slow: keep them out
+        asyncio.run(_episode_tokens_once(url))  # first forward passes are slow: keep them out
         for concurrency in _THROUGHPUT_LEVELS:
-            rate = asyncio.run(_tokens_per_s(url, concurrency, rounds, max_tokens))
+            rate = asyncio.run(_tokens_per_s(url, concurrency, duration_s, max_tokens, rounds))
             out[f"tokens_per_s_c{concurrency}"] = round(rate, 1)
             progress(f"model c={concurrency:<3d} {rate:8.1f} generated tokens/s")
     out["speedup_c8"] = round(out["tokens_per_s_c8"] / out["tokens_per_s_c1"], 2)
     out["speedup_c16"] = round(out["tokens_per_s_c16"] / out["tokens_per_s_c1"], 2)
     return out
+
+
+async def _episode_tokens_once(url: str) -> None:
+    async with httpx.AsyncClient(timeout=600) as client:
+        await _episode_tokens(client, url, 0, 1, 4)
 
 
 # ---- entry points -------------------------------------------------------------------------------
