@@ -18,7 +18,6 @@ import logging
 import math
 import os
 import random
-import re
 import time
 import uuid
 import warnings
@@ -30,14 +29,11 @@ from urllib.parse import quote
 
 import httpx
 
+from agentjet.core.client_replies import EpisodeReclaimed, JsonDict, parse_object
 from agentjet.core.errors import (
     AgentJetError,
-    AuthError,
     ConfigError,
-    ContextLengthExceeded,
-    EngineNotReady,
     EpisodeClosed,
-    EpisodeNotFound,
     InvalidRequest,
     ServerOffline,
 )
@@ -47,19 +43,10 @@ __all__ = ["AsyncEpisode", "AsyncSwarmClient", "Episode", "EpisodeReclaimed", "S
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-JsonDict = dict[str, Any]
 EpisodeKindName = Literal["train", "eval"]
 
 TOKEN_ENV = "AGENTJET_TOKEN"
 _MAX_BACKOFF_S = 5.0
-_ENGINE_STATES = ("offline", "booting", "rolling", "draining", "updating")
-
-
-class EpisodeReclaimed(EpisodeClosed):
-    """The server reclaimed the episode after it sat idle; its reward can no longer be reported."""
-
-    def __init__(self, message: str, *, status: str = "reclaimed") -> None:
-        super().__init__(message, status=status)
 
 
 class SupportsModelDump(Protocol):
@@ -90,7 +77,7 @@ _Plan = Generator[_Call, _Reply, T]
 def _one_call(call: _Call) -> _Plan[JsonDict]:
     """Most operations: send one call and return its JSON object, errors typed."""
     reply = yield call
-    return _parse_object(reply.response)
+    return parse_object(reply.response)
 
 
 def _episode_path(episode_id: str) -> str:
@@ -103,12 +90,12 @@ def _end_plan(episode_id: str, body: JsonDict) -> _Plan[JsonDict]:
     path = _episode_path(episode_id)
     reply = yield _Call("POST", f"{path}/end", body)
     try:
-        return _parse_object(reply.response)
+        return parse_object(reply.response)
     except EpisodeClosed as exc:
         if reply.attempts == 1 or isinstance(exc, EpisodeReclaimed):
             raise
         closed = exc
-    record = _parse_object((yield _Call("GET", path)).response)
+    record = parse_object((yield _Call("GET", path)).response)
     if record.get("status") != "ended":
         raise closed
     log.info("episode end confirmed after a lost reply id=%s", episode_id)
@@ -135,102 +122,6 @@ def _config_body(config: SupportsModelDump | Mapping[str, Any]) -> JsonDict:
     if isinstance(config, Mapping):
         return dict(config)
     return config.model_dump(mode="json")
-
-
-def _parse_object(response: httpx.Response) -> JsonDict:
-    """The JSON object of a 2xx reply, or the typed error an error reply stands for."""
-    if not response.is_success:
-        raise _error_from_response(response)
-    try:
-        body = response.json()
-    except ValueError as exc:
-        raise AgentJetError(f"server sent a non-JSON reply (HTTP {response.status_code})") from exc
-    if not isinstance(body, dict):
-        raise AgentJetError(f"server sent {type(body).__name__} where an object was expected")
-    return body
-
-
-# ---- errors: HTTP replies to the typed tree of agentjet.core.errors -------------------------
-
-_CLASS_BY_CODE: dict[str, type[AgentJetError]] = {
-    "invalid_token": AuthError,
-    "invalid_api_key": AuthError,
-    "episode_not_found": EpisodeNotFound,
-    "episode_closed": EpisodeClosed,
-    "episode_reclaimed": EpisodeReclaimed,
-    "engine_not_ready": EngineNotReady,
-    "invalid_request": InvalidRequest,
-    "invalid_json": InvalidRequest,
-    "context_length_exceeded": ContextLengthExceeded,
-    "invalid_config": ConfigError,
-}
-_CLASS_BY_STATUS: dict[int, type[AgentJetError]] = {
-    400: InvalidRequest,
-    401: AuthError,
-    404: EpisodeNotFound,
-    409: EpisodeClosed,
-    422: ConfigError,
-    503: EngineNotReady,
-}
-
-
-def _error_detail(response: httpx.Response) -> JsonDict:
-    """The `error` object of a reply; something message-shaped for non-AgentJet replies."""
-    try:
-        body = response.json()
-    except ValueError:
-        return {"message": response.text[:200].strip() or response.reason_phrase}
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return dict(body["error"])
-    if isinstance(body, dict) and "detail" in body:
-        return {"message": str(body["detail"])}
-    return {"message": str(body)[:200]}
-
-
-def _error_from_response(response: httpx.Response) -> AgentJetError:
-    """Classify by the error code first (it is the precise contract), then by HTTP status."""
-    detail = _error_detail(response)
-    status = response.status_code
-    message = str(detail.get("message") or f"HTTP {status}")
-    code = detail.get("code")
-    cls = _CLASS_BY_CODE.get(code) if isinstance(code, str) else None
-    if cls is None and (status != 404 or "/swarm/episodes/" in response.request.url.path):
-        cls = _CLASS_BY_STATUS.get(status)
-    if cls is None:
-        where = f"{response.request.method} {response.request.url}"
-        return AgentJetError(f"{where} failed with HTTP {status}: {message}")
-    return _build_error(cls, message, detail)
-
-
-def _build_error(cls: type[AgentJetError], message: str, detail: JsonDict) -> AgentJetError:
-    param = detail.get("param")
-    if issubclass(cls, InvalidRequest):
-        return cls(message, param=param if isinstance(param, str) else None)
-    if issubclass(cls, EpisodeClosed):
-        return cls(message, status=_closed_status(message, cls))
-    if cls is EngineNotReady:
-        needed = detail.get("needed")
-        needed_states = tuple(needed) if isinstance(needed, list) else ()
-        return EngineNotReady(message, state=_engine_state(message, detail), needed=needed_states)
-    return cls(message)
-
-
-def _closed_status(message: str, cls: type[EpisodeClosed]) -> str:
-    """The episode's final status, read from the server's wording ("was already ended")."""
-    if cls is EpisodeReclaimed:
-        return "reclaimed"
-    match = re.search(r"\b(ended|aborted|reclaimed)\b", message)
-    return match.group(1) if match else "closed"
-
-
-def _engine_state(message: str, detail: JsonDict) -> str:
-    """The engine state an EngineNotReady reply names: an explicit field, else the message."""
-    for key in ("state", "param"):
-        value = detail.get(key)
-        if isinstance(value, str) and value in _ENGINE_STATES:
-            return value
-    match = re.search(r"\b(" + "|".join(_ENGINE_STATES) + r")\b", message)
-    return match.group(1) if match else "unknown"
 
 
 # ---- the shared client core -----------------------------------------------------------------

@@ -32,8 +32,8 @@ from agentjet.core.client import (
     EpisodeReclaimed,
     SwarmClient,
     _backoff_delay_s,
-    _error_from_response,
 )
+from agentjet.core.client_replies import error_from_response
 from agentjet.core.errors import (
     AgentJetError,
     AuthError,
@@ -537,19 +537,19 @@ def _err(message: str, code: str | None, param: str | None = None) -> dict[str, 
 def test_error_replies_map_to_the_error_tree(
     status: int, body: Any, expected: type[AgentJetError], attrs: dict[str, Any]
 ) -> None:
-    error = _error_from_response(_response(status, body))
+    error = error_from_response(_response(status, body))
     assert type(error) is expected
     for name, value in attrs.items():
         assert getattr(error, name) == value
 
 
 def test_replies_outside_the_contract_become_plain_agentjet_errors(fake: FakeServer) -> None:
-    unknown_route = _error_from_response(_response(404, {"detail": "Not Found"}, "/v1/swarm"))
+    unknown_route = error_from_response(_response(404, {"detail": "Not Found"}, "/v1/swarm"))
     assert type(unknown_route) is AgentJetError and "HTTP 404" in str(unknown_route)
-    crashed = _error_from_response(_response(500, _err("internal server error", "internal_error")))
+    crashed = error_from_response(_response(500, _err("internal server error", "internal_error")))
     assert type(crashed) is AgentJetError and "internal server error" in str(crashed)
     with httpx.Client() as raw:
-        proxy_page = _error_from_response(raw.get(f"{fake.url}/broken"))
+        proxy_page = error_from_response(raw.get(f"{fake.url}/broken"))
     assert type(proxy_page) is AgentJetError and "upstream exploded" in str(proxy_page)
 
 
