@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from transformers import DynamicCache
 
-from agentjet.core.backends.kv_batch import KVBatch, left_padded
+from agentjet.core.backends.kv_batch import KVBatch
+from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
 from agentjet.core.backends.textstream import TextStream
 from agentjet.core.errors import BackendError
@@ -56,7 +56,7 @@ class _Row:
     text: TextStream
     generator: torch.Generator
     pending: int = -1  # the last sampled token: not yet in the KV cache
-    n_sampled: int = 0
+    sampled: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -119,6 +119,7 @@ class DecodeLoop:
         max_prefill_tokens: int,
         load_weights: Callable[[Path], torch.nn.Module],
         num_threads: int | None = None,
+        prefix_cache_tokens: int = 0,
     ) -> None:
         self._model = model
         self._decode = decode
@@ -128,6 +129,7 @@ class DecodeLoop:
         self._max_prefill_tokens = max_prefill_tokens
         self._load_weights = load_weights
         self._num_threads = num_threads
+        self._prefix = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
         self._device = next(model.parameters()).device
         self._inbox: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._waiting: list[LiveSequence] = []
@@ -227,6 +229,8 @@ class DecodeLoop:
             command.done.set_exception(error)
             return
         self._version = command.version
+        if self._prefix is not None:  # its KV came from the old weights
+            self._prefix.clear()
         log.info("adapter loaded path=%s policy_version=%d", command.path, command.version)
         command.done.set_result(None)
 
@@ -286,13 +290,11 @@ class DecodeLoop:
         return _Row(seq=seq, text=TextStream(self._decode, seq.request.params.stop), generator=generator)
 
     def _prefill(self, prompts: list[tuple[int, ...]]) -> tuple[KVBatch, torch.Tensor]:
-        ids, mask, positions = left_padded(prompts, pad_id=self._pad_id, device=self._device)
-        cache = DynamicCache()
-        out = self._model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1
-        )
-        next_pos = mask.sum(dim=1)  # (n,): each prompt's length
-        return KVBatch(cache, mask, next_pos), out.logits[:, -1, :]
+        """One forward pass over every prompt, minus the prefixes the prefix cache already holds."""
+        hits = [self._prefix.lookup(p) if self._prefix is not None else None for p in prompts]
+        if any(hits):
+            log.debug("prefix hits n=%d reused=%d", sum(1 for h in hits if h), sum(h[0] for h in hits if h))
+        return prefill(self._model, prompts, hits, pad_id=self._pad_id, device=self._device)
 
     def _merge(self, batch: KVBatch, rows: list[_Row], keep: list[int], n_prefilled: int) -> None:
         if len(keep) != n_prefilled:
@@ -317,9 +319,20 @@ class DecodeLoop:
             self._rows, self._batch = [], None
         else:
             if finished:
+                self._remember(finished)
                 self._keep_rows([i for i in range(len(self._rows)) if i not in finished])
                 log.debug("retired n=%d running=%d", len(finished), len(self._rows))
         outbox.send()
+
+    def _remember(self, finished: set[int]) -> None:
+        """Offer finished rows' KV (prompt + sampled tokens but the last) to the prefix cache."""
+        if self._prefix is None or self._batch is None:
+            return
+        for i in sorted(finished):
+            row = self._rows[i]
+            ids = row.seq.request.prompt_ids + tuple(row.sampled[:-1])
+            if len(ids) >= self._prefix.min_match and int(self._batch.mask[i].sum()) == len(ids):
+                self._prefix.store(ids, self._batch.row_kv(i))
 
     def _sample_and_emit(self, rows: list[_Row], logits: torch.Tensor, outbox: _Outbox) -> set[int]:
         """Sample a token for each row, queue its delta; return the indices of finished rows."""
@@ -338,13 +351,13 @@ class DecodeLoop:
     def _accept(self, row: _Row, token: int) -> tuple[FinishReason | None, str]:
         """Record a sampled token; decide whether the sequence is done and what text it adds."""
         row.pending = token
-        row.n_sampled += 1
+        row.sampled.append(token)
         if token in self._eos_ids:
             return "stop", row.text.flush()
         text = row.text.push(token)
         if row.text.is_stopped:
             return "stop", text
-        if row.n_sampled >= row.seq.request.params.max_tokens:
+        if len(row.sampled) >= row.seq.request.params.max_tokens:
             return "length", text + row.text.flush()
         return None, text
 

@@ -16,7 +16,9 @@ import torch.nn.functional as F
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-__all__ = ["KVBatch", "left_padded"]
+__all__ = ["KVBatch", "LayerKV", "left_padded"]
+
+LayerKV = tuple[torch.Tensor, torch.Tensor]  # one layer's (keys, values), each (B, H, L, D)
 
 
 def left_padded(
@@ -77,6 +79,14 @@ class KVBatch:
         positions = self.next_pos[:, None]  # (B, 1)
         self.next_pos = self.next_pos + 1
         return self.mask[:, None, None, :], positions
+
+    def row_kv(self, row: int) -> list[LayerKV]:
+        """A copy of one row's real cache slots per layer, each (1, H, T, D): it outlives the batch."""
+        columns = self.mask[row].nonzero()[:, 0]  # (T,)
+        return [
+            (keys[row : row + 1].index_select(2, columns), values[row : row + 1].index_select(2, columns))
+            for keys, values in map(_kv, _layers(self.cache))
+        ]
 
     def select(self, rows: Sequence[int]) -> None:
         """Keep only `rows` (in that order), then drop leading columns that are padding in every row."""

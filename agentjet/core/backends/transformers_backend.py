@@ -41,7 +41,9 @@ class TransformersBackend:
     `max_batch_size` rows decode together (more requests wait, FIFO); one prefill pads at most
     `max_prefill_tokens` tokens (a longer single prompt still runs alone); `num_threads` sets
     torch's intra-op threads (default on CPU: every usable core; batched decoding needs them);
-    `stall_timeout_s` bounds the wait for a stream's next token or an adapter load.
+    `stall_timeout_s` bounds the wait for a stream's next token or an adapter load;
+    `prefix_cache_tokens` bounds the KV of finished sequences kept so that a prompt extending one
+    (the next chat round, a shared system prompt) skips re-prefilling it (0 disables).
     """
 
     def __init__(
@@ -55,9 +57,12 @@ class TransformersBackend:
         max_prefill_tokens: int = 8192,
         num_threads: int | None = None,
         stall_timeout_s: float = 600.0,
+        prefix_cache_tokens: int = 32768,
     ) -> None:
         if max_batch_size < 1 or max_prefill_tokens < 1:
             raise ConfigError(f"max_batch_size={max_batch_size}, max_prefill_tokens={max_prefill_tokens}: need >= 1")
+        if prefix_cache_tokens < 0:
+            raise ConfigError(f"prefix_cache_tokens={prefix_cache_tokens} must be >= 0 (0 disables the cache)")
         self.name = name
         self.policy_version = 0
         self.max_context = 0  # known after start()
@@ -69,6 +74,7 @@ class TransformersBackend:
         self._dtype = dtype
         self._num_threads = num_threads or (_cpu_count() if self._device.type == "cpu" else None)
         self._stall_timeout_s = stall_timeout_s
+        self._prefix_cache_tokens = prefix_cache_tokens
         self._loop: DecodeLoop | None = None
         self._is_closed = False
         self._keys = itertools.count()
@@ -211,6 +217,7 @@ class TransformersBackend:
             max_prefill_tokens=self._max_prefill_tokens,
             load_weights=self._apply_adapter,
             num_threads=self._num_threads,
+            prefix_cache_tokens=self._prefix_cache_tokens,
         )
 
     def _apply_adapter(self, path: Path) -> torch.nn.Module:

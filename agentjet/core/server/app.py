@@ -60,9 +60,13 @@ def _build_runtime(settings: ServerSettings, backend: Backend) -> Runtime:
 
 
 async def _janitor(engine: Engine, interval_s: float) -> None:
+    """Reclaim abandoned episodes forever; one failed sweep is logged, never fatal to the server."""
     while True:
         await asyncio.sleep(interval_s)
-        await engine.reclaim_idle_episodes()
+        try:
+            await engine.reclaim_idle_episodes()
+        except Exception:
+            log.exception("idle-episode sweep failed; retrying in %.1fs", interval_s)
 
 
 async def _boot(engine: Engine) -> None:
