@@ -33,6 +33,7 @@ bench-serve: setup
 
 lint: setup
 	$(VENV)/bin/ruff check agentjet tests
+	$(VENV)/bin/mypy --strict agentjet/core
 
 clean:
 	rm -rf $(VENV) .pytest_cache
