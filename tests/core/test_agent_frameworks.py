@@ -482,3 +482,56 @@ def test_openai_sdk_on_real_backend(real_server: tuple[RunningServer, Any]) -> N
     assert calls[1]["completion_text"] == streamed
     assert reply.usage.completion_tokens == len(calls[0]["completion_ids"])
     assert calls[0]["prompt_ids"] == calls[1]["prompt_ids"]
+
+
+def test_every_framework_on_real_backend(real_server: tuple[RunningServer, Any]) -> None:
+    """openai async + n, LangChain, a LangGraph agent, litellm and httpx against real sampling."""
+    import litellm
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    from langchain_openai import ChatOpenAI
+
+    server, tokenizer = real_server
+    episode = begin(server)
+    question = [{"role": "user", "content": "Name one colour."}]
+    chat_model = ChatOpenAI(
+        model="m", base_url=episode.base_url, api_key=episode.api_key, max_tokens=8, max_retries=0, timeout=120
+    )
+
+    async def async_sdk() -> list[str]:
+        client = openai.AsyncOpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0, timeout=60)
+        reply = await client.chat.completions.create(model="m", messages=question, max_tokens=8, n=2, seed=1)  # type: ignore[arg-type]
+        return [c.message.content or "" for c in reply.choices]
+
+    made = 0
+    assert len(asyncio.run(async_sdk())) == 2
+    made += 1
+    assert isinstance(chat_model.invoke("Name one colour.").content, str)
+    made += 1
+    state = create_react_agent(chat_model, [shout]).invoke({"messages": [("user", "Shout 'hi'.")]})
+    made += sum(1 for m in state["messages"] if m.type == "ai")
+    common: dict[str, Any] = {"model": "openai/m", "api_base": episode.base_url, "api_key": episode.api_key}
+    assert isinstance(litellm.completion(messages=question, max_tokens=8, **common).choices[0].message.content, str)
+    made += 1
+    raw = httpx.post(
+        f"{episode.base_url}/chat/completions",
+        headers={"Authorization": f"Bearer {episode.api_key}"},
+        json={"model": "m", "messages": question, "max_tokens": 8, "logprobs": True},
+        timeout=60,
+    )
+    assert raw.status_code == 200
+    made += 1
+
+    calls = episode.end()["calls"]
+    assert len({c["call_index"] for c in calls}) == made
+    assert len(calls) == made + 1  # the n=2 call left two records
+    for call in calls:
+        assert_token_exact(call, tokenizer)
+    logprobs = [t["logprob"] for t in raw.json()["choices"][0]["logprobs"]["content"]]
+    assert logprobs == pytest.approx(calls[-1]["completion_logprobs"])
