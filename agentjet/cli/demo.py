@@ -7,6 +7,7 @@ logprobs, policy version) and its live statistics. This is the main job until vi
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,7 @@ def _agent(client: SwarmClient, index: int) -> dict[str, Any]:
 
 
 def run_demo(*, model: str, episodes: int, concurrency: int, state_dir: Path | None) -> None:
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and CI get whole rows
     state = state_dir or Path(tempfile.mkdtemp(prefix="agentjet-demo-"))
     settings = ServerSettings(model=model, state_dir=state, token="demo-token")
     console.print(f"[bold]AgentJet swarm demo[/] model={model} state_dir={state}")
@@ -91,7 +92,7 @@ def _show(console: Console, client: SwarmClient, results: list[dict[str, Any]]) 
     table = Table(title="episodes (captured by the server)")
     for column in (
         "episode",
-        "question",
+        "task",
         "final answer",
         "reward",
         "calls",
@@ -99,15 +100,15 @@ def _show(console: Console, client: SwarmClient, results: list[dict[str, Any]]) 
         "sampled tok",
         "mean logprob",
     ):
-        table.add_column(column)
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28 if column == "final answer" else None)
     for result in results:
         record = client.get_episode(result["episode_id"])
         calls = record["calls"]
         sampled = [lp for c in calls for lp in c["completion_logprobs"]]
         table.add_row(
             result["episode_id"][:11],
-            result["question"],
-            result["final"][:30],
+            record["task_id"],
+            result["final"].replace("\n", " ")[:28],
             f"{result['reward']:.0f}",
             str(len(calls)),
             str(sum(len(c["prompt_ids"]) for c in calls)),
