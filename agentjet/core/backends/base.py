@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agentjet.core.types import Generation, GenerationRequest, TokenDelta
+from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "collect_generation"]
 
 
 @runtime_checkable
@@ -50,3 +50,19 @@ class Backend(Protocol):
     async def generate(self, request: GenerationRequest) -> Generation: ...
 
     async def load_adapter(self, path: Path, version: int) -> None: ...
+
+
+async def collect_generation(
+    deltas: AsyncIterator[TokenDelta], *, policy_version: int, finish_if_none: FinishReason = "stop"
+) -> Generation:
+    """Fold a delta stream into one `Generation`: how every backend implements `generate`."""
+    ids: list[int] = []
+    logprobs: list[float] = []
+    texts: list[str] = []
+    finish = finish_if_none
+    async for delta in deltas:
+        ids.extend(delta.token_ids)
+        logprobs.extend(delta.logprobs)
+        texts.append(delta.text)
+        finish = delta.finish_reason or finish
+    return Generation(tuple(ids), tuple(logprobs), "".join(texts), finish, policy_version)

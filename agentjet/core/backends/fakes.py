@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from agentjet.core.backends.base import collect_generation
+from agentjet.core.backends.textstream import TextStream
 from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
 from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
 
@@ -59,16 +61,7 @@ class _FakeBase:
         raise NotImplementedError
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        ids: list[int] = []
-        logprobs: list[float] = []
-        text: list[str] = []
-        finish: FinishReason = "stop"
-        async for delta in self.stream(request):
-            ids.extend(delta.token_ids)
-            logprobs.extend(delta.logprobs)
-            text.append(delta.text)
-            finish = delta.finish_reason or finish
-        return Generation(tuple(ids), tuple(logprobs), "".join(text), finish, self.policy_version)
+        return await collect_generation(self.stream(request), policy_version=self.policy_version)
 
 
 class EchoBackend(_FakeBase):
@@ -114,32 +107,27 @@ class ScriptedBackend(_FakeBase):
         self.prompts.append(prompt)
         text = self._script(prompt)
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][: request.params.max_tokens]
-        finish: FinishReason = "length" if len(ids) == request.params.max_tokens and ids else "stop"
-        emitted = ""
+        text_stream = TextStream(lambda part: str(self.tokenizer.decode(list(part))), request.params.stop)
         for i, token in enumerate(ids):
             if self.token_delay_s:
                 await asyncio.sleep(self.token_delay_s)
-            full = self.tokenizer.decode(ids[: i + 1])
-            cut = _first_stop(full, request.params.stop)
-            last = i == len(ids) - 1 or cut is not None
-            visible = full if cut is None else full[:cut]
-            end: FinishReason | None = ("stop" if cut is not None else finish) if last else None
-            yield TokenDelta((token,), (_fake_logprob(token),), visible[len(emitted) :], end)
-            emitted = visible
-            if cut is not None:
+            visible = text_stream.push(token)
+            last = i == len(ids) - 1 or text_stream.is_stopped
+            finish: FinishReason | None = None
+            if text_stream.is_stopped:
+                finish = "stop"
+            elif last:
+                visible += text_stream.flush()
+                finish = "length" if len(ids) == request.params.max_tokens else "stop"
+            yield TokenDelta((token,), (_fake_logprob(token),), visible, finish)
+            if finish is not None:
                 return
-        if not ids:
-            yield TokenDelta((), (), "", "stop")
+        yield TokenDelta((), (), "", "stop")  # an empty script: nothing sampled
 
 
 def _cycle(texts: Iterable[str]) -> Callable[[str], str]:
     source = itertools.cycle(list(texts))
     return lambda _prompt: next(source)
-
-
-def _first_stop(text: str, stops: tuple[str, ...]) -> int | None:
-    hits = [text.find(s) for s in stops if s and s in text]
-    return min(hits) if hits else None
 
 
 def _fake_logprob(token: int) -> float:
