@@ -128,7 +128,10 @@ def render_prompt(tokenizer: Any, messages: list[dict[str, Any]], tools: list[di
         raise
     except Exception as exc:  # jinja raises TemplateError or anything the template author chose
         raise InvalidRequest(f"the model's chat template rejected these messages: {exc}", param="messages") from exc
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    try:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    except (TypeError, ValueError) as exc:  # e.g. text the Rust tokenizer cannot take
+        raise InvalidRequest(f"the prompt cannot be tokenized: {exc}", param="messages") from exc
     return RenderedPrompt(text=text, ids=tuple(ids), tool_format=fmt)
 
 

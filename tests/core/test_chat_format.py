@@ -92,3 +92,8 @@ def test_unparseable_tool_calls_stay_content() -> None:
     assert parse_tool_calls(text) == (text, [])
     assert parse_tool_calls("no tools here") == ("no tools here", [])
     assert parse_tool_calls('<tool_call>{"arguments": {}}</tool_call>')[1] == []
+
+
+def test_untokenizable_text_is_an_invalid_request(tiny_tokenizer: Any) -> None:
+    with pytest.raises(InvalidRequest, match="cannot be tokenized"):
+        render_prompt(tiny_tokenizer, [{"role": "user", "content": "bad \udcff"}], None)

@@ -110,21 +110,23 @@ def test_no_operation_answers_5xx(target: FuzzTarget, method: str, path: str) ->
 
 
 # ---- arbitrary JSON at the hot routes -------------------------------------------------------
-_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+# text may hold lone surrogates: valid JSON escapes (json.dumps writes \udcff), invalid Unicode
+_ALPHABET = st.characters() | st.sampled_from(["\udcff", "\ud800"])
+_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(_ALPHABET, max_size=20)
 _json = st.recursive(
     _scalars,
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(_ALPHABET, max_size=8), kids, max_size=4),
     max_leaves=12,
 )
 _role = st.sampled_from(["system", "developer", "user", "assistant", "tool", "function", "wizard", ""]) | _json
 _message = st.fixed_dictionaries(
     {"role": _role},
     optional={
-        "content": st.text(max_size=40)
+        "content": st.text(_ALPHABET, max_size=40)
         | _json
         | st.lists(
             st.fixed_dictionaries(
-                {"type": st.sampled_from(["text", "image_url"]) | _json}, optional={"text": _json | st.text()}
+                {"type": st.sampled_from(["text", "image_url"]) | _json}, optional={"text": _json | st.text(_ALPHABET)}
             ),
             max_size=3,
         ),
@@ -134,7 +136,8 @@ _message = st.fixed_dictionaries(
             st.fixed_dictionaries(
                 {
                     "function": st.fixed_dictionaries(
-                        {"name": st.text(max_size=8) | _json}, optional={"arguments": st.text(max_size=20) | _json}
+                        {"name": st.text(_ALPHABET, max_size=8) | _json},
+                        optional={"arguments": st.text(_ALPHABET, max_size=20) | _json},
                     )
                 },
                 optional={"id": _json, "type": _json},
@@ -148,21 +151,21 @@ _tool = st.fixed_dictionaries(
     {
         "type": st.just("function") | _json,
         "function": st.fixed_dictionaries(
-            {"name": st.text(max_size=10) | _json}, optional={"parameters": _json, "description": _json}
+            {"name": st.text(_ALPHABET, max_size=10) | _json}, optional={"parameters": _json, "description": _json}
         ),
     }
 )
 chat_bodies = st.one_of(
     _json,
     st.fixed_dictionaries(
-        {"model": st.text(max_size=10) | _json, "messages": st.lists(_message, max_size=4) | _json},
+        {"model": st.text(_ALPHABET, max_size=10) | _json, "messages": st.lists(_message, max_size=4) | _json},
         optional={
             "n": st.integers(-2, 20) | _json,
             "max_tokens": st.integers(-5, 5000) | _json,
             "max_completion_tokens": st.integers(-5, 5000) | _json,
             "temperature": st.floats() | _json,
             "top_p": st.floats() | _json,
-            "stop": st.text(max_size=4) | st.lists(st.text(max_size=4), max_size=6) | _json,
+            "stop": st.text(_ALPHABET, max_size=4) | st.lists(st.text(_ALPHABET, max_size=4), max_size=6) | _json,
             "seed": st.integers() | _json,
             "logprobs": st.booleans() | _json,
             "top_logprobs": st.integers(-2, 30) | _json,
@@ -176,8 +179,11 @@ chat_bodies = st.one_of(
 begin_bodies = st.one_of(
     _json,
     st.fixed_dictionaries(
-        {"task_id": st.text(max_size=300) | _json},
-        optional={"kind": st.sampled_from(["train", "eval"]) | _json, "agent": st.text(max_size=200) | _json},
+        {"task_id": st.text(_ALPHABET, max_size=300) | _json},
+        optional={
+            "kind": st.sampled_from(["train", "eval"]) | _json,
+            "agent": st.text(_ALPHABET, max_size=200) | _json,
+        },
     ),
 )
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentjet.core.server.deps import EngineDep, require_server_token
+from agentjet.core.server.wire import Utf8Body
 from agentjet.core.types import EpisodeKind
 
 __all__ = ["router"]
@@ -18,8 +19,11 @@ router = APIRouter(prefix="/swarm/episodes", dependencies=[Depends(require_serve
 _ID = Field(min_length=1, max_length=128)
 
 
-class BeginEpisodeIn(BaseModel):
+class _WireIn(Utf8Body):
     model_config = ConfigDict(extra="forbid")
+
+
+class BeginEpisodeIn(_WireIn):
     task_id: str = Field(min_length=1, max_length=256)
     kind: Literal["train", "eval"] = "train"
     agent: str | None = Field(None, min_length=1, max_length=128)
@@ -35,8 +39,7 @@ class EpisodeOut(BaseModel):
     agent: str | None
 
 
-class EndEpisodeIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class EndEpisodeIn(_WireIn):
     reward: float
     metadata: dict[str, Any] = Field(default_factory=dict)
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentjet.core.server.wire import Utf8Body
 from agentjet.core.serving import ChatCall
 from agentjet.core.types import SamplingParams
 
@@ -61,7 +62,9 @@ class StreamOptionsIn(_Lenient):
     include_usage: bool = False
 
 
-class ChatCompletionIn(_Lenient):
+class ChatCompletionIn(Utf8Body):
+    model_config = ConfigDict(extra="allow")
+
     model: str = Field(min_length=1, max_length=512)
     messages: list[MessageIn] = Field(min_length=1)
     tools: list[ToolIn] | None = None
