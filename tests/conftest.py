@@ -92,3 +92,13 @@ def _wait_rolling(url: str, timeout_s: float = 120.0) -> None:
 @pytest.fixture
 def server_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A free loopback port for a server started as a subprocess (closed before it binds)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

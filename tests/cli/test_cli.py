@@ -45,9 +45,8 @@ def test_status_once_with_a_wrong_token_fails(live_server: Callable[..., Running
     assert result.exit_code == 1
 
 
-def test_server_start_serves_tiny_and_writes_a_private_token(tmp_path: Path) -> None:
-    with socket_port() as port:
-        pass
+def test_server_start_serves_tiny_and_writes_a_private_token(tmp_path: Path, free_port: int) -> None:
+    port = free_port
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTJET_") or k == "AGENTJET_CACHE_DIR"}
     proc = subprocess.Popen(
         [
@@ -94,17 +93,3 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.1)
-
-
-class socket_port:
-    """A free loopback port (closed again before the server binds it)."""
-
-    def __enter__(self) -> int:
-        import socket
-
-        self._sock = socket.socket()
-        self._sock.bind(("127.0.0.1", 0))
-        return int(self._sock.getsockname()[1])
-
-    def __exit__(self, *exc: object) -> None:
-        self._sock.close()
