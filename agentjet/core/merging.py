@@ -1,0 +1,161 @@
+"""Timeline merging: fold an episode's calls into training samples (pure; no I/O, no clock).
+
+A later call whose prompt token ids extend an earlier sample's whole sequence (prompt +
+sampled completion) is appended to that sample: the earlier completion's sampled tokens stay
+trainable positions, the new prompt tokens are context, the new completion is trainable.
+Calls that extend nothing start a sample of their own, and a `Drift` says why they did not
+join the timeline they share most with (history edited, other agent, tools changed, ...).
+
+Only the `token` level lives here so far; `text` level (message equality, then substitution of
+the sampled tokens) arrives with the trainer (issue "Swarm core II").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from agentjet.core.types import CallRecord
+
+__all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "merge_timelines"]
+
+MatchLevel = Literal["token", "off"]
+_PROMPT_VERSION = -1  # policy version recorded on positions that were not sampled
+
+
+class DriftReason(StrEnum):
+    OTHER_AGENT = "other_agent"  # the timeline it shares most with belongs to another agent
+    TOOLS_CHANGED = "tools_changed"  # the offered tools differ from the timeline's
+    HISTORY_EDITED = "history_edited"  # the prompt rewrites context the timeline had shown
+    COMPLETION_EDITED = "completion_edited"  # the prompt rewrites what the model had sampled
+    HISTORY_TRUNCATED = "history_truncated"  # the prompt is a strict prefix of the timeline
+    FORKED = "forked"  # extends an earlier state of a timeline that another call extended since
+    MERGE_OFF = "merge_off"  # merging is disabled by config
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Why one call stayed a separate sample. `shared_tokens` = common prefix with the timeline."""
+
+    call: tuple[int, int]  # (call_index, choice_index)
+    timeline: tuple[int, int]  # first call of the timeline it was compared with
+    reason: DriftReason
+    shared_tokens: int
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One training sequence. Masks and per-token values are aligned with `token_ids`."""
+
+    episode_id: str
+    token_ids: tuple[int, ...]
+    loss_mask: tuple[bool, ...]  # True exactly on sampled tokens
+    behaviour_logprobs: tuple[float, ...]  # 0.0 on context positions
+    policy_versions: tuple[int, ...]  # -1 on context positions
+    calls: tuple[tuple[int, int], ...]  # (call_index, choice_index) of every call folded in
+
+    def trainable_pairs(self) -> list[tuple[int, float]]:
+        return [(t, lp) for t, lp, m in zip(self.token_ids, self.behaviour_logprobs, self.loss_mask, strict=True) if m]
+
+
+@dataclass
+class _Timeline:
+    agent: str | None
+    tools: list[dict[str, object]] | None
+    tokens: list[int] = field(default_factory=list)
+    mask: list[bool] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    calls: list[tuple[int, int]] = field(default_factory=list)
+    prompt_ends: list[int] = field(default_factory=list)  # where each folded call's prompt ended
+    lengths: list[int] = field(default_factory=list)  # sequence length after each folded call
+
+    def extends(self, call: CallRecord) -> bool:
+        n = len(self.tokens)
+        return call.agent == self.agent and len(call.prompt_ids) >= n and tuple(self.tokens) == call.prompt_ids[:n]
+
+    def fold(self, call: CallRecord) -> None:
+        context = call.prompt_ids[len(self.tokens) :]
+        self.tokens += [*context, *call.completion_ids]
+        self.mask += [False] * len(context) + [True] * len(call.completion_ids)
+        self.logprobs += [0.0] * len(context) + list(call.completion_logprobs)
+        self.versions += [_PROMPT_VERSION] * len(context) + [call.policy_version] * len(call.completion_ids)
+        self.calls.append((call.call_index, call.choice_index))
+        self.prompt_ends.append(len(call.prompt_ids))
+        self.lengths.append(len(self.tokens))
+        self.tools = call.tools
+
+    def sample(self, episode_id: str) -> Sample:
+        return Sample(
+            episode_id,
+            tuple(self.tokens),
+            tuple(self.mask),
+            tuple(self.logprobs),
+            tuple(self.versions),
+            tuple(self.calls),
+        )
+
+
+def merge_timelines(calls: Sequence[CallRecord], *, match: MatchLevel) -> tuple[list[Sample], list[Drift]]:
+    """Fold each call into the earliest timeline it extends; the rest start timelines of their own.
+
+    Pure. Every sampled token of `calls` is trainable in exactly one returned sample, and each
+    sample's context at every position is exactly the prompt its call was sampled from.
+    """
+    ordered = sorted(calls, key=lambda c: (c.call_index, c.choice_index))
+    timelines: list[_Timeline] = []
+    drifts: list[Drift] = []
+    for call in ordered:
+        target = next((t for t in timelines if t.extends(call)), None) if match == "token" else None
+        if target is None:
+            drift = _explain(call, timelines, merging=match == "token")
+            if drift is not None:
+                drifts.append(drift)
+            target = _Timeline(agent=call.agent, tools=call.tools)
+            timelines.append(target)
+        target.fold(call)
+    episode_id = ordered[0].episode_id if ordered else ""
+    return [t.sample(episode_id) for t in timelines], drifts
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _explain(call: CallRecord, timelines: list[_Timeline], *, merging: bool) -> Drift | None:
+    """Compare a call that joined nothing with the timeline it shares the longest prefix with."""
+    siblings = [t for t in timelines if t.calls and t.calls[0][0] == call.call_index]
+    candidates = [t for t in timelines if t not in siblings]  # n>1 choices of one call never merge
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda t: _common_prefix(t.tokens, call.prompt_ids))
+    shared = _common_prefix(best.tokens, call.prompt_ids)
+    if shared == 0 and best.agent == call.agent:
+        return None  # a fresh conversation, not drift
+    return Drift((call.call_index, call.choice_index), best.calls[0], _reason(call, best, shared, merging), shared)
+
+
+def _reason(call: CallRecord, timeline: _Timeline, shared: int, merging: bool) -> DriftReason:
+    if not merging:
+        return DriftReason.MERGE_OFF
+    if call.agent != timeline.agent:
+        return DriftReason.OTHER_AGENT
+    if call.tools != timeline.tools:
+        return DriftReason.TOOLS_CHANGED
+    if any(length <= len(call.prompt_ids) and shared >= length for length in timeline.lengths[:-1]):
+        return DriftReason.FORKED
+    if shared == len(call.prompt_ids):
+        return DriftReason.HISTORY_TRUNCATED
+    position = shared  # first differing token: inside a prompt region or a sampled region?
+    starts = [0, *timeline.lengths[:-1]]
+    for start, prompt_end, end in zip(starts, timeline.prompt_ends, timeline.lengths, strict=True):
+        if start <= position < end:
+            return DriftReason.HISTORY_EDITED if position < prompt_end else DriftReason.COMPLETION_EDITED
+    return DriftReason.HISTORY_EDITED
