@@ -42,6 +42,7 @@ class RenderedPrompt:
     text: str
     ids: tuple[int, ...]
     tool_format: ToolFormat
+    last_assistant_end: int | None = None  # token offset after the last assistant turn, if clean
 
 
 def tool_format_for(tokenizer: Any, tools: list[dict[str, Any]] | None) -> ToolFormat:
@@ -110,29 +111,53 @@ def _native_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def render_prompt(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> RenderedPrompt:
-    """Apply the chat template with a generation prompt and tokenize without extra specials."""
-    if not messages:
-        raise InvalidRequest("messages must not be empty", param="messages")
-    fmt = tool_format_for(tokenizer, tools)
+def _template_text(tokenizer: Any, messages: list[dict[str, Any]], tools: Any, fmt: ToolFormat, *, gen: bool) -> str:
     try:
         if fmt == "native":
-            text = tokenizer.apply_chat_template(
-                _native_messages(messages), tools=tools, add_generation_prompt=True, tokenize=False
-            )
+            rendered = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=gen, tokenize=False)
         else:
-            text = tokenizer.apply_chat_template(
-                _fallback_messages(messages, tools), add_generation_prompt=True, tokenize=False
-            )
+            rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=gen, tokenize=False)
     except InvalidRequest:
         raise
     except Exception as exc:  # jinja raises TemplateError or anything the template author chose
         raise InvalidRequest(f"the model's chat template rejected these messages: {exc}", param="messages") from exc
+    return str(rendered)
+
+
+def _tokenize(tokenizer: Any, text: str) -> tuple[int, ...]:
     try:
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        return tuple(tokenizer(text, add_special_tokens=False)["input_ids"])
     except (TypeError, ValueError) as exc:  # e.g. text the Rust tokenizer cannot take
         raise InvalidRequest(f"the prompt cannot be tokenized: {exc}", param="messages") from exc
-    return RenderedPrompt(text=text, ids=tuple(ids), tool_format=fmt)
+
+
+def render_prompt(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> RenderedPrompt:
+    """Apply the chat template with a generation prompt and tokenize without extra specials.
+
+    Also finds where the last assistant turn ends in the prompt ids (`last_assistant_end`), so
+    text-level merging can splice the tokens actually sampled for that turn in its place.
+    """
+    if not messages:
+        raise InvalidRequest("messages must not be empty", param="messages")
+    fmt = tool_format_for(tokenizer, tools)
+    rendered = _native_messages(messages) if fmt == "native" else _fallback_messages(messages, tools)
+    text = _template_text(tokenizer, rendered, tools, fmt, gen=True)
+    ids = _tokenize(tokenizer, text)
+    return RenderedPrompt(text, ids, fmt, _last_assistant_end(tokenizer, rendered, tools, fmt, text, ids))
+
+
+def _last_assistant_end(
+    tokenizer: Any, rendered: list[dict[str, Any]], tools: Any, fmt: ToolFormat, text: str, ids: tuple[int, ...]
+) -> int | None:
+    """Token offset right after the last assistant message, if the template renders it as a prefix."""
+    last = max((i for i, m in enumerate(rendered) if m["role"] == "assistant"), default=None)
+    if last is None:
+        return None
+    prefix_text = _template_text(tokenizer, rendered[: last + 1], tools, fmt, gen=False)
+    if not text.startswith(prefix_text):
+        return None  # the template rewrites earlier turns (e.g. drops reasoning): no clean boundary
+    prefix_ids = _tokenize(tokenizer, prefix_text)
+    return len(prefix_ids) if ids[: len(prefix_ids)] == prefix_ids else None
 
 
 def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:

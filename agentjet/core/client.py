@@ -172,23 +172,28 @@ class _ClientCore:
         return {"base_url": self.url, "headers": headers, "timeout": self.timeout_s}
 
     def _reply(self, response: httpx.Response, attempt: int) -> _Reply:
-        log.debug("%s %s -> %d attempt=%d", response.request.method, response.request.url.path,
-                  response.status_code, attempt)
+        log.debug(
+            "%s %s -> %d attempt=%d", response.request.method, response.request.url.path, response.status_code, attempt
+        )
         if response.status_code == 401 and not self._token:
-            log.warning("server refused a request and no token was given: pass token= or set %s",
-                        TOKEN_ENV)
+            log.warning("server refused a request and no token was given: pass token= or set %s", TOKEN_ENV)
         return _Reply(response, attempt)
 
     def _retry_delay_s(self, call: _Call, attempt: int, exc: httpx.TransportError) -> float:
         """How long to wait before the next attempt; ServerOffline once attempts run out."""
         reason = str(exc) or type(exc).__name__
         if attempt >= self.retries:
-            raise ServerOffline(
-                f"server at {self.url} is not reachable ({reason}) after {attempt} attempt(s)"
-            ) from exc
+            raise ServerOffline(f"server at {self.url} is not reachable ({reason}) after {attempt} attempt(s)") from exc
         delay_s = _backoff_delay_s(attempt, self.backoff_s, self._rng)
-        log.warning("server unreachable, retrying call=%s %s attempt=%d/%d delay_s=%.2f error=%s",
-                    call.method, call.path, attempt, self.retries, delay_s, reason)
+        log.warning(
+            "server unreachable, retrying call=%s %s attempt=%d/%d delay_s=%.2f error=%s",
+            call.method,
+            call.path,
+            attempt,
+            self.retries,
+            delay_s,
+            reason,
+        )
         return delay_s
 
 
@@ -216,8 +221,7 @@ class _EpisodeCore:
 
     def _end(self, reward: float, metadata: Mapping[str, Any] | None) -> _Plan[JsonDict]:
         if self.is_closed:
-            raise EpisodeClosed(f"episode {self.episode_id} is already {self._status}",
-                                status=self._status)
+            raise EpisodeClosed(f"episode {self.episode_id} is already {self._status}", status=self._status)
         try:
             result = yield from _end_plan(self.episode_id, _end_body(reward, metadata))
         except EpisodeClosed as exc:
@@ -239,8 +243,10 @@ class _EpisodeCore:
         self._status = "aborted"
 
     def _warning(self) -> str:
-        return (f"episode {self.episode_id} left its `with` block without end(reward=...); "
-                "it was aborted and no reward was reported")
+        return (
+            f"episode {self.episode_id} left its `with` block without end(reward=...); "
+            "it was aborted and no reward was reported"
+        )
 
 
 def _episode_fields(body: JsonDict, task_id: str, kind: str, agent: str | None) -> JsonDict:
@@ -281,9 +287,7 @@ class _EpisodeScope:
     """`with client.episode(...)`: abort on error (and re-raise), abort with a warning if
     the block forgot to report a reward."""
 
-    def __init__(
-        self, client: SwarmClient, task_id: str, kind: EpisodeKindName, agent: str | None
-    ) -> None:
+    def __init__(self, client: SwarmClient, task_id: str, kind: EpisodeKindName, agent: str | None) -> None:
         self._client, self._args = client, (task_id, kind, agent)
         self._episode: Episode | None = None
 
@@ -291,8 +295,9 @@ class _EpisodeScope:
         self._episode = self._client.begin_episode(*self._args)
         return self._episode
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         episode = self._episode
         if episode is None or (exc is None and episode.is_closed):
             return
@@ -300,8 +305,7 @@ class _EpisodeScope:
             try:
                 episode.abort()
             except AgentJetError as err:  # never hide the block's own error behind ours
-                log.warning("could not abort episode id=%s after an error: %s",
-                            episode.episode_id, err)
+                log.warning("could not abort episode id=%s after an error: %s", episode.episode_id, err)
             return
         warnings.warn(episode._warning(), stacklevel=2)
         episode.abort()
@@ -314,10 +318,17 @@ class SwarmClient(_ClientCore):
     dropped, timed out) before `ServerOffline`; HTTP error replies are never retried.
     """
 
-    def __init__(self, url: str, token: str | None = None, *, client_id: str | None = None,
-                 timeout_s: float = 30.0, retries: int = 5, backoff_s: float = 0.2) -> None:
-        super().__init__(url, token, client_id=client_id, timeout_s=timeout_s, retries=retries,
-                         backoff_s=backoff_s)
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        client_id: str | None = None,
+        timeout_s: float = 30.0,
+        retries: int = 5,
+        backoff_s: float = 0.2,
+    ) -> None:
+        super().__init__(url, token, client_id=client_id, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s)
         self._http = httpx.Client(**self._http_options())
 
     def _send(self, call: _Call) -> _Reply:
@@ -338,13 +349,11 @@ class SwarmClient(_ClientCore):
         except StopIteration as done:
             return cast(T, done.value)
 
-    def episode(self, task_id: str, *, kind: EpisodeKindName = "train",
-                agent: str | None = None) -> _EpisodeScope:
+    def episode(self, task_id: str, *, kind: EpisodeKindName = "train", agent: str | None = None) -> _EpisodeScope:
         """Begin an episode for a `with` block (see the module docstring)."""
         return _EpisodeScope(self, task_id, kind, agent)
 
-    def begin_episode(self, task_id: str, kind: EpisodeKindName = "train",
-                      agent: str | None = None) -> Episode:
+    def begin_episode(self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None) -> Episode:
         """Begin an episode you close yourself with `end()` or `abort()`. A begin retried after
         a lost reply may leave an unused episode behind; the server reclaims it when idle."""
         body = self._run(_one_call(_begin_call(task_id, kind, agent)))
@@ -401,9 +410,7 @@ class AsyncEpisode(_EpisodeCore):
 class _AsyncEpisodeScope:
     """`async with client.episode(...)`, with the same rules as the blocking scope."""
 
-    def __init__(
-        self, client: AsyncSwarmClient, task_id: str, kind: EpisodeKindName, agent: str | None
-    ) -> None:
+    def __init__(self, client: AsyncSwarmClient, task_id: str, kind: EpisodeKindName, agent: str | None) -> None:
         self._client, self._args = client, (task_id, kind, agent)
         self._episode: AsyncEpisode | None = None
 
@@ -411,8 +418,9 @@ class _AsyncEpisodeScope:
         self._episode = await self._client.begin_episode(*self._args)
         return self._episode
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         episode = self._episode
         if episode is None or (exc is None and episode.is_closed):
             return
@@ -420,8 +428,7 @@ class _AsyncEpisodeScope:
             try:
                 await episode.abort()
             except AgentJetError as err:  # never hide the block's own error behind ours
-                log.warning("could not abort episode id=%s after an error: %s",
-                            episode.episode_id, err)
+                log.warning("could not abort episode id=%s after an error: %s", episode.episode_id, err)
             return
         warnings.warn(episode._warning(), stacklevel=2)
         await episode.abort()
@@ -430,10 +437,17 @@ class _AsyncEpisodeScope:
 class AsyncSwarmClient(_ClientCore):
     """asyncio twin of `SwarmClient`: the same methods, as coroutines."""
 
-    def __init__(self, url: str, token: str | None = None, *, client_id: str | None = None,
-                 timeout_s: float = 30.0, retries: int = 5, backoff_s: float = 0.2) -> None:
-        super().__init__(url, token, client_id=client_id, timeout_s=timeout_s, retries=retries,
-                         backoff_s=backoff_s)
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        client_id: str | None = None,
+        timeout_s: float = 30.0,
+        retries: int = 5,
+        backoff_s: float = 0.2,
+    ) -> None:
+        super().__init__(url, token, client_id=client_id, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s)
         self._http = httpx.AsyncClient(**self._http_options())
 
     async def _send(self, call: _Call) -> _Reply:
@@ -454,13 +468,13 @@ class AsyncSwarmClient(_ClientCore):
         except StopIteration as done:
             return cast(T, done.value)
 
-    def episode(self, task_id: str, *, kind: EpisodeKindName = "train",
-                agent: str | None = None) -> _AsyncEpisodeScope:
+    def episode(self, task_id: str, *, kind: EpisodeKindName = "train", agent: str | None = None) -> _AsyncEpisodeScope:
         """Begin an episode for an `async with` block."""
         return _AsyncEpisodeScope(self, task_id, kind, agent)
 
-    async def begin_episode(self, task_id: str, kind: EpisodeKindName = "train",
-                            agent: str | None = None) -> AsyncEpisode:
+    async def begin_episode(
+        self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None
+    ) -> AsyncEpisode:
         """Begin an episode you close yourself with `end()` or `abort()`."""
         body = await self._run(_one_call(_begin_call(task_id, kind, agent)))
         return AsyncEpisode(**_episode_fields(body, task_id, kind, agent), _client=self)

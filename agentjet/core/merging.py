@@ -6,22 +6,27 @@ trainable positions, the new prompt tokens are context, the new completion is tr
 Calls that extend nothing start a sample of their own, and a `Drift` says why they did not
 join the timeline they share most with (history edited, other agent, tools changed, ...).
 
-Only the `token` level lives here so far; `text` level (message equality, then substitution of
-the sampled tokens) arrives with the trainer (issue "Swarm core II").
+Levels: `token` needs the new prompt to extend the timeline token for token; `text` needs its
+messages to extend the earlier call's messages plus that call's reply (by text), then splices:
+the timeline's exact sampled tokens stand where the prompt re-rendered the reply, and the new
+prompt's tokens after that turn follow (`CallRecord.last_assistant_end` marks the cut).
+`off` keeps every call apart.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
+from agentjet.core.chat_format import parse_tool_calls
 from agentjet.core.types import CallRecord
 
 __all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "merge_timelines"]
 
-MatchLevel = Literal["token", "off"]
+MatchLevel = Literal["token", "text", "off"]
 _PROMPT_VERSION = -1  # policy version recorded on positions that were not sampled
 
 
@@ -32,6 +37,8 @@ class DriftReason(StrEnum):
     COMPLETION_EDITED = "completion_edited"  # the prompt rewrites what the model had sampled
     HISTORY_TRUNCATED = "history_truncated"  # the prompt is a strict prefix of the timeline
     FORKED = "forked"  # extends an earlier state of a timeline that another call extended since
+    TOKENS_DIFFER = "tokens_differ"  # messages extend the timeline by text, but the tokens do not
+    NO_TURN_BOUNDARY = "no_turn_boundary"  # text matches, but the template gave no clean cut point
     MERGE_OFF = "merge_off"  # merging is disabled by config
 
 
@@ -71,13 +78,23 @@ class _Timeline:
     calls: list[tuple[int, int]] = field(default_factory=list)
     prompt_ends: list[int] = field(default_factory=list)  # where each folded call's prompt ended
     lengths: list[int] = field(default_factory=list)  # sequence length after each folded call
+    records: list[CallRecord] = field(default_factory=list)
 
     def extends(self, call: CallRecord) -> bool:
         n = len(self.tokens)
         return call.agent == self.agent and len(call.prompt_ids) >= n and tuple(self.tokens) == call.prompt_ids[:n]
 
-    def fold(self, call: CallRecord) -> None:
-        context = call.prompt_ids[len(self.tokens) :]
+    def extends_text(self, call: CallRecord) -> bool:
+        return (
+            call.agent == self.agent
+            and call.tools == self.tools
+            and call.last_assistant_end is not None
+            and _replies_to(call, self.records[-1])
+        )
+
+    def fold(self, call: CallRecord, *, start: int | None = None) -> None:
+        """Append `call`: its prompt from `start` (default: where the timeline ends) is context."""
+        context = call.prompt_ids[len(self.tokens) if start is None else start :]
         self.tokens += [*context, *call.completion_ids]
         self.mask += [False] * len(context) + [True] * len(call.completion_ids)
         self.logprobs += [0.0] * len(context) + list(call.completion_logprobs)
@@ -85,6 +102,7 @@ class _Timeline:
         self.calls.append((call.call_index, call.choice_index))
         self.prompt_ends.append(len(call.prompt_ids))
         self.lengths.append(len(self.tokens))
+        self.records.append(call)
         self.tools = call.tools
 
     def sample(self, episode_id: str) -> Sample:
@@ -108,16 +126,64 @@ def merge_timelines(calls: Sequence[CallRecord], *, match: MatchLevel) -> tuple[
     timelines: list[_Timeline] = []
     drifts: list[Drift] = []
     for call in ordered:
-        target = next((t for t in timelines if t.extends(call)), None) if match == "token" else None
-        if target is None:
-            drift = _explain(call, timelines, merging=match == "token")
-            if drift is not None:
-                drifts.append(drift)
-            target = _Timeline(agent=call.agent, tools=call.tools)
-            timelines.append(target)
-        target.fold(call)
+        target = _find_target(call, timelines, match)
+        if target is not None:
+            target.fold(call, start=call.last_assistant_end if match == "text" else None)
+            continue
+        drift = _explain(call, timelines, match)
+        if drift is not None:
+            drifts.append(drift)
+        timelines.append(_Timeline(agent=call.agent, tools=call.tools))
+        timelines[-1].fold(call)
     episode_id = ordered[0].episode_id if ordered else ""
     return [t.sample(episode_id) for t in timelines], drifts
+
+
+def _find_target(call: CallRecord, timelines: list[_Timeline], match: MatchLevel) -> _Timeline | None:
+    if match == "token":
+        return next((t for t in timelines if t.extends(call)), None)
+    if match == "text":
+        return next((t for t in timelines if t.extends_text(call)), None)
+    return None
+
+
+def _message_key(message: dict[str, Any]) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """What a message says, ignoring representation: role, text, and tool calls (name, args)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    calls = tuple(_call_key(c) for c in message.get("tool_calls") or ())
+    return str(message.get("role")), (content or "").strip(), calls
+
+
+def _call_key(call: dict[str, Any]) -> tuple[str, str]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments", "{}")
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except json.JSONDecodeError:
+        parsed = arguments
+    return str(function.get("name", "")), json.dumps(parsed, sort_keys=True)
+
+
+def _replies_to(call: CallRecord, earlier: CallRecord) -> bool:
+    """True if `call`'s messages are `earlier`'s messages, then `earlier`'s reply, then no other reply."""
+    count = len(earlier.messages)
+    history = call.messages
+    if len(history) <= count or any(m.get("role") == "assistant" for m in history[count + 1 :]):
+        return False
+    if [_message_key(m) for m in history[:count]] != [_message_key(m) for m in earlier.messages]:
+        return False
+    content = earlier.completion_text
+    if earlier.tool_calls:
+        content = _strip_tool_blocks(content)
+    reply = {"role": "assistant", "content": content, "tool_calls": earlier.tool_calls}
+    return _message_key(history[count]) == _message_key(reply)
+
+
+def _strip_tool_blocks(text: str) -> str:
+    content, _ = parse_tool_calls(text)  # the same parser that built the reply
+    return content or ""
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -129,7 +195,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def _explain(call: CallRecord, timelines: list[_Timeline], *, merging: bool) -> Drift | None:
+def _explain(call: CallRecord, timelines: list[_Timeline], match: MatchLevel) -> Drift | None:
     """Compare a call that joined nothing with the timeline it shares the longest prefix with."""
     siblings = [t for t in timelines if t.calls and t.calls[0][0] == call.call_index]
     candidates = [t for t in timelines if t not in siblings]  # n>1 choices of one call never merge
@@ -139,16 +205,18 @@ def _explain(call: CallRecord, timelines: list[_Timeline], *, merging: bool) -> 
     shared = _common_prefix(best.tokens, call.prompt_ids)
     if shared == 0 and best.agent == call.agent:
         return None  # a fresh conversation, not drift
-    return Drift((call.call_index, call.choice_index), best.calls[0], _reason(call, best, shared, merging), shared)
+    return Drift((call.call_index, call.choice_index), best.calls[0], _reason(call, best, shared, match), shared)
 
 
-def _reason(call: CallRecord, timeline: _Timeline, shared: int, merging: bool) -> DriftReason:
-    if not merging:
+def _reason(call: CallRecord, timeline: _Timeline, shared: int, match: MatchLevel) -> DriftReason:
+    if match == "off":
         return DriftReason.MERGE_OFF
     if call.agent != timeline.agent:
         return DriftReason.OTHER_AGENT
     if call.tools != timeline.tools:
         return DriftReason.TOOLS_CHANGED
+    if _replies_to(call, timeline.records[-1]):  # the text extends the timeline
+        return DriftReason.TOKENS_DIFFER if match == "token" else DriftReason.NO_TURN_BOUNDARY
     if any(length <= len(call.prompt_ids) and shared >= length for length in timeline.lengths[:-1]):
         return DriftReason.FORKED
     if shared == len(call.prompt_ids):

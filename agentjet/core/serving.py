@@ -173,6 +173,7 @@ class ChatService:
             finish_reason=finish,
             policy_version=version,
             tool_format=prompt.tool_format,
+            last_assistant_end=prompt.last_assistant_end,
             started_at=started,
             first_token_s=first_token_s,
             finished_at=time.time(),

@@ -129,6 +129,7 @@ class CallRecord:
     started_at: float
     first_token_s: float | None
     finished_at: float
+    last_assistant_end: int | None = None  # prompt token offset after the last assistant turn
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

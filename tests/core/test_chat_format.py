@@ -97,3 +97,16 @@ def test_unparseable_tool_calls_stay_content() -> None:
 def test_untokenizable_text_is_an_invalid_request(tiny_tokenizer: Any) -> None:
     with pytest.raises(InvalidRequest, match="cannot be tokenized"):
         render_prompt(tiny_tokenizer, [{"role": "user", "content": "bad \udcff"}], None)
+
+
+def test_last_assistant_end_marks_the_turn_boundary(tiny_tokenizer: Any) -> None:
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello there"}]
+    prompt = render_prompt(tiny_tokenizer, [*history, {"role": "user", "content": "more"}], None)
+    assert prompt.last_assistant_end is not None
+    turn = tiny_tokenizer.decode(prompt.ids[: prompt.last_assistant_end])
+    assert turn.endswith("Hello there<|im_end|>\n")
+    assert tiny_tokenizer.decode(prompt.ids[prompt.last_assistant_end :]).startswith("<|im_start|>user\nmore")
+    assert render_prompt(tiny_tokenizer, history[:1], None).last_assistant_end is None
+    with_tools = render_prompt(tiny_tokenizer, [*history, {"role": "tool", "content": "42"}], TOOLS)
+    assert with_tools.last_assistant_end is not None
+    assert tiny_tokenizer.decode(with_tools.ids[with_tools.last_assistant_end :]).startswith("<|im_start|>user\n<tool_")

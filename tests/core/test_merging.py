@@ -3,22 +3,46 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentjet.core.chat_format import render_prompt
 from agentjet.core.merging import DriftReason, merge_timelines
 from agentjet.core.types import CallRecord
 
 
-def _call(index: int, prompt: list[int], completion: list[int], *, choice: int = 0, agent: str | None = None,
-          tools: Any = None, version: int = 0) -> CallRecord:
+def _call(
+    index: int,
+    prompt: list[int],
+    completion: list[int],
+    *,
+    choice: int = 0,
+    agent: str | None = None,
+    tools: Any = None,
+    version: int = 0,
+) -> CallRecord:
     return CallRecord(
-        episode_id="ep", call_index=index, choice_index=choice, agent=agent, messages=[], tools=tools, sampling={},
-        prompt_text="", prompt_ids=tuple(prompt), completion_ids=tuple(completion),
-        completion_logprobs=tuple(-(t % 7 + 1) / 10 for t in completion), completion_text="", tool_calls=None,
-        finish_reason="stop", policy_version=version, tool_format="none", started_at=0.0, first_token_s=None,
+        episode_id="ep",
+        call_index=index,
+        choice_index=choice,
+        agent=agent,
+        messages=[],
+        tools=tools,
+        sampling={},
+        prompt_text="",
+        prompt_ids=tuple(prompt),
+        completion_ids=tuple(completion),
+        completion_logprobs=tuple(-(t % 7 + 1) / 10 for t in completion),
+        completion_text="",
+        tool_calls=None,
+        finish_reason="stop",
+        policy_version=version,
+        tool_format="none",
+        started_at=0.0,
+        first_token_s=None,
         finished_at=0.0,
     )
 
@@ -33,8 +57,11 @@ def test_a_growing_conversation_is_one_sample() -> None:
     assert sample.loss_mask == (False, False, False, True, True, False, False, True)
     assert sample.policy_versions == (-1, -1, -1, 0, 0, -1, -1, 1)
     assert sample.calls == ((0, 0), (1, 0))
-    assert sample.trainable_pairs() == [(10, a.completion_logprobs[0]), (11, a.completion_logprobs[1]),
-                                        (12, b.completion_logprobs[0])]
+    assert sample.trainable_pairs() == [
+        (10, a.completion_logprobs[0]),
+        (11, a.completion_logprobs[1]),
+        (12, b.completion_logprobs[0]),
+    ]
 
 
 def test_merge_off_keeps_every_call_apart() -> None:
@@ -89,8 +116,14 @@ def episodes(draw: st.DrawFn) -> list[CallRecord]:
                 at = draw(st.integers(0, len(history) - 1))
                 history[at] = history[at] + 100
             prompt = history + draw(tokens)
-        calls.append(_call(index, prompt, draw(st.lists(st.integers(1, 30), min_size=1, max_size=3)),
-                           agent=draw(st.sampled_from([None, None, "b"]))))
+        calls.append(
+            _call(
+                index,
+                prompt,
+                draw(st.lists(st.integers(1, 30), min_size=1, max_size=3)),
+                agent=draw(st.sampled_from([None, None, "b"])),
+            )
+        )
     return calls
 
 
@@ -120,3 +153,85 @@ def test_each_sampled_token_keeps_the_context_it_was_sampled_in(calls: list[Call
             assert not any(sample.loss_mask[position:start])
             position = start + len(call.completion_ids)
         assert position == len(sample.token_ids)
+
+
+def _rendered_call(
+    tokenizer: Any,
+    index: int,
+    messages: list[dict[str, Any]],
+    completion: str,
+    *,
+    extra_ids: list[int] | None = None,
+    tools: Any = None,
+) -> CallRecord:
+    """A call as the server records it: the prompt rendered by the real template."""
+    prompt = render_prompt(tokenizer, messages, tools)
+    ids = tokenizer(completion, add_special_tokens=False)["input_ids"] + (extra_ids or [])
+    call = _call(index, list(prompt.ids), ids, tools=tools)
+    return replace(
+        call,
+        messages=messages,
+        prompt_text=prompt.text,
+        completion_text=completion,
+        last_assistant_end=prompt.last_assistant_end,
+    )
+
+
+def test_text_merge_splices_the_sampled_tokens_where_tokens_differ(tiny_tokenizer: Any) -> None:
+    end_id = tiny_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    stop_ids = tiny_tokenizer(" END", add_special_tokens=False)["input_ids"]
+    first_messages = [{"role": "user", "content": "hi"}]
+    # the model sampled "Hello there END" and the stop string " END" cut the visible reply
+    first = _rendered_call(tiny_tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
+    second_messages = [
+        *first_messages,
+        {"role": "assistant", "content": "Hello there"},
+        {"role": "user", "content": "more"},
+    ]
+    second = _rendered_call(tiny_tokenizer, 1, second_messages, "Sure", extra_ids=[end_id])
+
+    token_samples, token_drifts = merge_timelines([first, second], match="token")
+    assert len(token_samples) == 2
+    assert [d.reason for d in token_drifts] == [DriftReason.TOKENS_DIFFER]
+
+    text_samples, text_drifts = merge_timelines([first, second], match="text")
+    assert text_drifts == [] and len(text_samples) == 1
+    sample = text_samples[0]
+    cut = second.last_assistant_end
+    assert cut is not None
+    assert sample.token_ids == (
+        *first.prompt_ids,
+        *first.completion_ids,
+        *second.prompt_ids[cut:],
+        *second.completion_ids,
+    )
+    assert sample.trainable_pairs() == [
+        *zip(first.completion_ids, first.completion_logprobs, strict=True),
+        *zip(second.completion_ids, second.completion_logprobs, strict=True),
+    ]
+
+
+def test_text_merge_refuses_edited_replies_and_history(tiny_tokenizer: Any) -> None:
+    first = _rendered_call(tiny_tokenizer, 0, [{"role": "user", "content": "hi"}], "Hello there")
+    edited_reply = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello THERE"},
+        {"role": "user", "content": "more"},
+    ]
+    edited_history = [
+        {"role": "user", "content": "HI"},
+        {"role": "assistant", "content": "Hello there"},
+        {"role": "user", "content": "more"},
+    ]
+    for messages in (edited_reply, edited_history):
+        samples, drifts = merge_timelines([first, _rendered_call(tiny_tokenizer, 1, messages, "ok")], match="text")
+        assert len(samples) == 2 and len(drifts) == 1
+        assert drifts[0].reason in (DriftReason.COMPLETION_EDITED, DriftReason.HISTORY_EDITED)
+
+
+@settings(max_examples=200, deadline=None)
+@given(calls=episodes())
+def test_text_level_also_trains_every_sampled_token_once(calls: list[CallRecord]) -> None:
+    samples, _ = merge_timelines(calls, match="text")
+    trained = Counter(p for s in samples for p in s.trainable_pairs())
+    assert trained == Counter(p for c in calls for p in zip(c.completion_ids, c.completion_logprobs, strict=True))
