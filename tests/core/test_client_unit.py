@@ -121,17 +121,26 @@ def _episode_router(state: FakeState) -> APIRouter:
             message = f"engine is {state.engine}; start it with POST /swarm/engine/start"
             raise _Fail(503, "engine_not_ready", message)
         episode_id = uuid.uuid4().hex
-        state.episodes[episode_id] = {"episode_id": episode_id, "status": "open", "reward": None,
-                                      "calls": [{"i": 0}, {"i": 1}], **body.model_dump()}
-        return {"episode_id": episode_id, "base_url": f"{request.base_url}v1",
-                "api_key": f"ek-{episode_id}", "expires_at": 1e10, **body.model_dump()}
+        state.episodes[episode_id] = {
+            "episode_id": episode_id,
+            "status": "open",
+            "reward": None,
+            "calls": [{"i": 0}, {"i": 1}],
+            **body.model_dump(),
+        }
+        return {
+            "episode_id": episode_id,
+            "base_url": f"{request.base_url}v1",
+            "api_key": f"ek-{episode_id}",
+            "expires_at": 1e10,
+            **body.model_dump(),
+        }
 
     @router.post("/{episode_id}/end")
     async def end(episode_id: str, body: EndIn) -> dict[str, Any]:
         record = _open_episode(state, episode_id)
         record.update(status="ended", reward=body.reward, metadata=body.metadata)
-        return {"episode_id": episode_id, "status": "ended", "reward": body.reward,
-                "calls": len(record["calls"])}
+        return {"episode_id": episode_id, "status": "ended", "reward": body.reward, "calls": len(record["calls"])}
 
     @router.post("/{episode_id}/abort")
     async def abort(episode_id: str) -> dict[str, Any]:
@@ -153,12 +162,26 @@ def _control_router(state: FakeState) -> APIRouter:
     @router.get("/status")
     async def status() -> dict[str, Any]:
         counts = Counter(e["status"] for e in state.episodes.values())
-        return {"state": state.engine, "policy_version": 3, "step": 7, "model": "tiny",
-                "uptime_s": 3661.0, "active_clients": 2, "calls_total": 1234,
-                "tokens_total": 56789, "calls_per_s": 4.5, "tokens_per_s": 812.25,
-                "episodes": {"in_flight": counts["open"], "finished": counts["ended"],
-                             "aborted": counts["aborted"], "reclaimed": counts["reclaimed"]},
-                "pool": {"slots": 8}, "latest_metrics": None}
+        return {
+            "state": state.engine,
+            "policy_version": 3,
+            "step": 7,
+            "model": "tiny",
+            "uptime_s": 3661.0,
+            "active_clients": 2,
+            "calls_total": 1234,
+            "tokens_total": 56789,
+            "calls_per_s": 4.5,
+            "tokens_per_s": 812.25,
+            "episodes": {
+                "in_flight": counts["open"],
+                "finished": counts["ended"],
+                "aborted": counts["aborted"],
+                "reclaimed": counts["reclaimed"],
+            },
+            "pool": {"slots": 8},
+            "latest_metrics": None,
+        }
 
     @router.put("/config")
     async def configure(body: dict[str, Any]) -> dict[str, Any]:
@@ -218,8 +241,7 @@ class DropConnections:
         self.state.drops[path] = (times - 1, mode)
         if mode == "after":
             await self.app(scope, receive, _discard)
-        start = {"type": "http.response.start", "status": 200,
-                 "headers": [(b"content-length", b"64")]}
+        start = {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"64")]}
         await send(start)  # uvicorn closes the socket: no body ever follows these headers
 
 
@@ -239,8 +261,7 @@ def _running_server() -> Iterator[FakeServer]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)  # connections queue here until uvicorn serves them: no start-up race
-    config = uvicorn.Config(DropConnections(_build_fake_app(state), state), log_level="critical",
-                            lifespan="off")
+    config = uvicorn.Config(DropConnections(_build_fake_app(state), state), log_level="critical", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -279,9 +300,7 @@ def dead_url() -> str:
 # ---- episodes, blocking twin ----------------------------------------------------------------
 
 
-def test_episode_block_hands_out_keys_and_end_reports_the_reward(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_episode_block_hands_out_keys_and_end_reports_the_reward(client: SwarmClient, fake: FakeServer) -> None:
     with client.episode("t-17", agent="solver") as ep:
         assert ep.base_url == f"{fake.url}/v1"
         assert ep.api_key == f"ek-{ep.episode_id}"
@@ -295,9 +314,7 @@ def test_episode_block_hands_out_keys_and_end_reports_the_reward(
     assert record["metadata"] == {"note": "ok"}
 
 
-def test_every_request_carries_the_token_and_the_client_id(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_every_request_carries_the_token_and_the_client_id(client: SwarmClient, fake: FakeServer) -> None:
     client.status()
     client.begin_episode("t-1", kind="eval").abort()
     assert len(fake.state.seen_headers) == 3
@@ -310,9 +327,7 @@ def test_every_request_carries_the_token_and_the_client_id(
         assert me.client_id == "me"
 
 
-def test_token_defaults_to_the_environment(
-    fake: FakeServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_token_defaults_to_the_environment(fake: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     with SwarmClient(fake.url) as anonymous, pytest.raises(AuthError):
         anonymous.status()
     monkeypatch.setenv("AGENTJET_TOKEN", TOKEN)
@@ -321,18 +336,14 @@ def test_token_defaults_to_the_environment(
     assert TOKEN not in repr(from_env)
 
 
-def test_an_error_in_the_block_aborts_the_episode_and_propagates(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_an_error_in_the_block_aborts_the_episode_and_propagates(client: SwarmClient, fake: FakeServer) -> None:
     with pytest.raises(ZeroDivisionError), client.episode("t-2") as ep:
         _ = 1 / 0
     assert ep.status == "aborted"
     assert fake.state.episodes[ep.episode_id]["status"] == "aborted"
 
 
-def test_an_error_in_the_block_is_not_hidden_when_the_abort_fails(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_an_error_in_the_block_is_not_hidden_when_the_abort_fails(client: SwarmClient, fake: FakeServer) -> None:
     with pytest.raises(ZeroDivisionError), client.episode("t-2") as ep:
         fake.state.drops[f"/swarm/episodes/{ep.episode_id}/abort"] = (9, "before")
         _ = 1 / 0
@@ -349,9 +360,7 @@ def test_leaving_the_block_without_end_warns_at_the_callers_line_and_aborts(
     assert fake.state.episodes[ep.episode_id]["status"] == "aborted"
 
 
-def test_a_closed_episode_refuses_a_second_end_without_asking_the_server(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_a_closed_episode_refuses_a_second_end_without_asking_the_server(client: SwarmClient, fake: FakeServer) -> None:
     episode = client.begin_episode("t-4")
     episode.end(1.0)
     before = sum(fake.state.hits.values())
@@ -373,9 +382,7 @@ def test_a_reward_json_cannot_carry_is_refused_before_sending(
     assert fake.state.hits[f"POST /swarm/episodes/{episode.episode_id}/end"] == 0
 
 
-def test_a_reclaimed_episode_raises_episode_reclaimed_on_end(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_a_reclaimed_episode_raises_episode_reclaimed_on_end(client: SwarmClient, fake: FakeServer) -> None:
     episode = client.begin_episode("t-6")
     fake.state.episodes[episode.episode_id]["status"] = "reclaimed"
     with pytest.raises(EpisodeReclaimed) as caught:
@@ -383,9 +390,7 @@ def test_a_reclaimed_episode_raises_episode_reclaimed_on_end(
     assert caught.value.status == "reclaimed" and episode.status == "reclaimed"
 
 
-def test_abort_of_an_episode_the_server_already_closed_is_quiet(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_abort_of_an_episode_the_server_already_closed_is_quiet(client: SwarmClient, fake: FakeServer) -> None:
     episode = client.begin_episode("t-7")
     fake.state.episodes[episode.episode_id]["status"] = "reclaimed"
     episode.abort()
@@ -395,9 +400,7 @@ def test_abort_of_an_episode_the_server_already_closed_is_quiet(
 # ---- retries and lost replies ---------------------------------------------------------------
 
 
-def test_dropped_connections_are_retried_until_one_gets_through(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_dropped_connections_are_retried_until_one_gets_through(client: SwarmClient, fake: FakeServer) -> None:
     fake.state.drops["/swarm/episodes"] = (2, "before")
     episode = client.begin_episode("t-8")
     assert fake.state.hits["POST /swarm/episodes"] == 3
@@ -441,9 +444,7 @@ def test_an_end_whose_reply_was_lost_is_confirmed_from_the_episode_record(
     assert fake.state.hits[f"GET /swarm/episodes/{episode.episode_id}"] == 1
 
 
-def test_a_retried_end_meeting_an_episode_closed_otherwise_still_raises(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_a_retried_end_meeting_an_episode_closed_otherwise_still_raises(client: SwarmClient, fake: FakeServer) -> None:
     episode = client.begin_episode("t-10")
     fake.state.drops[f"/swarm/episodes/{episode.episode_id}/end"] = (1, "before")
     fake.state.episodes[episode.episode_id]["status"] = "aborted"
@@ -468,9 +469,7 @@ class _GrpoLike(BaseModel):
     loss: str = "dapo"
 
 
-def test_configure_accepts_a_model_or_a_dict_and_maps_rejections(
-    client: SwarmClient, fake: FakeServer
-) -> None:
+def test_configure_accepts_a_model_or_a_dict_and_maps_rejections(client: SwarmClient, fake: FakeServer) -> None:
     assert client.configure(_GrpoLike()) == {"group_size": 8, "loss": "dapo"}
     assert fake.state.config == {"group_size": 8, "loss": "dapo"}
     with pytest.raises(ConfigError, match="at least 2"):
@@ -516,21 +515,29 @@ def _err(message: str, code: str | None, param: str | None = None) -> dict[str, 
         (401, _err("bad token", "invalid_token"), AuthError, {}),
         (401, _err("bad key", "invalid_api_key"), AuthError, {}),
         (404, _err("no open episode e1", "episode_not_found"), EpisodeNotFound, {}),
-        (409, _err("episode e1 was already ended", "episode_closed"), EpisodeClosed,
-         {"status": "ended"}),
-        (409, _err("episode e1 was already reclaimed", "episode_reclaimed"), EpisodeReclaimed,
-         {"status": "reclaimed"}),
-        (400, _err("too long", "context_length_exceeded", "messages"), ContextLengthExceeded,
-         {"param": "messages"}),
+        (409, _err("episode e1 was already ended", "episode_closed"), EpisodeClosed, {"status": "ended"}),
+        (409, _err("episode e1 was already reclaimed", "episode_reclaimed"), EpisodeReclaimed, {"status": "reclaimed"}),
+        (400, _err("too long", "context_length_exceeded", "messages"), ContextLengthExceeded, {"param": "messages"}),
         (400, _err("bad json", "invalid_json"), InvalidRequest, {}),
-        (422, _err("invalid request: body.task_id", "invalid_request", "task_id"), InvalidRequest,
-         {"param": "task_id"}),
+        (
+            422,
+            _err("invalid request: body.task_id", "invalid_request", "task_id"),
+            InvalidRequest,
+            {"param": "task_id"},
+        ),
         (422, _err("group_size=1 must be at least 2", "invalid_config"), ConfigError, {}),
-        (503, _err("engine is booting; start it with POST /swarm/engine/start", "engine_not_ready"),
-         EngineNotReady, {"state": "booting"}),
-        (503, {"error": {"message": "not now", "code": "engine_not_ready", "state": "draining",
-                         "needed": ["rolling"]}}, EngineNotReady,
-         {"state": "draining", "needed": ("rolling",)}),
+        (
+            503,
+            _err("engine is booting; start it with POST /swarm/engine/start", "engine_not_ready"),
+            EngineNotReady,
+            {"state": "booting"},
+        ),
+        (
+            503,
+            {"error": {"message": "not now", "code": "engine_not_ready", "state": "draining", "needed": ["rolling"]}},
+            EngineNotReady,
+            {"state": "draining", "needed": ("rolling",)},
+        ),
         (503, "<html>busy</html>", EngineNotReady, {"state": "unknown"}),
     ],
 )
@@ -610,10 +617,18 @@ def _text(renderable: Any) -> str:
 
 
 FULL_STATUS: dict[str, Any] = {
-    "state": "rolling", "policy_version": 3, "step": 7, "model": "tiny", "uptime_s": 3661.0,
+    "state": "rolling",
+    "policy_version": 3,
+    "step": 7,
+    "model": "tiny",
+    "uptime_s": 3661.0,
     "episodes": {"in_flight": 3, "finished": 1200, "aborted": 4, "reclaimed": 1},
-    "active_clients": 2, "calls_total": 1234, "tokens_total": 56789, "calls_per_s": 4.5,
-    "tokens_per_s": 812.25, "pool": {"slots": 8, "busy": 5},
+    "active_clients": 2,
+    "calls_total": 1234,
+    "tokens_total": 56789,
+    "calls_per_s": 4.5,
+    "tokens_per_s": 812.25,
+    "pool": {"slots": 8, "busy": 5},
     "latest_metrics": {"loss": 0.0123, "reward_mean": 0.5},
 }
 

@@ -3,53 +3,19 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentjet.core.chat_format import render_prompt
 from agentjet.core.merging import DriftReason, merge_timelines
 from agentjet.core.types import CallRecord
-
-
-def _call(
-    index: int,
-    prompt: list[int],
-    completion: list[int],
-    *,
-    choice: int = 0,
-    agent: str | None = None,
-    tools: Any = None,
-    version: int = 0,
-) -> CallRecord:
-    return CallRecord(
-        episode_id="ep",
-        call_index=index,
-        choice_index=choice,
-        agent=agent,
-        messages=[],
-        tools=tools,
-        sampling={},
-        prompt_text="",
-        prompt_ids=tuple(prompt),
-        completion_ids=tuple(completion),
-        completion_logprobs=tuple(-(t % 7 + 1) / 10 for t in completion),
-        completion_text="",
-        tool_calls=None,
-        finish_reason="stop",
-        policy_version=version,
-        tool_format="none",
-        started_at=0.0,
-        first_token_s=None,
-        finished_at=0.0,
-    )
+from tests.core.factories import call_record, rendered_call
 
 
 def test_a_growing_conversation_is_one_sample() -> None:
-    a = _call(0, [1, 2, 3], [10, 11])
-    b = _call(1, [1, 2, 3, 10, 11, 4, 5], [12], version=1)
+    a = call_record(0, [1, 2, 3], [10, 11])
+    b = call_record(1, [1, 2, 3, 10, 11, 4, 5], [12], version=1)
     samples, drifts = merge_timelines([b, a], match="token")  # order of arrival does not matter
     assert drifts == [] and len(samples) == 1
     sample = samples[0]
@@ -65,37 +31,37 @@ def test_a_growing_conversation_is_one_sample() -> None:
 
 
 def test_merge_off_keeps_every_call_apart() -> None:
-    calls = [_call(0, [1, 2], [3]), _call(1, [1, 2, 3, 4], [5])]
+    calls = [call_record(0, [1, 2], [3]), call_record(1, [1, 2, 3, 4], [5])]
     samples, drifts = merge_timelines(calls, match="off")
     assert [s.token_ids for s in samples] == [(1, 2, 3), (1, 2, 3, 4, 5)]
     assert [d.reason for d in drifts] == [DriftReason.MERGE_OFF]
 
 
 def test_drift_reasons() -> None:
-    base = _call(0, [1, 2, 3], [10, 11])
+    base = call_record(0, [1, 2, 3], [10, 11])
     cases = {
-        DriftReason.HISTORY_EDITED: _call(1, [1, 9, 3, 10, 11, 4], [12]),
-        DriftReason.COMPLETION_EDITED: _call(1, [1, 2, 3, 10, 99, 4], [12]),
-        DriftReason.HISTORY_TRUNCATED: _call(1, [1, 2], [12]),
-        DriftReason.OTHER_AGENT: _call(1, [1, 2, 3, 10, 11, 4], [12], agent="seer"),
-        DriftReason.TOOLS_CHANGED: _call(1, [1, 2, 3, 10, 11, 4], [12], tools=[{"type": "function"}]),
+        DriftReason.HISTORY_EDITED: call_record(1, [1, 9, 3, 10, 11, 4], [12]),
+        DriftReason.COMPLETION_EDITED: call_record(1, [1, 2, 3, 10, 99, 4], [12]),
+        DriftReason.HISTORY_TRUNCATED: call_record(1, [1, 2], [12]),
+        DriftReason.OTHER_AGENT: call_record(1, [1, 2, 3, 10, 11, 4], [12], agent="seer"),
+        DriftReason.TOOLS_CHANGED: call_record(1, [1, 2, 3, 10, 11, 4], [12], tools=[{"type": "function"}]),
     }
     for reason, later in cases.items():
         if reason is DriftReason.TOOLS_CHANGED:
-            later = _call(1, [1, 2, 3, 10, 9], [12], tools=[{"type": "function"}])
+            later = call_record(1, [1, 2, 3, 10, 9], [12], tools=[{"type": "function"}])
         samples, drifts = merge_timelines([base, later], match="token")
         assert len(samples) == 2, reason
         assert [(d.reason, d.timeline) for d in drifts] == [(reason, (0, 0))], reason
 
 
 def test_fork_and_n_choices() -> None:
-    first = _call(0, [1, 2], [3])
-    extend = _call(1, [1, 2, 3, 4], [5])
-    fork = _call(2, [1, 2, 3, 6], [7])  # extends the state before call 1 extended it
+    first = call_record(0, [1, 2], [3])
+    extend = call_record(1, [1, 2, 3, 4], [5])
+    fork = call_record(2, [1, 2, 3, 6], [7])  # extends the state before call 1 extended it
     samples, drifts = merge_timelines([first, extend, fork], match="token")
     assert [s.calls for s in samples] == [((0, 0), (1, 0)), ((2, 0),)]
     assert [d.reason for d in drifts] == [DriftReason.FORKED]
-    choices = [_call(0, [1, 2], [3], choice=0), _call(0, [1, 2], [4], choice=1)]
+    choices = [call_record(0, [1, 2], [3], choice=0), call_record(0, [1, 2], [4], choice=1)]
     samples, drifts = merge_timelines(choices, match="token")
     assert len(samples) == 2 and drifts == []  # sibling choices are separate timelines, not drift
 
@@ -117,7 +83,7 @@ def episodes(draw: st.DrawFn) -> list[CallRecord]:
                 history[at] = history[at] + 100
             prompt = history + draw(tokens)
         calls.append(
-            _call(
+            call_record(
                 index,
                 prompt,
                 draw(st.lists(st.integers(1, 30), min_size=1, max_size=3)),
@@ -155,40 +121,18 @@ def test_each_sampled_token_keeps_the_context_it_was_sampled_in(calls: list[Call
         assert position == len(sample.token_ids)
 
 
-def _rendered_call(
-    tokenizer: Any,
-    index: int,
-    messages: list[dict[str, Any]],
-    completion: str,
-    *,
-    extra_ids: list[int] | None = None,
-    tools: Any = None,
-) -> CallRecord:
-    """A call as the server records it: the prompt rendered by the real template."""
-    prompt = render_prompt(tokenizer, messages, tools)
-    ids = tokenizer(completion, add_special_tokens=False)["input_ids"] + (extra_ids or [])
-    call = _call(index, list(prompt.ids), ids, tools=tools)
-    return replace(
-        call,
-        messages=messages,
-        prompt_text=prompt.text,
-        completion_text=completion,
-        last_assistant_end=prompt.last_assistant_end,
-    )
-
-
 def test_text_merge_splices_the_sampled_tokens_where_tokens_differ(tiny_tokenizer: Any) -> None:
     end_id = tiny_tokenizer.convert_tokens_to_ids("<|im_end|>")
     stop_ids = tiny_tokenizer(" END", add_special_tokens=False)["input_ids"]
     first_messages = [{"role": "user", "content": "hi"}]
     # the model sampled "Hello there END" and the stop string " END" cut the visible reply
-    first = _rendered_call(tiny_tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
+    first = rendered_call(tiny_tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
     second_messages = [
         *first_messages,
         {"role": "assistant", "content": "Hello there"},
         {"role": "user", "content": "more"},
     ]
-    second = _rendered_call(tiny_tokenizer, 1, second_messages, "Sure", extra_ids=[end_id])
+    second = rendered_call(tiny_tokenizer, 1, second_messages, "Sure", extra_ids=[end_id])
 
     token_samples, token_drifts = merge_timelines([first, second], match="token")
     assert len(token_samples) == 2
@@ -212,7 +156,7 @@ def test_text_merge_splices_the_sampled_tokens_where_tokens_differ(tiny_tokenize
 
 
 def test_text_merge_refuses_edited_replies_and_history(tiny_tokenizer: Any) -> None:
-    first = _rendered_call(tiny_tokenizer, 0, [{"role": "user", "content": "hi"}], "Hello there")
+    first = rendered_call(tiny_tokenizer, 0, [{"role": "user", "content": "hi"}], "Hello there")
     edited_reply = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "Hello THERE"},
@@ -224,7 +168,7 @@ def test_text_merge_refuses_edited_replies_and_history(tiny_tokenizer: Any) -> N
         {"role": "user", "content": "more"},
     ]
     for messages in (edited_reply, edited_history):
-        samples, drifts = merge_timelines([first, _rendered_call(tiny_tokenizer, 1, messages, "ok")], match="text")
+        samples, drifts = merge_timelines([first, rendered_call(tiny_tokenizer, 1, messages, "ok")], match="text")
         assert len(samples) == 2 and len(drifts) == 1
         assert drifts[0].reason in (DriftReason.COMPLETION_EDITED, DriftReason.HISTORY_EDITED)
 

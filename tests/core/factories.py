@@ -1,0 +1,66 @@
+"""Builders of CallRecords for merging and trainer tests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agentjet.core.chat_format import render_prompt
+from agentjet.core.types import CallRecord
+
+__all__ = ["call_record", "rendered_call"]
+
+
+def call_record(
+    index: int,
+    prompt: list[int],
+    completion: list[int],
+    *,
+    choice: int = 0,
+    agent: str | None = None,
+    tools: Any = None,
+    version: int = 0,
+) -> CallRecord:
+    return CallRecord(
+        episode_id="ep",
+        call_index=index,
+        choice_index=choice,
+        agent=agent,
+        messages=[],
+        tools=tools,
+        sampling={},
+        prompt_text="",
+        prompt_ids=tuple(prompt),
+        completion_ids=tuple(completion),
+        completion_logprobs=tuple(-(t % 7 + 1) / 10 for t in completion),
+        completion_text="",
+        tool_calls=None,
+        finish_reason="stop",
+        policy_version=version,
+        tool_format="none",
+        started_at=0.0,
+        first_token_s=None,
+        finished_at=0.0,
+    )
+
+
+def rendered_call(
+    tokenizer: Any,
+    index: int,
+    messages: list[dict[str, Any]],
+    completion: str,
+    *,
+    extra_ids: list[int] | None = None,
+    tools: Any = None,
+) -> CallRecord:
+    """A call as the server records it: the prompt rendered by the real template."""
+    prompt = render_prompt(tokenizer, messages, tools)
+    ids = tokenizer(completion, add_special_tokens=False)["input_ids"] + (extra_ids or [])
+    call = call_record(index, list(prompt.ids), ids, tools=tools)
+    return replace(
+        call,
+        messages=messages,
+        prompt_text=prompt.text,
+        completion_text=completion,
+        last_assistant_end=prompt.last_assistant_end,
+    )
