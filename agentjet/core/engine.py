@@ -111,6 +111,10 @@ class Engine:
         self._calls_total = 0
         self._tokens_total = 0
         self._client_seen: dict[str, float] = {}
+        # set by the training loop (training_loop.py); the engine only calls/reports them
+        self.on_episode_ended: Callable[[EpisodeRecord, int], None] | None = None
+        self.pool_stats: Callable[[], dict[str, Any]] | None = None
+        self.latest_metrics: dict[str, Any] | None = None
 
     # ---- state machine -------------------------------------------------------------------
     @property
@@ -122,6 +126,14 @@ class Engine:
             raise EngineNotReady(f"cannot go from {self._state} to {to}", state=str(self._state))
         log.info("engine state %s -> %s", self._state, to)
         self._state = to
+
+    def move(self, to: EngineState) -> None:
+        """A legal state move (NEXT_STATES) for the training loop: draining and updating are its to drive."""
+        self._move(to)
+
+    def calls_in_flight(self) -> int:
+        """Calls still sampling across open episodes: draining waits for this to reach 0."""
+        return sum(e.calls_in_flight for e in self._open.values())
 
     async def start(self) -> EngineState:
         """Boot the backend (once) and start rolling; a no-op when already serving."""
@@ -255,7 +267,9 @@ class Engine:
         return record, seq
 
     async def end_episode(self, episode_id: str, reward: float, metadata: dict[str, Any]) -> EpisodeRecord:
-        record, _ = await self._close(episode_id, EpisodeStatus.ENDED, reward, metadata)
+        record, seq = await self._close(episode_id, EpisodeStatus.ENDED, reward, metadata)
+        if self.on_episode_ended is not None:
+            self.on_episode_ended(record, seq)  # after the journal write: the pool only holds durable episodes
         return record
 
     async def abort_episode(self, episode_id: str) -> EpisodeRecord:
@@ -332,6 +346,10 @@ class Engine:
             "tokens_total": self._tokens_total,
             "calls_per_s": len(self._recent_calls) / window,
             "tokens_per_s": sum(t for _, t in self._recent_calls) / window,
-            "pool": {"open_tasks": len(tasks), "collect": self.train_config.collect.strategy},
-            "latest_metrics": None,
+            "pool": {
+                "open_tasks": len(tasks),
+                "collect": self.train_config.collect.strategy,
+                **(self.pool_stats() if self.pool_stats is not None else {}),
+            },
+            "latest_metrics": self.latest_metrics,
         }

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,6 +25,7 @@ from agentjet.core.server import engine_routes, episode_routes, openai_routes
 from agentjet.core.server.deps import Runtime
 from agentjet.core.server.errors import install_error_handlers
 from agentjet.core.serving import ChatService
+from agentjet.core.training_loop import TrainingLoop
 
 __all__ = ["create_app", "default_backend"]
 
@@ -76,16 +78,35 @@ async def _boot(engine: Engine) -> None:
         log.exception("backend failed to start; engine stays offline")
 
 
-def create_app(settings: ServerSettings, backend: Backend | None = None) -> FastAPI:
+def _model_path(settings: ServerSettings, backend: Backend | None, model_path: Path | None) -> Path | None:
+    """The folder the trainer loads: given, or the one `default_backend` serves; None = serve only.
+
+    A caller-supplied backend without a `model_path` (fakes in tests) gets no training loop, so
+    serving-only tests never load a trainer.
+    """
+    if model_path is not None or backend is not None:
+        return model_path
+    from agentjet.core.models import resolve_model
+
+    return resolve_model(settings.model)
+
+
+def create_app(settings: ServerSettings, backend: Backend | None = None, *, model_path: Path | None = None) -> FastAPI:
+    """The server app; `model_path` is the base model folder the trainer fine-tunes (see `_model_path`)."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = _build_runtime(settings, backend or default_backend(settings))
         app.state.runtime = runtime
+        trained = _model_path(settings, backend, model_path)
         async with asyncio.TaskGroup() as group:
             tasks = [
                 group.create_task(_boot(runtime.engine)),
                 group.create_task(_janitor(runtime.engine, settings.janitor_interval_s)),
             ]
+            if trained is not None:
+                loop = TrainingLoop(runtime.engine, model_path=trained, state_dir=settings.state_dir)
+                tasks.append(group.create_task(loop.run()))
             try:
                 yield
             finally:

@@ -1,0 +1,181 @@
+"""The training loop: pooled ended episodes become GRPO updates of the served policy."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import yaml
+
+from agentjet.core.backends.fakes import EchoBackend
+from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
+from agentjet.core.engine import Engine
+from agentjet.core.journal import Journal
+from agentjet.core.keys import EpisodeKeySigner
+from agentjet.core.merging import Sample
+from agentjet.core.server.app import create_app
+from agentjet.core.testing import RunningServer, serve_in_thread
+from agentjet.core.trainer import StepStats
+from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.types import EngineState, EpisodeKind
+from tests.conftest import TOKEN, _wait_rolling
+from tests.core.factories import call_record
+
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+CONFIG = TrainConfig(
+    collect=CollectConfig(strategy="tasks", tasks=1),
+    grpo=GrpoConfig(group_size=2),
+    optim=OptimConfig(lr=5e-2),
+)
+
+
+# ---- unit: pooling and selection with a fake trainer -----------------------------------------
+class FakeTrainer:
+    def __init__(self, fail: bool = False) -> None:
+        self.steps = 0
+        self.fail = fail
+        self.seen: list[tuple[int, list[float]]] = []
+
+    def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats:
+        if self.fail:
+            raise RuntimeError("boom")
+        self.steps += 1
+        self.seen.append((len(samples), list(advantages)))
+        tokens = sum(sum(s.loss_mask) for s in samples)
+        return StepStats(0.5, 0.0, 0.0, 1.0, tokens, len(samples), 1, 0.01)
+
+    def save_adapter(self, path: Path) -> None:
+        path.mkdir(parents=True)
+
+
+async def _episode(engine: Engine, task: str, reward: float, kind: EpisodeKind = EpisodeKind.TRAIN) -> None:
+    episode, _ = engine.begin_episode(task, kind=kind, agent=None, client_id=None)
+    engine.call_started(episode)
+    engine.call_finished(episode, [call_record(0, [1, 2, 3], [4, 5])])
+    await engine.end_episode(episode.episode_id, reward, {})
+
+
+@pytest.fixture
+async def fake_loop(tmp_path: Path, tiny_tokenizer: Any) -> tuple[Engine, TrainingLoop, FakeTrainer]:
+    engine = Engine(
+        EchoBackend(tiny_tokenizer),
+        Journal(tmp_path / "j.sqlite"),
+        EpisodeKeySigner(b"k" * 32),
+        idle_timeout_s=10.0,
+        episode_ttl_s=100.0,
+        train_config=CONFIG,
+    )
+    await engine.start()
+    trainer = FakeTrainer()
+    loop = TrainingLoop(engine, model_path=tmp_path, state_dir=tmp_path / "state", trainer_factory=lambda p, c: trainer)
+    return engine, loop, trainer
+
+
+async def test_batch_trained_rest_stays_pooled_and_eval_is_never_pooled(
+    fake_loop: tuple[Engine, TrainingLoop, FakeTrainer],
+) -> None:
+    engine, loop, trainer = fake_loop
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "b", 0.0)
+    await _episode(engine, "a", 0.0, EpisodeKind.EVAL)
+    assert loop.select() is None and engine.status()["pool"]["pooled_episodes"] == 2
+    await _episode(engine, "a", 0.0)
+    await _episode(engine, "a", 0.5)  # a third "a": beyond the batch
+    await loop._train_ready_batches()
+    assert engine.step == 1 and engine.backend.policy_version == 1 and engine.state is EngineState.ROLLING
+    assert trainer.seen == [(2, [pytest.approx(1.0, rel=1e-4), pytest.approx(-1.0, rel=1e-4)])]
+    pool = engine.status()["pool"]
+    assert pool["pooled_episodes"] == 2 and pool["complete_groups"] == 0  # "b" and the third "a"
+    metrics = engine.status()["latest_metrics"]
+    assert metrics["step"] == 1 and metrics["episodes"] == 2 and metrics["tokens_trained"] == 4
+    assert metrics["merge_ratio"] == 1.0 and metrics["reward_mean"] == 0.5
+    lines = (loop.state_dir / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [1]
+
+
+async def test_failed_update_keeps_the_batch_pooled(fake_loop: tuple[Engine, TrainingLoop, FakeTrainer]) -> None:
+    engine, loop, trainer = fake_loop
+    trainer.fail = True
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "a", 0.0)
+    await loop._train_ready_batches()
+    assert engine.state is EngineState.ROLLING and engine.step == 0 and loop.failed_updates == 1
+    assert engine.status()["pool"]["pooled_episodes"] == 2
+    trainer.fail = False
+    await loop._train_ready_batches()
+    assert engine.step == 1 and engine.status()["pool"]["pooled_episodes"] == 0
+
+
+# ---- end to end: a live server on the real tiny model trains ---------------------------------
+@pytest.fixture
+def training_server(tmp_path: Path, tiny_model: Path) -> Iterator[tuple[RunningServer, Path]]:
+    from agentjet.core.backends.transformers_backend import TransformersBackend
+
+    config_file = tmp_path / "train.yaml"
+    config_file.write_text(yaml.safe_dump(CONFIG.model_dump(mode="json")))
+    settings = ServerSettings(model="tiny", state_dir=tmp_path / "state", token=TOKEN, config=config_file)
+    backend = TransformersBackend(tiny_model, name="tiny", max_batch_size=4)
+    with serve_in_thread(create_app(settings, backend=backend, model_path=tiny_model)) as running:
+        _wait_rolling(running.url)
+        yield running, settings.state_dir
+
+
+def _status(server: RunningServer) -> dict[str, Any]:
+    body: dict[str, Any] = httpx.get(f"{server.url}/swarm/status", headers=HEADERS, timeout=10).json()
+    return body
+
+
+def _run_episode(server: RunningServer, task: str, reward: float, kind: str = "train") -> list[dict[str, Any]]:
+    """One episode of two calls; returns its journaled call records."""
+    begun = httpx.post(f"{server.url}/swarm/episodes", json={"task_id": task, "kind": kind}, headers=HEADERS).json()
+    client = openai.OpenAI(base_url=begun["base_url"], api_key=begun["api_key"], max_retries=0, timeout=60)
+    messages: list[Any] = [{"role": "user", "content": f"Task {task}: say something."}]
+    reply = client.chat.completions.create(model="tiny", messages=messages, max_tokens=8, seed=int(reward * 10))
+    messages += [
+        {"role": "assistant", "content": reply.choices[0].message.content},
+        {"role": "user", "content": "More."},
+    ]
+    client.chat.completions.create(model="tiny", messages=messages, max_tokens=8)
+    end = httpx.post(f"{server.url}/swarm/episodes/{begun['episode_id']}/end", json={"reward": reward}, headers=HEADERS)
+    assert end.status_code == 200, end.text
+    record = httpx.get(f"{server.url}/swarm/episodes/{begun['episode_id']}", headers=HEADERS).json()
+    calls: list[dict[str, Any]] = record["calls"]
+    return calls
+
+
+def _wait_step(server: RunningServer, step: int, timeout_s: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = _status(server)
+        if status["step"] >= step and status["state"] == "rolling":
+            return status
+        time.sleep(0.05)
+    raise TimeoutError(f"server never reached step {step}: {_status(server)}")
+
+
+def test_live_server_trains_and_serves_new_policy(training_server: tuple[RunningServer, Path]) -> None:
+    server, state_dir = training_server
+    assert _status(server)["policy_version"] == 0
+    for task in ("t1", "t2"):
+        _run_episode(server, task, 1.0)
+        _run_episode(server, task, 0.0)
+        _run_episode(server, "eval", 1.0, kind="eval")
+    status = _wait_step(server, 2)
+    assert status["policy_version"] == 2
+    _run_episode(server, "t3", 1.0)  # beyond any batch: carried in the pool
+    calls = _run_episode(server, "t3-eval", 0.0, kind="eval")
+    assert {c["policy_version"] for c in calls} == {2}  # the hot-loaded adapter made these tokens
+    status = _status(server)
+    # 8 ended, 4 trained, 3 eval (never pooled): only t3 is carried
+    assert status["pool"]["pooled_episodes"] == 1 and status["pool"]["complete_groups"] == 0
+    assert status["latest_metrics"]["step"] == 2 and status["episodes"]["finished"] == 8
+    lines = [json.loads(line) for line in (state_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in lines] == [1, 2]
+    assert all(m["tokens_trained"] > 0 and m["episodes"] == 2 and m["reward_std"] == 0.5 for m in lines)
+    assert (state_dir / "adapters" / "step-2" / "adapter_config.json").is_file()
