@@ -193,6 +193,15 @@ class Trainer:
         """A PEFT adapter folder (`PeftModel.from_pretrained`); under full fine-tune, the whole model."""
         self.model.save_pretrained(path)  # type: ignore[operator]
 
+    def load_adapter(self, path: Path) -> None:
+        """Set the policy weights from a folder `save_adapter` wrote: resuming from a checkpoint."""
+        if isinstance(self.model, peft.PeftModel):
+            weights = peft.utils.load_peft_weights(str(path), device=str(self.device))
+            peft.set_peft_model_state_dict(self.model, weights)
+        else:
+            saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            self.model.load_state_dict(saved.state_dict())
+
     def state_dict(self) -> dict[str, Any]:
         """Optimiser state and step count (the weights travel in the adapter folder)."""
         return {"step": self.steps, "optimizer": self.optimizer.state_dict()}

@@ -7,6 +7,12 @@ for in-flight calls so they finish under the old policy) -> UPDATING (merge, adv
 `Trainer.step` in a worker thread, save adapter, hot-load it into the backend) -> ROLLING.
 Event-loop owned: one asyncio task runs the updates and only it touches the pool and the
 engine state; the worker thread only sees the trainer and plain values.
+
+Durability (`checkpoints.py`): every `checkpoint_every` steps the loop writes a checkpoint
+(adapter, optimiser, step, the journal seqs consumed). On start it restores the newest one and
+rebuilds the pool from the journal (every ended train episode not consumed), so a kill -9 loses
+no ended episode and trains none twice; metric lines of steps after the checkpoint are dropped
+because those steps will be redone.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentjet.core import checkpoints
 from agentjet.core.advantages import group_advantages
 from agentjet.core.collect import Batch, PoolEpisode, build_strategy
 from agentjet.core.config import TrainConfig
@@ -43,6 +50,12 @@ class StepTrainer(Protocol):
     def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats: ...
 
     def save_adapter(self, path: Path) -> None: ...
+
+    def load_adapter(self, path: Path) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
 TrainerFactory = Callable[[Path, TrainConfig], StepTrainer]
@@ -102,6 +115,7 @@ class TrainingLoop:
         self._trainer_factory = trainer_factory
         self._trainer: StepTrainer | None = None
         self._pool: dict[int, EpisodeRecord] = {}  # journal seq -> ended train episode not yet trained
+        self._consumed: set[int] = set()  # journal seqs trained or skipped: never pooled again
         self._wake = asyncio.Event()
         engine.on_episode_ended = self.episode_ended
         engine.pool_stats = self.pool_stats
@@ -110,6 +124,8 @@ class TrainingLoop:
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
         """Pool an ended train episode and wake the update task; eval episodes are never trained."""
         if record.kind is not EpisodeKind.TRAIN or record.status is not EpisodeStatus.ENDED:
+            return
+        if seq in self._consumed:
             return
         self._pool[seq] = record
         self._wake.set()
@@ -130,7 +146,14 @@ class TrainingLoop:
         """Forever: wait for an episode end, then train every batch the strategy forms.
 
         Never raises: it runs in the server's task group, where an escaping error would stop serving.
+        A failed restore stops training (serving goes on): training from scratch could train twice.
         """
+        try:
+            await self.restore()
+        except Exception:
+            log.exception("restore failed; training stays off until a restart")
+            return
+        self._wake.set()  # the restored pool may already hold a batch
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -138,6 +161,56 @@ class TrainingLoop:
                 await self._train_ready_batches()
             except Exception:
                 log.exception("training loop error; waiting for the next episode end")
+
+    # ---- restore ----------------------------------------------------------------------------
+    @property
+    def checkpoint_root(self) -> Path:
+        return self.state_dir / "checkpoints"
+
+    async def restore(self) -> None:
+        """Once the backend is rolling: load the newest checkpoint and rebuild the pool from the journal.
+
+        Runs under UPDATING (after a drain) so no call samples from the base weights once a
+        restored adapter is on its way in.
+        """
+        while self.engine.state is not EngineState.ROLLING:  # the backend may still be booting
+            await asyncio.sleep(_DRAIN_POLL_S)
+        self.engine.move(EngineState.DRAINING)
+        try:
+            await self._drain()
+            self.engine.move(EngineState.UPDATING)
+            await self._restore_state()
+        finally:
+            self._resume()
+
+    async def _restore_state(self) -> None:
+        checkpoint = await asyncio.to_thread(checkpoints.latest_checkpoint, self.checkpoint_root)
+        step = 0
+        if checkpoint is not None:
+            trainer = await self._get_trainer(self.engine.train_config)
+            await asyncio.to_thread(self._load_trainer, trainer, checkpoint)
+            await self.engine.backend.load_adapter(checkpoint.adapter_dir, version=checkpoint.policy_version)
+            self.engine.step = step = checkpoint.step
+            self._consumed = set(checkpoint.consumed)
+            self.last_trained_seq = max(self._consumed, default=0)
+        dropped = await asyncio.to_thread(checkpoints.truncate_metrics, self.state_dir / "metrics.jsonl", step)
+        ended = await asyncio.to_thread(lambda: list(self.engine.journal.read_from(0, status=EpisodeStatus.ENDED)))
+        for seq, record in ended:
+            if record.kind is EpisodeKind.TRAIN and seq not in self._consumed:
+                self._pool[seq] = record
+        log.info(
+            "restored step=%d consumed=%d pooled=%d metrics_dropped=%d",
+            step,
+            len(self._consumed),
+            len(self._pool),
+            dropped,
+        )
+
+    @staticmethod
+    def _load_trainer(trainer: StepTrainer, checkpoint: checkpoints.Checkpoint) -> None:
+        """Weights from the adapter folder, then optimiser + step (+ RNG) from trainer.pt."""
+        trainer.load_adapter(checkpoint.adapter_dir)
+        trainer.load_state_dict(checkpoints.load_trainer_state(checkpoint))
 
     async def _train_ready_batches(self) -> None:
         while self.engine.state is EngineState.ROLLING:
@@ -205,12 +278,38 @@ class TrainingLoop:
         metrics = await self._publish(trainer, stats, records, calls, len(samples), started) if stats else None
         for episode in (*batch.episodes, *batch.skipped):
             self._pool.pop(episode.seq, None)
+            self._consumed.add(episode.seq)
         self.last_trained_seq = max([self.last_trained_seq, *(e.seq for e in (*batch.episodes, *batch.skipped))])
         if metrics is not None:
             metrics["skipped_episodes"] = len(batch.skipped)
             metrics["trained_through_seq"] = self.last_trained_seq
+            metrics["episode_seqs"] = sorted(e.seq for e in batch.episodes)
+            metrics["skipped_seqs"] = sorted(e.seq for e in batch.skipped)
             await asyncio.to_thread(self._append_metrics, metrics)
+            if trainer.steps % config.checkpoint_every == 0:
+                await self._checkpoint(trainer, config)
         return metrics
+
+    async def _checkpoint(self, trainer: StepTrainer, config: TrainConfig) -> None:
+        """Write the checkpoint of the step just taken (its adapter is already in adapters/step-N).
+
+        A failure is logged, not raised: the step itself succeeded and its batch is consumed;
+        a restart then resumes from the previous checkpoint and redoes the steps after it.
+        """
+        step = trainer.steps
+        try:
+            await asyncio.to_thread(
+                checkpoints.write_checkpoint,
+                self.checkpoint_root,
+                step=step,
+                policy_version=step,
+                adapter_dir=self.state_dir / "adapters" / f"step-{step}",
+                trainer_state=trainer.state_dict(),
+                consumed=frozenset(self._consumed),
+                config=config,
+            )
+        except Exception:
+            log.exception("checkpoint failed step=%d; the previous one stays the resume point", step)
 
     async def _get_trainer(self, config: TrainConfig) -> StepTrainer:
         """Built on the first update, in a thread: loading the model must not stall serving."""

@@ -52,6 +52,16 @@ class FakeTrainer:
 
     def save_adapter(self, path: Path) -> None:
         path.mkdir(parents=True)
+        (path / "adapter_config.json").write_text("{}")
+
+    def load_adapter(self, path: Path) -> None:
+        self.loaded = path
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"step": self.steps, "optimizer": {}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.steps = int(state["step"])
 
 
 async def _episode(engine: Engine, task: str, reward: float, kind: EpisodeKind = EpisodeKind.TRAIN) -> None:
