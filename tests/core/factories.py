@@ -64,3 +64,22 @@ def rendered_call(
         completion_text=completion,
         last_assistant_end=prompt.last_assistant_end,
     )
+
+
+def stop_string_turns(
+    tokenizer: Any, reply: str, *, reply_extra_ids: list[int] | None = None
+) -> tuple[CallRecord, CallRecord]:
+    """Two turns where text merging applies but token merging cannot.
+
+    The model sampled "Hello there END" and the stop string " END" cut the visible reply, so the
+    second prompt re-renders "Hello there" without the sampled " END" tokens.
+    """
+    stop_ids = tokenizer(" END", add_special_tokens=False)["input_ids"]
+    first_messages = [{"role": "user", "content": "hi"}]
+    first = rendered_call(tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
+    second_messages = [
+        *first_messages,
+        {"role": "assistant", "content": "Hello there"},
+        {"role": "user", "content": "more"},
+    ]
+    return first, rendered_call(tokenizer, 1, second_messages, reply, extra_ids=reply_extra_ids)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from agentjet.core.checkpoints import latest_checkpoint, load_trainer_state, tru
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, TrainConfig
 from agentjet.core.journal import Journal
 from agentjet.core.types import EpisodeKind, EpisodeStatus
+from tests.core.server_process import start_server_process
 
 CONFIG = TrainConfig(
     collect=CollectConfig(strategy="tasks", tasks=1), grpo=GrpoConfig(group_size=2), optim=OptimConfig(lr=5e-2)
@@ -100,17 +99,7 @@ AUTH = {"Authorization": "Bearer tok"}
 
 
 def _start(state: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTJET_") or k == "AGENTJET_CACHE_DIR"}
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(state), str(port)], env=env)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if _status(port)["state"] == "rolling":
-                return proc
-        except (httpx.TransportError, KeyError):
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
-        time.sleep(0.05)
+    return start_server_process(_SERVE, state, port)
 
 
 def _status(port: int) -> dict[str, Any]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import pytest
 
-from agentjet.core.backends.fakes import EchoBackend
 from agentjet.core.engine import Engine
 from agentjet.core.errors import AuthError, EngineNotReady, EpisodeClosed, EpisodeNotFound
-from agentjet.core.journal import Journal
-from agentjet.core.keys import EpisodeKeySigner
 from agentjet.core.types import CallRecord, EngineState, EpisodeKind, EpisodeStatus
 
 
@@ -29,17 +25,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def engine(tmp_path: Path, tiny_tokenizer: Any, clock: Clock) -> Engine:
-    eng = Engine(
-        EchoBackend(tiny_tokenizer),
-        Journal(tmp_path / "j.sqlite"),
-        EpisodeKeySigner(b"k" * 32),
-        idle_timeout_s=10.0,
-        episode_ttl_s=100.0,
-        clock=clock,
-    )
-    await eng.start()
-    return eng
+async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
+    return await make_engine(clock=clock)
 
 
 def _call(episode_id: str, index: int) -> CallRecord:

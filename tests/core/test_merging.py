@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentjet.core.merging import DriftReason, merge_timelines
 from agentjet.core.types import CallRecord
-from tests.core.factories import call_record, rendered_call
+from tests.core.factories import call_record, rendered_call, stop_string_turns
 
 
 def test_a_growing_conversation_is_one_sample() -> None:
@@ -123,16 +123,7 @@ def test_each_sampled_token_keeps_the_context_it_was_sampled_in(calls: list[Call
 
 def test_text_merge_splices_the_sampled_tokens_where_tokens_differ(tiny_tokenizer: Any) -> None:
     end_id = tiny_tokenizer.convert_tokens_to_ids("<|im_end|>")
-    stop_ids = tiny_tokenizer(" END", add_special_tokens=False)["input_ids"]
-    first_messages = [{"role": "user", "content": "hi"}]
-    # the model sampled "Hello there END" and the stop string " END" cut the visible reply
-    first = rendered_call(tiny_tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
-    second_messages = [
-        *first_messages,
-        {"role": "assistant", "content": "Hello there"},
-        {"role": "user", "content": "more"},
-    ]
-    second = rendered_call(tiny_tokenizer, 1, second_messages, "Sure", extra_ids=[end_id])
+    first, second = stop_string_turns(tiny_tokenizer, "Sure", reply_extra_ids=[end_id])
 
     token_samples, token_drifts = merge_timelines([first, second], match="token")
     assert len(token_samples) == 2

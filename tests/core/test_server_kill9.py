@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
+
+from tests.core.server_process import start_server_process
 
 _SERVE = """
 import sys
@@ -27,17 +26,7 @@ AUTH = {"Authorization": "Bearer tok"}
 
 
 def _start(state: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTJET_") or k == "AGENTJET_CACHE_DIR"}
-    proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(state), str(port)], env=env)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json()["state"] == "rolling":
-                return proc
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
-        time.sleep(0.05)
+    return start_server_process(_SERVE, state, port)
 
 
 def test_ended_episodes_survive_kill_9_and_keys_stay_dead(tmp_path: Path, free_port: int) -> None:

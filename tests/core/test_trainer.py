@@ -19,7 +19,7 @@ from agentjet.core.merging import Sample, merge_timelines
 from agentjet.core.packing import plan_micro_batches
 from agentjet.core.trainer import StepStats, Trainer, kl_k3, ppo_clip_loss, sequence_logprobs, to_peft
 from agentjet.core.types import CallRecord
-from tests.core.factories import call_record, rendered_call
+from tests.core.factories import call_record, stop_string_turns
 
 VOCAB = 49152  # the tiny model's (SmolLM2's) vocabulary
 
@@ -112,15 +112,7 @@ def test_merged_timeline_trains_like_the_separate_calls(tiny_model: Path) -> Non
 def test_text_merge_trains_like_separate_calls_over_the_spliced_tokens(tiny_model: Path, tiny_tokenizer: Any) -> None:
     trainer = _trainer(tiny_model, kl_coef=0.1)
     _randomise_lora_b(trainer)
-    stop_ids = tiny_tokenizer(" END", add_special_tokens=False)["input_ids"]
-    first_messages = [{"role": "user", "content": "hi"}]
-    first = rendered_call(tiny_tokenizer, 0, first_messages, "Hello there", extra_ids=stop_ids)
-    second_messages = [
-        *first_messages,
-        {"role": "assistant", "content": "Hello there"},
-        {"role": "user", "content": "more"},
-    ]
-    second = rendered_call(tiny_tokenizer, 1, second_messages, "Sure thing")
+    first, second = stop_string_turns(tiny_tokenizer, "Sure thing")
     first, second = _near_policy(trainer, first), _near_policy(trainer, second)
     assert len(merge_timelines([first, second], match="token")[0]) == 2  # tokens differ: only text merges
     merged, drifts = merge_timelines([first, second], match="text")

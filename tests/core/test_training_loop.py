@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +13,8 @@ import openai
 import pytest
 import yaml
 
-from agentjet.core.backends.fakes import EchoBackend
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.engine import Engine
-from agentjet.core.journal import Journal
-from agentjet.core.keys import EpisodeKeySigner
 from agentjet.core.merging import Sample
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import RunningServer, serve_in_thread
@@ -72,16 +69,10 @@ async def _episode(engine: Engine, task: str, reward: float, kind: EpisodeKind =
 
 
 @pytest.fixture
-async def fake_loop(tmp_path: Path, tiny_tokenizer: Any) -> tuple[Engine, TrainingLoop, FakeTrainer]:
-    engine = Engine(
-        EchoBackend(tiny_tokenizer),
-        Journal(tmp_path / "j.sqlite"),
-        EpisodeKeySigner(b"k" * 32),
-        idle_timeout_s=10.0,
-        episode_ttl_s=100.0,
-        train_config=CONFIG,
-    )
-    await engine.start()
+async def fake_loop(
+    tmp_path: Path, make_engine: Callable[..., Awaitable[Engine]]
+) -> tuple[Engine, TrainingLoop, FakeTrainer]:
+    engine = await make_engine(train_config=CONFIG)
     trainer = FakeTrainer()
     loop = TrainingLoop(engine, model_path=tmp_path, state_dir=tmp_path / "state", trainer_factory=lambda p, c: trainer)
     return engine, loop, trainer

@@ -1,0 +1,29 @@
+"""Fixtures for core tests: an Engine on the echo backend with a real journal, started."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentjet.core.backends.fakes import EchoBackend
+from agentjet.core.engine import Engine
+from agentjet.core.journal import Journal
+from agentjet.core.keys import EpisodeKeySigner
+
+
+@pytest.fixture
+def make_engine(tmp_path: Path, tiny_tokenizer: Any) -> Callable[..., Awaitable[Engine]]:
+    """`await make_engine(**engine_kwargs)` -> a rolling Engine (idle timeout 10 s, TTL 100 s)."""
+
+    async def make(**overrides: Any) -> Engine:
+        options: dict[str, Any] = {"idle_timeout_s": 10.0, "episode_ttl_s": 100.0, **overrides}
+        engine = Engine(
+            EchoBackend(tiny_tokenizer), Journal(tmp_path / "j.sqlite"), EpisodeKeySigner(b"k" * 32), **options
+        )
+        await engine.start()
+        return engine
+
+    return make
