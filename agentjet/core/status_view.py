@@ -104,15 +104,51 @@ def _add_section(table: Table, title: str, values: Any) -> None:
         table.add_row(f"  {key}", _format_value(value))
 
 
+def _plus_minus(metrics: Mapping[str, Any], mean: str, std: str) -> str:
+    if metrics.get(std) is None:
+        return _format_value(metrics.get(mean))
+    return f"{_format_value(metrics.get(mean))} ± {_format_value(metrics.get(std))}"
+
+
+def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The last step at a glance; every value is in metrics.jsonl (names in docs/metrics.md)."""
+    reward = _plus_minus(metrics, "reward_mean", "reward_std")
+    if metrics.get("group_reward_std") is not None:
+        reward += f" (within-group std {_format_value(metrics['group_reward_std'])})"
+    eval_reward = _plus_minus(metrics, "eval_reward_mean", "eval_reward_std")
+    if "eval_episodes" in metrics:
+        eval_reward += f" ({_format_value(metrics['eval_episodes'])} episodes)"
+    drifts = {k.removeprefix("drift_"): v for k, v in metrics.items() if k.startswith("drift_") and v}
+    merge = _format_value(metrics.get("merge_ratio")) + (f" · drifts {_format_value(drifts)}" if drifts else "")
+    return [
+        ("reward", reward),
+        ("eval reward", eval_reward),
+        ("loss", _format_value(metrics.get("loss"))),
+        ("kl", _format_value(metrics.get("kl"))),
+        ("clip fraction", _format_value(metrics.get("clip_fraction"))),
+        ("tokens trained", _format_value(metrics.get("tokens_trained"))),
+        ("merge ratio", merge),
+        ("step time", _format_duration(metrics.get("step_time_s"))),
+    ]
+
+
+def _add_metrics(table: Table, metrics: Any) -> None:
+    if not isinstance(metrics, Mapping) or not metrics:
+        return
+    table.add_row(Text("last step", style="bold magenta"), _format_value(metrics.get("step")))
+    for label, value in _metric_rows(metrics):
+        table.add_row(f"  {label}", value)
+
+
 def render_status(status: Mapping[str, Any], *, url: str | None = None) -> RenderableType:
-    """A panel of the server's state, counters and rates, plus `pool` and `latest_metrics`."""
+    """A panel of the server's state, counters and rates, plus `pool` and the last step's metrics."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="cyan", no_wrap=True)
     table.add_column()
     for label, value in _main_rows(status):
         table.add_row(label, value)
     _add_section(table, "pool", status.get("pool"))
-    _add_section(table, "latest metrics", status.get("latest_metrics"))
+    _add_metrics(table, status.get("latest_metrics"))
     title = f"AgentJet server {url}" if url else "AgentJet server"
     return Panel(table, title=title, title_align="left", expand=False)
 

@@ -18,11 +18,10 @@ because those steps will be redone.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,11 +30,13 @@ from agentjet.core.advantages import group_advantages
 from agentjet.core.collect import Batch, PoolEpisode, build_strategy
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine import Engine
-from agentjet.core.merging import Sample, merge_timelines
+from agentjet.core.merging import Drift, Sample, merge_timelines
+from agentjet.core.metrics import EvalRewards, step_metrics
+from agentjet.core.metrics_log import MetricsLog, last_metrics
 from agentjet.core.trainer import StepStats
 from agentjet.core.types import EngineState, EpisodeKind, EpisodeRecord, EpisodeStatus
 
-__all__ = ["StepTrainer", "TrainingLoop", "build_samples"]
+__all__ = ["StepTrainer", "TrainingBatch", "TrainingLoop", "build_samples"]
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,19 @@ def _default_trainer(model_path: Path, config: TrainConfig) -> StepTrainer:
     return Trainer(model_path, config, device="cuda" if torch.cuda.is_available() else "cpu")
 
 
-def build_samples(records: Sequence[EpisodeRecord], config: TrainConfig) -> tuple[list[Sample], list[float], int]:
-    """Merged samples of the batch, each with its episode's GRPO advantage, and the call count.
+@dataclass(frozen=True)
+class TrainingBatch:
+    """A batch ready for `Trainer.step`, with what its metrics need (advantages per episode, drifts)."""
+
+    samples: list[Sample]
+    advantages: list[float]  # one per sample: its episode's
+    episode_advantages: list[float]  # one per episode, in batch order
+    calls: int
+    drifts: list[Drift]  # why calls stayed separate samples, over the whole batch
+
+
+def build_samples(records: Sequence[EpisodeRecord], config: TrainConfig) -> TrainingBatch:
+    """Merged samples of the batch, each with its episode's GRPO advantage, and merge statistics.
 
     Advantages are computed per task group over episode rewards, then every sample of an
     episode gets its episode's value: merging must not change how much an episode counts.
@@ -85,13 +97,14 @@ def build_samples(records: Sequence[EpisodeRecord], config: TrainConfig) -> tupl
     )
     samples: list[Sample] = []
     per_sample: list[float] = []
-    calls = 0
+    drifts: list[Drift] = []
     for record, advantage in zip(records, advantages, strict=True):
-        merged, _drifts = merge_timelines(record.calls, match=config.merge)
+        merged, episode_drifts = merge_timelines(record.calls, match=config.merge)
         samples.extend(merged)
         per_sample.extend([advantage] * len(merged))
-        calls += len(record.calls)
-    return samples, per_sample, calls
+        drifts.extend(episode_drifts)
+    calls = sum(len(r.calls) for r in records)
+    return TrainingBatch(samples, per_sample, advantages, calls, drifts)
 
 
 class TrainingLoop:
@@ -117,12 +130,15 @@ class TrainingLoop:
         self._pool: dict[int, EpisodeRecord] = {}  # journal seq -> ended train episode not yet trained
         self._consumed: set[int] = set()  # journal seqs trained or skipped: never pooled again
         self._wake = asyncio.Event()
+        self._metrics_log = MetricsLog(state_dir)
+        self._eval_rewards = EvalRewards()  # ended eval episodes: reported in the next step's line, never trained
         engine.on_episode_ended = self.episode_ended
         engine.pool_stats = self.pool_stats
 
     # ---- called by the engine (event loop) -----------------------------------------------
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
         """Pool an ended train episode and wake the update task; eval episodes are never trained."""
+        self._eval_rewards.observe(record, seq)
         if record.kind is not EpisodeKind.TRAIN or record.status is not EpisodeStatus.ENDED:
             return
         if seq in self._consumed:
@@ -205,6 +221,7 @@ class TrainingLoop:
             len(self._pool),
             dropped,
         )
+        await self._reload_metrics()
 
     @staticmethod
     def _load_trainer(trainer: StepTrainer, checkpoint: checkpoints.Checkpoint) -> None:
@@ -268,14 +285,14 @@ class TrainingLoop:
         """Train on the batch, then drop it (and C3's skipped groups) from the pool: only now is it consumed."""
         config = self.engine.train_config
         records = [self._pool[e.seq] for e in batch.episodes]
-        samples, advantages, calls = build_samples(records, config)
+        built = build_samples(records, config)
         trainer = await self._get_trainer(config)
-        if samples:
-            stats = await asyncio.to_thread(trainer.step, samples, advantages)
+        if built.samples:
+            stats = await asyncio.to_thread(trainer.step, built.samples, built.advantages)
         else:
             stats = None
             log.warning("batch has no calls episodes=%d; consumed without a step", len(records))
-        metrics = await self._publish(trainer, stats, records, calls, len(samples), started) if stats else None
+        metrics = await self._publish(trainer, stats, records, built, started) if stats else None
         for episode in (*batch.episodes, *batch.skipped):
             self._pool.pop(episode.seq, None)
             self._consumed.add(episode.seq)
@@ -285,7 +302,7 @@ class TrainingLoop:
             metrics["trained_through_seq"] = self.last_trained_seq
             metrics["episode_seqs"] = sorted(e.seq for e in batch.episodes)
             metrics["skipped_seqs"] = sorted(e.seq for e in batch.skipped)
-            await asyncio.to_thread(self._append_metrics, metrics)
+            await asyncio.to_thread(self._metrics_log.append, metrics)
             if trainer.steps % config.checkpoint_every == 0:
                 await self._checkpoint(trainer, config)
         return metrics
@@ -323,41 +340,53 @@ class TrainingLoop:
         trainer: StepTrainer,
         stats: StepStats,
         records: Sequence[EpisodeRecord],
-        calls: int,
-        samples: int,
+        built: TrainingBatch,
         started: float,
     ) -> dict[str, Any]:
-        """Save and hot-load the new adapter, then the step's metrics (the engine's step moves here)."""
+        """Save and hot-load the new adapter, then the step's metrics (the engine's step moves here).
+
+        The eval episodes ended since the previous step are reported in this line, then forgotten.
+        """
         step = trainer.steps
         path = self.state_dir / "adapters" / f"step-{step}"
         await asyncio.to_thread(trainer.save_adapter, path)
         await self.engine.backend.load_adapter(path, version=step)
         self.engine.step = step
-        rewards = [r.reward or 0.0 for r in records]
-        metrics = {
-            "step": step,
-            "policy_version": step,
-            "loss": stats.loss,
-            "kl": stats.kl,
-            "clip_fraction": stats.clip_fraction,
-            "grad_norm": stats.grad_norm,
-            "tokens_trained": stats.tokens_trained,
-            "samples": samples,
-            "calls": calls,
-            "merge_ratio": calls / samples,
-            "reward_mean": statistics.fmean(rewards),
-            "reward_std": statistics.pstdev(rewards),
-            "episodes": len(records),
-            "train_time_s": stats.step_time_s,
-            "step_time_s": time.perf_counter() - started,
-            "time": time.time(),
-        }
-        log.info(
-            "step done step=%d loss=%.4f tokens=%d episodes=%d", step, stats.loss, stats.tokens_trained, len(rewards)
+        values = step_metrics(
+            stats,
+            rewards=[r.reward or 0.0 for r in records],
+            task_ids=[r.task_id for r in records],
+            advantages=built.episode_advantages,
+            drifts=built.drifts,
+            calls=built.calls,
+            samples=len(built.samples),
+            eval_rewards=self._eval_rewards.take(),
         )
+        metrics = {"step": step, "policy_version": step, **values}
+        metrics["step_time_s"] = time.perf_counter() - started
+        metrics["eval_through_seq"] = self._eval_rewards.through_seq
+        metrics["time"] = time.time()
+        log.info(
+            "step done step=%d loss=%.4f reward=%.3f tokens=%d tokens_per_s=%.0f episodes=%d",
+            step,
+            stats.loss,
+            values["reward_mean"],
+            stats.tokens_trained,
+            stats.tokens_trained / max(stats.step_time_s, 1e-9),
+            len(records),
+        )
+        if built.drifts:
+            reasons = {k: n for k, n in values.items() if k.startswith("drift_") and n}
+            log.warning("calls left unmerged step=%d count=%d reasons=%s", step, len(built.drifts), reasons)
         return metrics
 
-    def _append_metrics(self, metrics: dict[str, Any]) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        with (self.state_dir / "metrics.jsonl").open("a") as f:
-            f.write(json.dumps(metrics) + "\n")
+    async def _reload_metrics(self) -> None:
+        """After a restore: status shows the last kept metrics line, and eval episodes it did not report wait."""
+        last = await asyncio.to_thread(last_metrics, self._metrics_log.jsonl_path)
+        self.engine.latest_metrics = last
+        self._eval_rewards.through_seq = int((last or {}).get("eval_through_seq", 0))
+        after = await asyncio.to_thread(
+            lambda: list(self.engine.journal.read_from(self._eval_rewards.through_seq, status=EpisodeStatus.ENDED))
+        )
+        for seq, record in after:
+            self._eval_rewards.observe(record, seq)

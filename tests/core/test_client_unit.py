@@ -658,9 +658,10 @@ def test_render_status_shows_every_field_and_the_open_ended_sections() -> None:
         "slots": "8",
         "busy": "5",
         "loss": "0.0123",
-        "reward_mean": "0.5",
+        "reward": "0.5",
+        "eval reward": "-",
         "pool": "",
-        "latest metrics": "",
+        "last step": "-",
     }
     rows = _rows(text)
     assert {label: rows.get(label) for label in expected} == expected
@@ -668,7 +669,7 @@ def test_render_status_shows_every_field_and_the_open_ended_sections() -> None:
 
 def test_render_status_tolerates_missing_fields_and_null_metrics() -> None:
     text = _text(render_status({"state": "offline", "latest_metrics": None, "pool": {}}))
-    assert "offline" in text and "latest metrics" not in text and "pool" not in text
+    assert "offline" in text and "last step" not in text and "pool" not in text
     assert "uptime" in text and "-" in text
 
 

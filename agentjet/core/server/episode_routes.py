@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentjet.core.metrics import episode_with_merge_report
 from agentjet.core.server.deps import EngineDep, require_server_token
 from agentjet.core.server.wire import Utf8Body
 from agentjet.core.types import EpisodeKind
@@ -101,4 +103,6 @@ async def abort_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> C
 
 @router.get("/{episode_id}")
 async def get_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> dict[str, Any]:
-    return await engine.get_episode(episode_id)
+    """The episode's record; an ended one also gets `merge`: its samples and drifts under the current `merge`."""
+    episode = await engine.get_episode(episode_id)
+    return await asyncio.to_thread(episode_with_merge_report, episode, engine.train_config.merge)
