@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import random
+import re
 import time
 import uuid
 import warnings
@@ -37,6 +38,7 @@ from agentjet.core.errors import (
     InvalidRequest,
     ServerOffline,
 )
+from agentjet.core.types import CLIENT_ID_PATTERN
 
 __all__ = ["AsyncEpisode", "AsyncSwarmClient", "Episode", "EpisodeReclaimed", "SwarmClient"]
 
@@ -105,10 +107,26 @@ def _end_plan(episode_id: str, body: JsonDict) -> _Plan[JsonDict]:
     return {"episode_id": episode_id, "status": "ended", "reward": reward, "calls": count}
 
 
-def _begin_call(task_id: str, kind: str, agent: str | None) -> _Call:
+def _begin_call(task_id: str, kind: str, agent: str | None, client_id: str) -> _Call:
     if kind not in ("train", "eval"):
         raise InvalidRequest(f"kind must be 'train' or 'eval', got {kind!r}", param="kind")
-    return _Call("POST", "/swarm/episodes", {"task_id": task_id, "kind": kind, "agent": agent})
+    body = {"task_id": task_id, "kind": kind, "agent": agent, "client_id": client_id}
+    return _Call("POST", "/swarm/episodes", body)
+
+
+def _client_call(client_id: str, action: Literal["update", "heartbeat"], ready: bool | None = None) -> _Call:
+    body = None if ready is None else {"ready": ready}
+    return _Call("POST", f"/swarm/clients/{client_id}/{action}", body)
+
+
+def _checked_client_id(client_id: str | None) -> str:
+    """The given id (checked here, so a bad one fails at construction, not on every begin) or a fresh one."""
+    if client_id is None:
+        return uuid.uuid4().hex
+    if not isinstance(client_id, str) or not re.fullmatch(CLIENT_ID_PATTERN, client_id):
+        rule = "1-64 characters of A-Z a-z 0-9 _ . : - starting with a letter or digit"
+        raise ConfigError(f"client_id must be {rule}, got {client_id!r}")
+    return client_id
 
 
 def _end_body(reward: float, metadata: Mapping[str, Any] | None) -> JsonDict:
@@ -155,7 +173,7 @@ class _ClientCore:
         backoff_s: float,
     ) -> None:
         self.url = _checked_url(url)
-        self.client_id = client_id or uuid.uuid4().hex
+        self.client_id = _checked_client_id(client_id)
         self.timeout_s = timeout_s
         self.retries = max(1, retries)  # attempts per request before ServerOffline
         self.backoff_s = backoff_s
@@ -356,7 +374,7 @@ class SwarmClient(_ClientCore):
     def begin_episode(self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None) -> Episode:
         """Begin an episode you close yourself with `end()` or `abort()`. A begin retried after
         a lost reply may leave an unused episode behind; the server reclaims it when idle."""
-        body = self._run(_one_call(_begin_call(task_id, kind, agent)))
+        body = self._run(_one_call(_begin_call(task_id, kind, agent, self.client_id)))
         return Episode(**_episode_fields(body, task_id, kind, agent), _client=self)
 
     def get_episode(self, episode_id: str) -> JsonDict:
@@ -364,6 +382,15 @@ class SwarmClient(_ClientCore):
 
     def status(self) -> JsonDict:
         return self._run(_one_call(_Call("GET", "/swarm/status")))
+
+    def request_update(self, ready: bool = True) -> JsonDict:
+        """Ask for the next update (`any_client`), or agree to it (`all_clients`); `ready=False`
+        withdraws. One request asks for one update: it is spent when a batch is trained."""
+        return self._run(_one_call(_client_call(self.client_id, "update", ready)))
+
+    def heartbeat(self) -> JsonDict:
+        """Stay active between episodes (active = an open episode or seen within the idle timeout)."""
+        return self._run(_one_call(_client_call(self.client_id, "heartbeat")))
 
     def configure(self, config: SupportsModelDump | Mapping[str, Any]) -> JsonDict:
         """Send a training config; returns the config the server accepted."""
@@ -476,7 +503,7 @@ class AsyncSwarmClient(_ClientCore):
         self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None
     ) -> AsyncEpisode:
         """Begin an episode you close yourself with `end()` or `abort()`."""
-        body = await self._run(_one_call(_begin_call(task_id, kind, agent)))
+        body = await self._run(_one_call(_begin_call(task_id, kind, agent, self.client_id)))
         return AsyncEpisode(**_episode_fields(body, task_id, kind, agent), _client=self)
 
     async def get_episode(self, episode_id: str) -> JsonDict:
@@ -484,6 +511,14 @@ class AsyncSwarmClient(_ClientCore):
 
     async def status(self) -> JsonDict:
         return await self._run(_one_call(_Call("GET", "/swarm/status")))
+
+    async def request_update(self, ready: bool = True) -> JsonDict:
+        """Ask for (or agree to) the next update; `ready=False` withdraws (see `SwarmClient`)."""
+        return await self._run(_one_call(_client_call(self.client_id, "update", ready)))
+
+    async def heartbeat(self) -> JsonDict:
+        """Stay active between episodes."""
+        return await self._run(_one_call(_client_call(self.client_id, "heartbeat")))
 
     async def configure(self, config: SupportsModelDump | Mapping[str, Any]) -> JsonDict:
         """Send a training config; returns the config the server accepted."""

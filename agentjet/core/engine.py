@@ -13,11 +13,12 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentjet.core.backends.base import Backend
+from agentjet.core.clients import ClientTracker
 from agentjet.core.config import TrainConfig
 from agentjet.core.errors import AuthError, EngineNotReady, EpisodeClosed, EpisodeNotFound
 from agentjet.core.journal import Journal
@@ -37,8 +38,6 @@ log = logging.getLogger(__name__)
 
 _SERVING = frozenset({EngineState.ROLLING, EngineState.DRAINING, EngineState.UPDATING})
 _RATE_WINDOW_S = 10.0
-_ACTIVE_CLIENT_S = 60.0
-_CLIENTS_BEFORE_PRUNE = 10_000
 _CLOSED_MEMORY = 100_000  # closed ids remembered to explain a 401 without a journal lookup
 
 
@@ -110,9 +109,10 @@ class Engine:
         self._recent_calls: deque[tuple[float, int]] = deque()
         self._calls_total = 0
         self._tokens_total = 0
-        self._client_seen: dict[str, float] = {}
+        self._clients = ClientTracker(idle_timeout_s)
         # set by the training loop (training_loop.py); the engine only calls/reports them
         self.on_episode_ended: Callable[[EpisodeRecord, int], None] | None = None
+        self.on_clients_changed: Callable[[], None] | None = None  # a request came or went, a client left
         self.pool_stats: Callable[[], dict[str, Any]] | None = None
         self.latest_metrics: dict[str, Any] | None = None
 
@@ -254,6 +254,7 @@ class Engine:
             closed_at=self._clock(),
             policy_version_at_begin=episode.policy_version_at_begin,
             calls=tuple(sorted(episode.calls, key=lambda c: (c.call_index, c.choice_index))),
+            client_id=episode.client_id,
         )
         try:
             seq = await asyncio.to_thread(self.journal.append, record)  # durable before we answer
@@ -263,6 +264,8 @@ class Engine:
             self._open[episode_id] = episode
             raise
         self._counts[status] += 1
+        if status is not EpisodeStatus.RECLAIMED:  # a reclaim is the janitor's doing, not the client's
+            self.touch_client(episode.client_id)
         log.info("episode %s id=%s reward=%s calls=%d seq=%d", status, episode_id, reward, len(record.calls), seq)
         return record, seq
 
@@ -291,6 +294,7 @@ class Engine:
             await self._close(
                 episode_id, EpisodeStatus.RECLAIMED, None, {"reclaimed_after_idle_s": self.idle_timeout_s}
             )
+        self.active_clients()  # also a sweep of clients gone idle: that may unblock C5
         return stale
 
     async def get_episode(self, episode_id: str) -> dict[str, Any]:
@@ -308,24 +312,65 @@ class Engine:
         log.info("training config replaced: %s", config.model_dump_json())
         return config
 
+    # ---- clients (C4/C5) -----------------------------------------------------------------
     def touch_client(self, client_id: str | None) -> None:
+        """The client is alive (begin, end, heartbeat): active for another idle timeout."""
         if client_id:
-            now = self._clock()
-            self._client_seen[client_id] = now
-            if len(self._client_seen) > _CLIENTS_BEFORE_PRUNE:  # amortised: memory stays bounded
-                self._prune_clients(now)
+            self._clients.seen(client_id, self._clock())
 
-    def _prune_clients(self, now: float) -> None:
-        self._client_seen = {c: seen for c, seen in self._client_seen.items() if now - seen <= _ACTIVE_CLIENT_S}
+    def request_update(self, client_id: str, *, ready: bool) -> dict[str, Any]:
+        """Ask for (ready) or withdraw from the next update; wakes the training loop."""
+        self._clients.set_ready(client_id, ready, self._clock())
+        log.info("client update request id=%s ready=%s", client_id, ready)
+        self._clients_changed()
+        return self.client_view(client_id)
+
+    def heartbeat(self, client_id: str) -> dict[str, Any]:
+        """A client between episodes says it is still there: it stays active (and C5 waits for it)."""
+        self.touch_client(client_id)
+        return self.client_view(client_id)
+
+    def client_view(self, client_id: str) -> dict[str, Any]:
+        active, requested = self.active_clients(), self.update_requests()
+        return {
+            "client_id": client_id,
+            "active": client_id in active,
+            "ready": client_id in requested,
+            "active_clients": sorted(active),
+            "requested_clients": sorted(requested),  # requests of inactive clients are forgotten
+        }
+
+    def active_clients(self) -> frozenset[str]:
+        """Clients holding an open episode or seen within the idle timeout. Whoever notices a
+        client gone idle (status, the loop, the janitor) says so: C5 may no longer be blocked."""
+        now, holding = self._clock(), self._holding_clients()
+        gone = self._clients.forget_idle(now, holding)
+        if gone:
+            log.info("clients inactive ids=%s", ",".join(sorted(gone)))
+            self._clients_changed()
+        return self._clients.active(now, holding)
+
+    def update_requests(self) -> dict[str, int]:
+        """Pending update requests (client id -> request number); pass it to `consume_update_requests`."""
+        return self._clients.requests()
+
+    def consume_update_requests(self, answered: Mapping[str, int]) -> None:
+        """A batch was trained: the requests it answered are spent (one request, one update)."""
+        self._clients.consume(answered)
+
+    def _holding_clients(self) -> frozenset[str]:
+        return frozenset(e.client_id for e in self._open.values() if e.client_id)
+
+    def _clients_changed(self) -> None:
+        if self.on_clients_changed is not None:
+            self.on_clients_changed()
 
     def status(self) -> dict[str, Any]:
         now = self._clock()
         while self._recent_calls and now - self._recent_calls[0][0] > _RATE_WINDOW_S:
             self._recent_calls.popleft()
         window = min(_RATE_WINDOW_S, max(now - self._started_at, 1e-9))
-        self._prune_clients(now)
-        active = set(self._client_seen)
-        active |= {e.client_id for e in self._open.values() if e.client_id}
+        active = self.active_clients()
         tasks: dict[str, int] = {}
         for e in self._open.values():
             tasks[e.task_id] = tasks.get(e.task_id, 0) + 1

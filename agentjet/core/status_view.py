@@ -32,6 +32,9 @@ _STATE_STYLES = {
     "offline": "bold red",
 }
 _EPISODE_COUNTS = ("in_flight", "finished", "aborted", "reclaimed")
+_GROUPS_SHOWN = 8  # task groups listed in the pool section; the rest are counted
+_IDS_SHOWN = 6  # client ids listed per line
+_LABEL_CHARS = 24
 _Outcome = Literal["shown", "unreachable", "failed"]
 
 
@@ -95,13 +98,57 @@ def _main_rows(status: Mapping[str, Any]) -> list[tuple[str, RenderableType]]:
     ]
 
 
-def _add_section(table: Table, title: str, values: Any) -> None:
-    """Extra rows for an open-ended dict (pool statistics, the last training step's metrics)."""
-    if not isinstance(values, Mapping) or not values:
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _reward(group: Mapping[str, Any]) -> str:
+    mean, std = group.get("reward_mean"), group.get("reward_std")
+    if not isinstance(mean, int | float) or not isinstance(std, int | float):
+        return "-"
+    return f"{mean:.2f} ± {std:.2f}"
+
+
+def _add_group_rows(table: Table, groups: list[Any], tasks: Any) -> None:
+    """One line per pooled task group, oldest first: episodes, ✓ when complete, reward mean ± std."""
+    total = tasks if isinstance(tasks, int) else len(groups)
+    table.add_row("  groups", f"{total:,} task(s), oldest first (✓ = complete group)")
+    shown = [g for g in groups if isinstance(g, Mapping)][:_GROUPS_SHOWN]
+    for group in shown:
+        mark = " ✓" if group.get("complete") else ""
+        line = f"{_format_value(group.get('episodes'))} ep{mark} · reward {_reward(group)}"
+        table.add_row(Text("    " + _clip(str(group.get("task_id")), _LABEL_CHARS)), line)
+    if total > len(shown):
+        table.add_row("    …", f"+{total - len(shown):,} more")
+
+
+def _some_ids(ids: Any, count: Any) -> str:
+    listed = [str(i) for i in ids] if isinstance(ids, list) else []
+    total = count if isinstance(count, int) else len(listed)
+    shown = [_clip(i, _LABEL_CHARS) for i in listed[:_IDS_SHOWN]]
+    more = f" +{total - len(shown)}" if total > len(shown) else ""
+    return f"{total} ({', '.join(shown)}{more})" if shown else str(total)
+
+
+def _clients_line(clients: Mapping[str, Any]) -> Text:
+    """`2 active (a, b) · 1 asked for an update (a)`: who C4/C5 count and who they wait for."""
+    active = _some_ids(clients.get("active_ids"), clients.get("active"))
+    requested = _some_ids(clients.get("requested_ids"), clients.get("requested"))
+    return Text(f"{active} active · {requested} asked for an update")
+
+
+def _add_pool_section(table: Table, pool: Any) -> None:
+    """The pool's counters, a compact line per task group and one for the clients."""
+    if not isinstance(pool, Mapping) or not pool:
         return
-    table.add_row(Text(title, style="bold magenta"), "")
-    for key, value in values.items():
-        table.add_row(f"  {key}", _format_value(value))
+    table.add_row(Text("pool", style="bold magenta"), "")
+    for key, value in pool.items():
+        if key == "groups" and isinstance(value, list):
+            _add_group_rows(table, value, pool.get("tasks"))
+        elif key == "clients" and isinstance(value, Mapping):
+            table.add_row("  clients", _clients_line(value))
+        elif key != "tasks" or not isinstance(pool.get("groups"), list):  # tasks heads the groups
+            table.add_row(f"  {key}", _format_value(value))
 
 
 def _plus_minus(metrics: Mapping[str, Any], mean: str, std: str) -> str:
@@ -147,7 +194,7 @@ def render_status(status: Mapping[str, Any], *, url: str | None = None) -> Rende
     table.add_column()
     for label, value in _main_rows(status):
         table.add_row(label, value)
-    _add_section(table, "pool", status.get("pool"))
+    _add_pool_section(table, status.get("pool"))
     _add_metrics(table, status.get("latest_metrics"))
     title = f"AgentJet server {url}" if url else "AgentJet server"
     return Panel(table, title=title, title_align="left", expand=False)

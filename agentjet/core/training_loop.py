@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ __all__ = ["StepTrainer", "TrainingBatch", "TrainingLoop", "build_samples"]
 log = logging.getLogger(__name__)
 
 _DRAIN_POLL_S = 0.02
+_SHOWN_IN_STATUS = 50  # task groups / client ids listed in pool stats (counts cover the rest)
 
 
 class StepTrainer(Protocol):
@@ -134,6 +136,7 @@ class TrainingLoop:
         self._eval_rewards = EvalRewards()  # ended eval episodes: reported in the next step's line, never trained
         engine.on_episode_ended = self.episode_ended
         engine.pool_stats = self.pool_stats
+        engine.on_clients_changed = self._wake.set  # an update request (C4/C5) may complete a batch
 
     # ---- called by the engine (event loop) -----------------------------------------------
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
@@ -147,14 +150,35 @@ class TrainingLoop:
         self._wake.set()
 
     def pool_stats(self) -> dict[str, Any]:
+        """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
         group_size = self.engine.train_config.grpo.group_size
-        tasks: dict[str, int] = {}
-        for record in self._pool.values():
-            tasks[record.task_id] = tasks.get(record.task_id, 0) + 1
+        rewards: dict[str, list[float]] = {}
+        for _, record in sorted(self._pool.items()):
+            rewards.setdefault(record.task_id, []).append(record.reward or 0.0)
+        groups = [
+            {
+                "task_id": task_id,
+                "episodes": len(values),
+                "complete": len(values) >= group_size,
+                "reward_mean": statistics.fmean(values),
+                "reward_std": statistics.pstdev(values),
+            }
+            for task_id, values in rewards.items()
+        ]
+        active = sorted(self.engine.active_clients())
+        requested = sorted(self.engine.update_requests())
         return {
             "pooled_episodes": len(self._pool),
-            "complete_groups": sum(1 for n in tasks.values() if n >= group_size),
+            "complete_groups": sum(1 for g in groups if g["complete"]),
             "trained_through_seq": self.last_trained_seq,
+            "tasks": len(groups),
+            "groups": groups[:_SHOWN_IN_STATUS],
+            "clients": {
+                "active": len(active),
+                "requested": len(requested),
+                "active_ids": active[:_SHOWN_IN_STATUS],
+                "requested_ids": requested[:_SHOWN_IN_STATUS],
+            },
         }
 
     # ---- the update task -----------------------------------------------------------------
@@ -231,8 +255,14 @@ class TrainingLoop:
 
     async def _train_ready_batches(self) -> None:
         while self.engine.state is EngineState.ROLLING:
+            requests = self.engine.update_requests()  # the update requests this batch answers
             batch = self.select()
-            if batch is None or not await self._update(batch):
+            if batch is None:
+                return
+            rolling = await self._update(batch)
+            if any(e.seq in self._consumed for e in batch.episodes):  # trained: one request, one update
+                self.engine.consume_update_requests(requests)
+            if not rolling:
                 return  # a failed update waits for the next episode end before retrying
 
     def select(self) -> Batch | None:
@@ -240,9 +270,11 @@ class TrainingLoop:
         config = self.engine.train_config
         strategy = build_strategy(config.collect, group_size=config.grpo.group_size)
         pool = [
-            PoolEpisode(seq, r.episode_id, r.task_id, r.reward or 0.0, None) for seq, r in sorted(self._pool.items())
+            PoolEpisode(seq, r.episode_id, r.task_id, r.reward or 0.0, r.client_id)
+            for seq, r in sorted(self._pool.items())
         ]
-        return strategy.select(pool, active=frozenset(), requested=frozenset())
+        active = self.engine.active_clients()  # first: it forgets the requests of clients gone idle
+        return strategy.select(pool, active=active, requested=frozenset(self.engine.update_requests()))
 
     async def _update(self, batch: Batch) -> bool:
         """One training step on `batch`; on failure the batch stays pooled and we roll on.

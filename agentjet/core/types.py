@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Literal, NewType
 
 __all__ = [
+    "CLIENT_ID_PATTERN",
     "NEXT_STATES",
     "CallRecord",
     "EngineState",
@@ -27,6 +28,8 @@ __all__ = [
 ]
 
 EpisodeId = NewType("EpisodeId", str)
+# a swarm client's self-chosen id: short and safe to log, put in a URL path or show in a terminal
+CLIENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 FinishReason = Literal["stop", "length", "tool_calls", "abort"]
 
 
@@ -160,6 +163,7 @@ class EpisodeRecord:
     closed_at: float
     policy_version_at_begin: int
     calls: tuple[CallRecord, ...]
+    client_id: str | None = None  # the swarm client that began it (C4/C5 bookkeeping, status)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,6 +171,7 @@ class EpisodeRecord:
             "task_id": self.task_id,
             "kind": str(self.kind),
             "agent": self.agent,
+            "client_id": self.client_id,
             "status": str(self.status),
             "reward": self.reward,
             "metadata": self.metadata,
@@ -190,4 +195,5 @@ class EpisodeRecord:
             closed_at=d["closed_at"],
             policy_version_at_begin=d.get("policy_version_at_begin", 0),
             calls=tuple(CallRecord.from_dict(c) for c in d.get("calls", [])),
+            client_id=d.get("client_id"),  # absent in journals written before client ids
         )

@@ -21,7 +21,7 @@ from agentjet.core.config import ServerSettings, load_train_config
 from agentjet.core.engine import Engine
 from agentjet.core.journal import Journal
 from agentjet.core.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token
-from agentjet.core.server import engine_routes, episode_routes, openai_routes
+from agentjet.core.server import client_routes, engine_routes, episode_routes, openai_routes
 from agentjet.core.server.deps import Runtime
 from agentjet.core.server.errors import install_error_handlers
 from agentjet.core.serving import ChatService
@@ -120,6 +120,7 @@ def create_app(settings: ServerSettings, backend: Backend | None = None, *, mode
     app.include_router(openai_routes.router)
     app.include_router(episode_routes.router)
     app.include_router(engine_routes.router)
+    app.include_router(client_routes.router)
 
     @app.get("/health", tags=["health"])
     async def health(request: Request) -> dict[str, Any]:

@@ -42,15 +42,12 @@ def _bearer(authorization: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-async def require_server_token(
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_agentjet_client: Annotated[str | None, Header(max_length=128)] = None,
-) -> None:
+async def require_server_token(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+    """Any /swarm call. It does not mark its X-AgentJet-Client as active: a status poller is no
+    C5 voter. Clients are seen on begin/end, `/swarm/clients/{id}/heartbeat` and `/update`."""
     runtime = get_runtime(request)
     if not tokens_equal(_bearer(authorization), runtime.token):
         raise AuthError("missing or wrong server token: send Authorization: Bearer <token> (see <state-dir>/token)")
-    runtime.engine.touch_client(x_agentjet_client)
 
 
 async def get_engine(request: Request) -> Engine:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentjet.core.metrics import episode_with_merge_report
 from agentjet.core.server.deps import EngineDep, require_server_token
 from agentjet.core.server.wire import Utf8Body
-from agentjet.core.types import EpisodeKind
+from agentjet.core.types import CLIENT_ID_PATTERN, EpisodeKind
 
 __all__ = ["router"]
 
@@ -29,6 +29,7 @@ class BeginEpisodeIn(_WireIn):
     task_id: str = Field(min_length=1, max_length=256)
     kind: Literal["train", "eval"] = "train"
     agent: str | None = Field(None, min_length=1, max_length=128)
+    client_id: str | None = Field(None, pattern=CLIENT_ID_PATTERN, description="who begins it (C4/C5, status)")
 
 
 class EpisodeOut(BaseModel):
@@ -70,11 +71,11 @@ async def begin_episode(
     body: BeginEpisodeIn,
     engine: EngineDep,
     request: Request,
-    x_agentjet_client: Annotated[str | None, Header(max_length=128)] = None,
+    x_agentjet_client: Annotated[str | None, Header(pattern=CLIENT_ID_PATTERN)] = None,
 ) -> EpisodeOut:
-    episode, key = engine.begin_episode(
-        body.task_id, kind=EpisodeKind(body.kind), agent=body.agent, client_id=x_agentjet_client
-    )
+    client_id = body.client_id or x_agentjet_client  # the body wins; the SDK sends both, equal
+    kind = EpisodeKind(body.kind)
+    episode, key = engine.begin_episode(body.task_id, kind=kind, agent=body.agent, client_id=client_id)
     base_url = _base_url(request, request.app.state.runtime.settings.public_url)
     return EpisodeOut(
         episode_id=episode.episode_id,

@@ -1,0 +1,123 @@
+"""Client tracking for C4/C5: who is active, who asked for an update, what a trained batch spends."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from agentjet.core.clients import ClientTracker
+from agentjet.core.engine import Engine
+from agentjet.core.types import EpisodeKind
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
+    return await make_engine(clock=clock)  # idle timeout 10 s
+
+
+# ---- the tracker (pure: time is an argument) --------------------------------------------------
+def test_a_client_is_active_until_idle_past_the_timeout_unless_it_holds_an_episode() -> None:
+    tracker = ClientTracker(idle_timeout_s=10.0)
+    tracker.seen("a", 0.0)
+    tracker.seen("b", 5.0)
+    assert tracker.active(10.0, holding=frozenset()) == {"a", "b"}  # exactly at the timeout: still active
+    assert tracker.active(12.0, holding=frozenset({"a"})) == {"a", "b"}  # a holds an open episode
+    assert tracker.active(15.5, holding=frozenset()) == frozenset()
+    assert tracker.active(15.5, holding=frozenset({"c"})) == {"c"}  # an open episode alone makes it active
+
+
+def test_requests_are_one_per_client_withdrawable_and_forgotten_with_the_client() -> None:
+    tracker = ClientTracker(idle_timeout_s=10.0)
+    tracker.set_ready("a", True, 0.0)
+    tracker.set_ready("a", True, 1.0)  # asking twice is still one request
+    tracker.set_ready("b", True, 2.0)
+    tracker.set_ready("b", False, 3.0)
+    assert set(tracker.requests()) == {"a"}
+    assert tracker.active(3.0, frozenset()) == {"a", "b"}  # withdrawing still counts as being seen
+    assert tracker.forget_idle(11.5, holding=frozenset()) == {"a"}
+    assert tracker.requests() == {}
+    tracker.set_ready("a", True, 12.0)  # back later: a fresh request, not the stale one
+    assert set(tracker.requests()) == {"a"}
+
+
+def test_consume_spends_only_the_answered_requests() -> None:
+    tracker = ClientTracker(idle_timeout_s=10.0)
+    tracker.set_ready("a", True, 0.0)
+    tracker.set_ready("b", True, 0.0)
+    answered = tracker.requests()
+    tracker.set_ready("b", False, 1.0)
+    tracker.set_ready("b", True, 1.0)  # renewed after the batch was chosen: asks for the next one
+    tracker.set_ready("c", True, 1.0)  # came in during the update
+    tracker.consume(answered)
+    assert set(tracker.requests()) == {"b", "c"}
+
+
+# ---- the engine ---------------------------------------------------------------------------
+async def test_begin_end_and_heartbeat_keep_a_client_active(engine: Engine, clock: Clock) -> None:
+    episode, _ = engine.begin_episode("t", kind=EpisodeKind.TRAIN, agent=None, client_id="alice")
+    engine.heartbeat("bob")
+    assert engine.active_clients() == {"alice", "bob"}
+    clock.now += 30  # both idle past the timeout, but alice holds an open episode
+    assert engine.active_clients() == {"alice"}
+    await engine.end_episode(episode.episode_id, 1.0, {})  # ending is being seen
+    assert engine.journal.get(episode.episode_id).client_id == "alice"  # type: ignore[union-attr]
+    clock.now += 9
+    assert engine.active_clients() == {"alice"} and engine.status()["active_clients"] == 1
+    clock.now += 2
+    assert engine.active_clients() == frozenset()
+
+
+async def test_a_reclaimed_episode_does_not_count_as_its_client_being_seen(engine: Engine, clock: Clock) -> None:
+    engine.begin_episode("t", kind=EpisodeKind.TRAIN, agent=None, client_id="ghost")
+    clock.now += 11
+    assert engine.active_clients() == {"ghost"}  # still holding its (idle) episode
+    assert len(await engine.reclaim_idle_episodes()) == 1
+    assert engine.active_clients() == frozenset()
+
+
+async def test_requests_notify_and_the_janitor_notices_clients_leaving(engine: Engine, clock: Clock) -> None:
+    changes: list[int] = []
+    engine.on_clients_changed = lambda: changes.append(1)
+    view = engine.request_update("alice", ready=True)
+    engine.heartbeat("bob")
+    assert view == {
+        "client_id": "alice",
+        "active": True,
+        "ready": True,
+        "active_clients": ["alice"],
+        "requested_clients": ["alice"],
+    }
+    assert len(changes) == 1
+    assert engine.request_update("bob", ready=False)["requested_clients"] == ["alice"] and len(changes) == 2
+    await engine.reclaim_idle_episodes()  # nobody left yet: no wake-up
+    assert len(changes) == 2
+    clock.now += 11
+    await engine.reclaim_idle_episodes()  # both idle: the sweep forgets them and says so
+    assert len(changes) == 3 and engine.update_requests() == {} and engine.active_clients() == frozenset()
+    engine.heartbeat("carol")
+    clock.now += 11
+    assert engine.status()["active_clients"] == 0  # a status read that notices carol left says so too
+    assert len(changes) == 4
+
+
+async def test_consumed_requests_are_spent(engine: Engine) -> None:
+    engine.request_update("alice", ready=True)
+    answered = engine.update_requests()
+    engine.request_update("bob", ready=True)
+    engine.consume_update_requests(answered)
+    assert set(engine.update_requests()) == {"bob"}
+    assert engine.client_view("alice")["ready"] is False and engine.client_view("alice")["active"] is True
