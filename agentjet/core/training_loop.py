@@ -314,7 +314,12 @@ class TrainingLoop:
             await asyncio.sleep(_DRAIN_POLL_S)
 
     async def _train(self, batch: Batch, started: float) -> dict[str, Any] | None:
-        """Train on the batch, then drop it (and C3's skipped groups) from the pool: only now is it consumed."""
+        """Train on the batch, then drop it (and C3's skipped groups) from the pool the moment the step returns.
+
+        From then on the optimiser holds the batch, so it is consumed whatever fails next: a
+        failed save or hot-load that left it pooled would train it again at the retry. (A kill
+        -9 is different: the in-memory step dies too, and the restore re-pools the batch.)
+        """
         config = self.engine.train_config
         records = [self._pool[e.seq] for e in batch.episodes]
         built = build_samples(records, config)
@@ -324,11 +329,15 @@ class TrainingLoop:
         else:
             stats = None
             log.warning("batch has no calls episodes=%d; consumed without a step", len(records))
-        metrics = await self._publish(trainer, stats, records, built, started) if stats else None
         for episode in (*batch.episodes, *batch.skipped):
             self._pool.pop(episode.seq, None)
             self._consumed.add(episode.seq)
         self.last_trained_seq = max([self.last_trained_seq, *(e.seq for e in (*batch.episodes, *batch.skipped))])
+        try:
+            metrics = await self._publish(trainer, stats, records, built, started) if stats else None
+        except Exception:
+            log.error("step=%d trained but not published; its batch is consumed, never retrained", trainer.steps)
+            raise
         if metrics is not None:
             metrics["skipped_episodes"] = len(batch.skipped)
             metrics["trained_through_seq"] = self.last_trained_seq

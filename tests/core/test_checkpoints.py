@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import openai
@@ -15,9 +12,8 @@ import yaml
 
 from agentjet.core.checkpoints import latest_checkpoint, load_trainer_state, truncate_metrics, write_checkpoint
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, TrainConfig
-from agentjet.core.journal import Journal
-from agentjet.core.types import EpisodeKind, EpisodeStatus
-from tests.core.server_process import start_server_process
+from tests.core.server_process import SERVER_TOKEN, start_training_server, wait_for_step
+from tests.core.training_records import ended_train_episodes, metric_lines, trained_seqs
 
 CONFIG = TrainConfig(
     collect=CollectConfig(strategy="tasks", tasks=1), grpo=GrpoConfig(group_size=2), optim=OptimConfig(lr=5e-2)
@@ -80,31 +76,7 @@ def test_truncate_metrics_keeps_steps_up_to_the_checkpoint(tmp_path: Path) -> No
 
 
 # ---- end to end: kill -9 of a training server, restart with the same state dir ------------------
-_SERVE = """
-import sys
-from pathlib import Path
-import uvicorn
-from agentjet.core.backends.transformers_backend import TransformersBackend
-from agentjet.core.config import ServerSettings
-from agentjet.core.models import resolve_model
-from agentjet.core.server.app import create_app
-state = Path(sys.argv[1])
-port = int(sys.argv[2])
-settings = ServerSettings(model="tiny", state_dir=state, token="tok", port=port, config=state / "train.yaml")
-backend = TransformersBackend(resolve_model("tiny"), name="tiny")
-app = create_app(settings, backend=backend, model_path=resolve_model("tiny"))
-uvicorn.run(app, host="127.0.0.1", port=settings.port, log_level="warning")
-"""
-AUTH = {"Authorization": "Bearer tok"}
-
-
-def _start(state: Path, port: int) -> subprocess.Popen[bytes]:
-    return start_server_process(_SERVE, state, port)
-
-
-def _status(port: int) -> dict[str, Any]:
-    body: dict[str, Any] = httpx.get(f"http://127.0.0.1:{port}/swarm/status", headers=AUTH, timeout=5).json()
-    return body
+AUTH = {"Authorization": f"Bearer {SERVER_TOKEN}"}
 
 
 def _episode(port: int, task: str, reward: float) -> None:
@@ -116,26 +88,16 @@ def _episode(port: int, task: str, reward: float) -> None:
     assert end.status_code == 200, end.text
 
 
-def _wait_step(port: int, step: int, timeout_s: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = _status(port)
-        if status["step"] >= step and status["state"] == "rolling":
-            return status
-        time.sleep(0.05)
-    raise TimeoutError(f"never reached step {step}: {_status(port)}")
-
-
 def test_kill_9_and_restart_resumes_without_training_twice(tmp_path: Path, free_port: int) -> None:
     state, port = tmp_path / "state", free_port
     state.mkdir()
     (state / "train.yaml").write_text(yaml.safe_dump(CONFIG.model_dump(mode="json")))
-    proc = _start(state, port)
+    proc = start_training_server(state, port)
     try:
         for task in ("a", "b"):
             _episode(port, task, 1.0)
             _episode(port, task, 0.0)
-        before = _wait_step(port, 2)
+        before = wait_for_step(port, 2)
         _episode(port, "c", 1.0)  # ended, pooled, not trained: must survive the kill
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -143,14 +105,14 @@ def test_kill_9_and_restart_resumes_without_training_twice(tmp_path: Path, free_
     checkpoint = latest_checkpoint(state / "checkpoints")
     assert checkpoint is not None and checkpoint.step == before["step"]
 
-    proc = _start(state, port)
+    proc = start_training_server(state, port)
     try:
-        status = _wait_step(port, checkpoint.step)
+        status = wait_for_step(port, checkpoint.step)
         assert status["step"] == checkpoint.step and status["policy_version"] == checkpoint.policy_version
         _episode(port, "c", 0.0)  # completes the pooled "c" group from before the kill
         _episode(port, "d", 1.0)
         _episode(port, "d", 0.0)
-        final = _wait_step(port, checkpoint.step + 2)
+        final = wait_for_step(port, checkpoint.step + 2)
         assert final["pool"]["pooled_episodes"] == 0
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -160,11 +122,9 @@ def test_kill_9_and_restart_resumes_without_training_twice(tmp_path: Path, free_
 
 def _assert_each_trained_once(state: Path) -> None:
     """Every ended train episode is in metrics.jsonl exactly once, and in the last checkpoint's consumed set."""
-    journal = Journal(state / "journal.sqlite")
-    ended = {seq for seq, r in journal.read_from(0, status=EpisodeStatus.ENDED) if r.kind is EpisodeKind.TRAIN}
-    journal.close()
-    lines = [json.loads(line) for line in (state / "metrics.jsonl").read_text().splitlines()]
-    trained = [seq for m in lines for seq in (*m["episode_seqs"], *m["skipped_seqs"])]
+    ended = set(ended_train_episodes(state))
+    lines = metric_lines(state)
+    trained = trained_seqs(lines)
     assert [m["step"] for m in lines] == list(range(1, len(lines) + 1)) and len(lines) >= 4
     assert sorted(trained) == sorted(ended) and len(trained) == len(set(trained))
     checkpoint = latest_checkpoint(state / "checkpoints")

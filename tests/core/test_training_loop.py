@@ -37,6 +37,7 @@ class FakeTrainer:
     def __init__(self, fail: bool = False) -> None:
         self.steps = 0
         self.fail = fail
+        self.fail_save = False  # the step succeeds, saving its adapter raises
         self.seen: list[tuple[int, list[float]]] = []
 
     def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats:
@@ -48,6 +49,8 @@ class FakeTrainer:
         return StepStats(0.5, 0.0, 0.0, 1.0, tokens, len(samples), 1, 0.01)
 
     def save_adapter(self, path: Path) -> None:
+        if self.fail_save:
+            raise OSError("no space left on device")
         path.mkdir(parents=True)
         (path / "adapter_config.json").write_text("{}")
 
@@ -111,6 +114,25 @@ async def test_failed_update_keeps_the_batch_pooled(fake_loop: tuple[Engine, Tra
     trainer.fail = False
     await loop._train_ready_batches()
     assert engine.step == 1 and engine.status()["pool"]["pooled_episodes"] == 0
+
+
+async def test_update_failing_after_its_step_never_trains_the_batch_again(
+    fake_loop: tuple[Engine, TrainingLoop, FakeTrainer],
+) -> None:
+    engine, loop, trainer = fake_loop
+    trainer.fail_save = True  # the optimiser has stepped on "a" when publishing fails
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "a", 0.0)
+    await loop._train_ready_batches()
+    assert loop.failed_updates == 1 and trainer.steps == 1 and engine.step == 0
+    assert engine.status()["pool"]["pooled_episodes"] == 0  # consumed: a retry would train it twice
+    trainer.fail_save = False
+    await _episode(engine, "b", 1.0)
+    await _episode(engine, "b", 0.0)
+    await loop._train_ready_batches()
+    assert len(trainer.seen) == 2 and engine.step == 2  # "a" once, then "b"
+    lines = (loop.state_dir / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in lines] == [2]  # step 1 was never published
 
 
 # ---- end to end: a live server on the real tiny model trains ---------------------------------
