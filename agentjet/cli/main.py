@@ -132,6 +132,24 @@ def bench_serve(
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
+@bench_app.command("learn-check")
+def bench_learn_check(
+    model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
+    steps: Annotated[int, typer.Option(min=1, help="GRPO steps (16 episodes each)")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+    out: Annotated[Path, typer.Option(help="where learning_curve.png and metrics.jsonl go")] = Path("learn-check"),
+) -> None:
+    """A short GRPO run on a one-word task: does the mean train reward rise? Writes the curve as a PNG."""
+    from agentjet.bench.learn_check import main as learn_main
+
+    _setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        learn_main(model=model, steps=steps, out=out, as_json=as_json)  # prints the figures itself
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
 @app.command("demo")
 def demo(
     model: Annotated[str, typer.Option(help="policy model")] = "smollm2-135m",

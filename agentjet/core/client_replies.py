@@ -14,6 +14,7 @@ import httpx
 from agentjet.core.errors import (
     AgentJetError,
     AuthError,
+    ConfigConflict,
     ConfigError,
     ContextLengthExceeded,
     EngineNotReady,
@@ -59,6 +60,7 @@ _CLASS_BY_CODE: dict[str, type[AgentJetError]] = {
     "invalid_json": InvalidRequest,
     "context_length_exceeded": ContextLengthExceeded,
     "invalid_config": ConfigError,
+    "config_conflict": ConfigConflict,
 }
 _CLASS_BY_STATUS: dict[int, type[AgentJetError]] = {
     400: InvalidRequest,

@@ -19,11 +19,16 @@ __all__ = [
     "CollectConfig",
     "GrpoConfig",
     "LoraConfig",
+    "LossName",
     "OptimConfig",
     "ServerSettings",
     "TrainConfig",
+    "changed_fields",
+    "describe_validation_error",
     "load_train_config",
 ]
+
+LossName = Literal["ppo_clip"]  # the keys of trainer.LOSSES (a test keeps them equal)
 
 
 class _Section(BaseModel):
@@ -36,6 +41,7 @@ class GrpoConfig(_Section):
     kl_coef: float = Field(0.0, ge=0, description="weight of the KL penalty to the reference policy")
     scale_rewards: bool = Field(True, description="divide advantages by the group's reward std")
     std_floor: float = Field(1e-6, gt=0, description="added to the group std before dividing")
+    loss: LossName = Field("ppo_clip", description="policy loss per token (trainer.LOSSES)")
 
 
 class LoraConfig(_Section):
@@ -68,10 +74,10 @@ class TrainConfig(_Section):
 
     merge: Literal["token", "text", "off"] = Field("token", description="timeline merging level")
     checkpoint_every: int = Field(1, ge=1, description="write a checkpoint every K steps")
-    grpo: GrpoConfig = GrpoConfig()
-    lora: LoraConfig = LoraConfig()
-    optim: OptimConfig = OptimConfig()
-    collect: CollectConfig = CollectConfig()
+    grpo: GrpoConfig = Field(GrpoConfig(), description="GRPO groups, advantages and the policy loss")
+    lora: LoraConfig = Field(LoraConfig(), description="the LoRA adapter (fixed once the trainer is built)")
+    optim: OptimConfig = Field(OptimConfig(), description="AdamW and micro-batching")
+    collect: CollectConfig = Field(CollectConfig(), description="the collection strategy: when to update")
 
     @model_validator(mode="after")
     def _check_batch(self) -> TrainConfig:
@@ -83,15 +89,45 @@ class TrainConfig(_Section):
         return self
 
 
+def changed_fields(old: BaseModel, new: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted names of the leaf fields whose values differ (`lora.rank`), nested sections walked."""
+    changed: list[str] = []
+    for name in type(old).model_fields:
+        before, after = getattr(old, name), getattr(new, name)
+        if isinstance(before, BaseModel) and isinstance(after, BaseModel):
+            changed += changed_fields(before, after, f"{prefix}{name}.")
+        elif before != after:
+            changed.append(f"{prefix}{name}")
+    return changed
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, each naming its field by dotted path: `grpo.group_size: ... (got 1)`."""
+    lines = []
+    for problem in exc.errors():
+        if not problem["loc"]:  # a cross-field rule: its message names the fields and the fix
+            lines.append(str(problem["msg"]).removeprefix("Value error, "))
+            continue
+        where = ".".join(str(part) for part in problem["loc"])
+        got = "" if problem["type"] == "missing" else f" (got {problem['input']!r})"
+        lines.append(f"{where}: {problem['msg']}{got}")
+    return "; ".join(lines)
+
+
 def load_train_config(path: Path) -> TrainConfig:
-    """Read a YAML TrainConfig; every problem becomes one ConfigError naming the file."""
+    """Read a YAML TrainConfig; every problem becomes one ConfigError naming the file and the field."""
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-        return TrainConfig.model_validate(raw)
+        raw = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from exc
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise ConfigError(f"invalid config {path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid config {path}: not valid YAML: {exc}") from exc
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"invalid config {path}: the top level must be a mapping, got {type(raw).__name__}")
+    try:
+        return TrainConfig.model_validate(raw or {})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config {path}: {describe_validation_error(exc)}") from exc
 
 
 class ServerSettings(BaseSettings):

@@ -114,6 +114,7 @@ class Engine:
         self.on_episode_ended: Callable[[EpisodeRecord, int], None] | None = None
         self.on_clients_changed: Callable[[], None] | None = None  # a request came or went, a client left
         self.pool_stats: Callable[[], dict[str, Any]] | None = None
+        self.config_guard: Callable[[TrainConfig], None] | None = None  # raises ConfigConflict to refuse
         self.latest_metrics: dict[str, Any] | None = None
 
     # ---- state machine -------------------------------------------------------------------
@@ -308,6 +309,9 @@ class Engine:
 
     # ---- config and status ---------------------------------------------------------------
     def set_train_config(self, config: TrainConfig) -> TrainConfig:
+        """Replace the training config; the training loop's guard may refuse it (ConfigConflict, 409)."""
+        if self.config_guard is not None:
+            self.config_guard(config)
         self.train_config = config
         log.info("training config replaced: %s", config.model_dump_json())
         return config

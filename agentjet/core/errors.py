@@ -2,6 +2,7 @@
 
 AgentJetError
 ├── ConfigError (ValueError)        bad settings, config or request values -> 422
+│   └── ConfigConflict              a valid config the running trainer cannot take now -> 409
 ├── InvalidRequest (ValueError)     a request the server cannot serve as sent -> 400
 │   └── ContextLengthExceeded       prompt + max_tokens over the model's context -> 400
 ├── AuthError                       forged, expired or missing key/token -> 401
@@ -19,6 +20,7 @@ __all__ = [
     "AgentJetError",
     "AuthError",
     "BackendError",
+    "ConfigConflict",
     "ConfigError",
     "ContextLengthExceeded",
     "EngineNotReady",
@@ -36,6 +38,10 @@ class AgentJetError(Exception):
 
 class ConfigError(AgentJetError, ValueError):
     """A setting or config value is invalid; the message names the fix."""
+
+
+class ConfigConflict(ConfigError):
+    """A valid config that conflicts with training already under way (e.g. a new LoRA rank)."""
 
 
 class InvalidRequest(AgentJetError, ValueError):

@@ -13,6 +13,7 @@ changes the loss or the gradients.
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ import torch
 from torch import Tensor, nn
 from transformers import AutoModelForCausalLM
 
-from agentjet.core.config import LoraConfig, TrainConfig
+from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
+from agentjet.core.errors import ConfigConflict
 from agentjet.core.merging import Sample
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
 
@@ -112,8 +114,9 @@ class Trainer:
     """Owns the policy model and its AdamW optimiser; `step` is one GRPO update."""
 
     def __init__(
-        self, model_path: Path, config: TrainConfig, *, device: str = "cpu", seed: int = 0, loss: str = "ppo_clip"
+        self, model_path: Path, config: TrainConfig, *, device: str = "cpu", seed: int = 0, loss: str | None = None
     ) -> None:
+        """`loss` overrides `config.grpo.loss` (a key of LOSSES)."""
         torch.manual_seed(seed)  # the LoRA A init
         self.config = config
         self.device = torch.device(device)
@@ -122,7 +125,9 @@ class Trainer:
         self.reference: nn.Module | None = None
         if not isinstance(self.model, peft.PeftModel) and config.grpo.kl_coef > 0:
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)  # full fine-tune: frozen copy
-        self.loss_fn = LOSSES[loss]
+        self.loss_fn = LOSSES[loss or config.grpo.loss]
+        self._pending: TrainConfig | None = None  # set by `reconfigure`, taken at the next step
+        self._pending_lock = threading.Lock()
         self.optimizer = torch.optim.AdamW(
             self.trainable_parameters(), lr=config.optim.lr, weight_decay=config.optim.weight_decay
         )
@@ -134,6 +139,7 @@ class Trainer:
     def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats:
         """One update: gradients of the token-mean loss over all samples, clip, AdamW step."""
         started = time.perf_counter()
+        self._take_pending_config()
         totals = self.accumulate_gradients(samples, advantages)
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters(), self.config.optim.grad_clip)
         self.optimizer.step()
@@ -207,5 +213,41 @@ class Trainer:
         return {"step": self.steps, "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore optimiser moments and step; lr and weight decay stay this trainer's config, not the checkpoint's."""
         self.optimizer.load_state_dict(state["optimizer"])
+        self._apply_optim(self.config)
         self.steps = int(state["step"])
+
+    # ---- config changes while training (PUT /swarm/config) -----------------------------------
+    def reconfigure(self, config: TrainConfig) -> None:
+        """Take `config` from the next step on, or raise ConfigConflict naming what cannot change now.
+
+        Live: `optim.*` (lr and weight decay are written into the optimiser), `grpo.clip_eps`,
+        `grpo.kl_coef`, `grpo.loss`. Fixed once built: `lora.*` (the adapter's shape and targets)
+        and turning KL on under full fine-tuning (no frozen reference copy was kept).
+        """
+        locked = [name for name in changed_fields(self.config, config) if name.startswith("lora.")]
+        if self.reference is None and not isinstance(self.model, peft.PeftModel) and config.grpo.kl_coef > 0:
+            locked.append("grpo.kl_coef")  # 0 -> >0 under full fine-tuning: the base weights are gone
+        if locked:
+            raise ConfigConflict(
+                f"{', '.join(locked)} cannot change after the trainer was built (step {self.steps}): the model "
+                "and adapter are fixed; restart the server with a fresh --state-dir to train with them"
+            )
+        with self._pending_lock:
+            self._pending = config
+
+    def _take_pending_config(self) -> None:
+        """Apply the latest `reconfigure` at a step boundary (never mid-step): worker-thread side."""
+        with self._pending_lock:
+            config, self._pending = self._pending, None
+        if config is None:
+            return
+        self.loss_fn = LOSSES[config.grpo.loss]
+        self._apply_optim(config)
+        self.config = config
+
+    def _apply_optim(self, config: TrainConfig) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = config.optim.lr
+            group["weight_decay"] = config.optim.weight_decay

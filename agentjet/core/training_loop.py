@@ -31,6 +31,7 @@ from agentjet.core.advantages import group_advantages
 from agentjet.core.collect import Batch, PoolEpisode, build_strategy
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine import Engine
+from agentjet.core.errors import ConfigConflict
 from agentjet.core.merging import Drift, Sample, merge_timelines
 from agentjet.core.metrics import EvalRewards, step_metrics
 from agentjet.core.metrics_log import MetricsLog, last_metrics
@@ -60,6 +61,8 @@ class StepTrainer(Protocol):
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
+    def reconfigure(self, config: TrainConfig) -> None: ...
+
 
 TrainerFactory = Callable[[Path, TrainConfig], StepTrainer]
 
@@ -70,7 +73,7 @@ def _default_trainer(model_path: Path, config: TrainConfig) -> StepTrainer:
 
     from agentjet.core.trainer import Trainer
 
-    return Trainer(model_path, config, device="cuda" if torch.cuda.is_available() else "cpu")
+    return Trainer(model_path, config, device="cuda" if torch.cuda.is_available() else "cpu", loss=config.grpo.loss)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class TrainingLoop:
         self.failed_updates = 0
         self._trainer_factory = trainer_factory
         self._trainer: StepTrainer | None = None
+        self._building_trainer = False
         self._pool: dict[int, EpisodeRecord] = {}  # journal seq -> ended train episode not yet trained
         self._consumed: set[int] = set()  # journal seqs trained or skipped: never pooled again
         self._wake = asyncio.Event()
@@ -137,6 +141,7 @@ class TrainingLoop:
         engine.on_episode_ended = self.episode_ended
         engine.pool_stats = self.pool_stats
         engine.on_clients_changed = self._wake.set  # an update request (C4/C5) may complete a batch
+        engine.config_guard = self.check_config
 
     # ---- called by the engine (event loop) -----------------------------------------------
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
@@ -148,6 +153,13 @@ class TrainingLoop:
             return
         self._pool[seq] = record
         self._wake.set()
+
+    def check_config(self, config: TrainConfig) -> None:
+        """Guard of PUT /swarm/config: a built trainer takes the config at its next step or refuses it."""
+        if self._trainer is not None:
+            self._trainer.reconfigure(config)
+        elif self._building_trainer:
+            raise ConfigConflict("the trainer is being built from the current config; retry in a few seconds")
 
     def pool_stats(self) -> dict[str, Any]:
         """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
@@ -373,7 +385,11 @@ class TrainingLoop:
         """Built on the first update, in a thread: loading the model must not stall serving."""
         if self._trainer is None:
             log.info("building trainer model=%s", self.model_path)
-            self._trainer = await asyncio.to_thread(self._trainer_factory, self.model_path, config)
+            self._building_trainer = True  # a PUT meanwhile could slip past the trainer: refused instead
+            try:
+                self._trainer = await asyncio.to_thread(self._trainer_factory, self.model_path, config)
+            finally:
+                self._building_trainer = False
         return self._trainer
 
     async def _publish(

@@ -25,6 +25,7 @@ _STATUS: list[tuple[type[Exception], int, str, str]] = [  # most specific first
     (errors.AuthError, 401, "authentication_error", "invalid_api_key"),
     (errors.EpisodeNotFound, 404, "not_found_error", "episode_not_found"),
     (errors.EpisodeClosed, 409, "conflict_error", "episode_closed"),
+    (errors.ConfigConflict, 409, "conflict_error", "config_conflict"),
     (errors.ConfigError, 422, "invalid_request_error", "invalid_config"),
     (errors.EngineNotReady, 503, "engine_not_ready", "engine_not_ready"),
 ]

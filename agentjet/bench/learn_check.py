@@ -1,0 +1,198 @@
+"""`agentjet bench learn-check`: does GRPO through a real swarm server raise the reward within a few steps?
+
+A real server (uvicorn on loopback, the embedded transformers backend, LoRA trainer) starts on a
+fresh state dir with a config tuned to learn fast. Each step, concurrent clients run 16 episodes
+through the OpenAI SDK against their episode base URLs: two tasks x a GRPO group of 8. The task is
+trivially verifiable and single-turn: "Reply with just the word 'banana' and nothing else.",
+reward 1 when the reply's first word is the given word, else 0. The base SmolLM2-135M-Instruct
+does it now and then (its replies often open with "Sure!" or "I'm sorry"), so GRPO groups carry
+signal. Rounds are synchronous: the next round's episodes start once the server has trained on
+this one and hot-loaded the adapter, so every step samples from the newest policy.
+
+The per-step mean train reward comes from the server's `metrics.jsonl`; the curve is written to
+`OUT/learning_curve.png`, and the figures to stdout as JSON: steps, reward_first3_mean,
+reward_last3_mean, rise (last3 - first3), seconds, png, plus rewards (per step), model and out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentjet.core import SwarmClient, TrainConfig
+from agentjet.core.config import ServerSettings
+from agentjet.core.server.app import create_app
+from agentjet.core.testing import serve_in_thread
+
+__all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "run_learn_check"]
+
+Progress = Callable[[str], None]
+
+_TOKEN = "learn-check-token"
+WORDS = ("banana", "river", "purple", "castle", "window", "tiger", "orange", "silver")
+_PROMPT = "Reply with just the word '{word}' and nothing else."
+_TASKS_PER_STEP = 2
+_GROUP_SIZE = 8
+_MAX_TOKENS = 6  # the reward reads the first word only
+_STEP_TIMEOUT_S = 900.0
+LEARN_CONFIG: dict[str, Any] = {  # LoRA on every projection, a high lr, 2 tasks x 8 per step
+    "grpo": {"group_size": _GROUP_SIZE},
+    "lora": {
+        "rank": 16,
+        "alpha": 32,
+        "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    },
+    "optim": {"lr": 5e-4},
+    "collect": {"strategy": "tasks", "tasks": _TASKS_PER_STEP},
+}
+
+
+def _stderr(message: str) -> None:
+    sys.stderr.write(f"[bench learn-check] {message}\n")
+    sys.stderr.flush()
+
+
+def first_word_reward(reply: str, word: str) -> float:
+    """1.0 when the reply's first word (letters only, any case) is `word`, else 0.0."""
+    words = re.findall(r"[a-z]+", reply.lower())
+    return 1.0 if words and words[0] == word else 0.0
+
+
+def _episode(client: SwarmClient, word: str, seed: int) -> float:
+    """One single-turn episode through the OpenAI SDK; returns the reward it reported."""
+    from openai import OpenAI
+
+    with client.episode(task_id=f"word-{word}", agent="learn-check") as ep:
+        llm = OpenAI(base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=_STEP_TIMEOUT_S)
+        reply = llm.chat.completions.create(
+            model="policy",
+            messages=[{"role": "user", "content": _PROMPT.format(word=word)}],
+            max_tokens=_MAX_TOKENS,
+            temperature=1.0,
+            seed=seed,
+        )
+        reward = first_word_reward(reply.choices[0].message.content or "", word)
+        ep.end(reward=reward, metadata={"reply": reply.choices[0].message.content})
+        return reward
+
+
+def _wait_step(client: SwarmClient, step: int) -> None:
+    """Until the server has taken `step` and rolls again (the new adapter is being served)."""
+    deadline = time.monotonic() + _STEP_TIMEOUT_S
+    while True:
+        status = client.status()
+        if status["step"] >= step and status["state"] == "rolling":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"server did not finish step {step} within {_STEP_TIMEOUT_S:.0f} s: {status}")
+        time.sleep(0.1)
+
+
+def _wait_rolling(client: SwarmClient) -> None:
+    deadline = time.monotonic() + _STEP_TIMEOUT_S
+    while client.health().get("state") != "rolling":
+        if time.monotonic() > deadline:
+            raise TimeoutError("server did not finish loading the model")
+        time.sleep(0.1)
+
+
+def _read_rewards(metrics_path: Path) -> list[float]:
+    lines = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    return [float(m["reward_mean"]) for m in sorted(lines, key=lambda m: m["step"])]
+
+
+def plot_curve(rewards: list[float], path: Path, *, title: str) -> Path:
+    """Mean train reward per step (and its 3-step running mean) as a PNG (matplotlib, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    steps = list(range(1, len(rewards) + 1))
+    smooth = [sum(rewards[max(0, i - 2) : i + 1]) / len(rewards[max(0, i - 2) : i + 1]) for i in range(len(rewards))]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    ax.plot(steps, rewards, "o-", alpha=0.5, label="mean train reward (16 episodes)")
+    ax.plot(steps, smooth, "-", linewidth=2.5, label="3-step running mean")
+    ax.set(xlabel="training step", ylabel="mean reward", ylim=(-0.05, 1.05), title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _train(client: SwarmClient, steps: int, progress: Progress) -> None:
+    with ThreadPoolExecutor(_TASKS_PER_STEP * _GROUP_SIZE) as pool:
+        for step in range(steps):
+            started = time.perf_counter()
+            words = [WORDS[(step * _TASKS_PER_STEP + t) % len(WORDS)] for t in range(_TASKS_PER_STEP)]
+            jobs = [(word, step * 1000 + t * 100 + k) for t, word in enumerate(words) for k in range(_GROUP_SIZE)]
+            rewards = list(pool.map(lambda job: _episode(client, *job), jobs))
+            _wait_step(client, step + 1)
+            mean, took_s = sum(rewards) / len(rewards), time.perf_counter() - started
+            progress(f"step {step + 1}/{steps} words={','.join(words)} reward={mean:.3f} ({took_s:.1f} s)")
+
+
+def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _stderr) -> dict[str, Any]:
+    """Train `steps` GRPO steps on the word task; write the PNG and metrics to `out`; return the figures."""
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="agentjet-learn-check-") as tmp:
+        state = Path(tmp) / "state"
+        config = TrainConfig.model_validate({**LEARN_CONFIG, "checkpoint_every": steps})
+        config_file = Path(tmp) / "train.yaml"
+        config_file.write_text(yaml.safe_dump(config.model_dump(mode="json")))
+        settings = ServerSettings(
+            model=model, state_dir=state, token=_TOKEN, config=config_file, max_batch_size=_TASKS_PER_STEP * _GROUP_SIZE
+        )
+        progress(
+            f"starting a {model} server (state {state}); {steps} steps of {_TASKS_PER_STEP}x{_GROUP_SIZE} episodes"
+        )
+        with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token=_TOKEN) as client:
+            _wait_rolling(client)
+            _train(client, steps, progress)
+        shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
+    rewards = _read_rewards(out / "metrics.jsonl")
+    png = plot_curve(rewards, out / "learning_curve.png", title=f"learn-check: {model}, reply starts with the word")
+    first3 = sum(rewards[:3]) / len(rewards[:3])
+    last3 = sum(rewards[-3:]) / len(rewards[-3:])
+    result: dict[str, Any] = {
+        "steps": len(rewards),
+        "reward_first3_mean": round(first3, 4),
+        "reward_last3_mean": round(last3, 4),
+        "rise": round(last3 - first3, 4),
+        "seconds": round(time.perf_counter() - started, 1),
+        "png": str(png),
+        "rewards": [round(r, 4) for r in rewards],
+        "model": model,
+        "out": str(out),
+    }
+    (out / "learn_check.json").write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def main(model: str, steps: int, out: Path, as_json: bool) -> dict[str, Any]:
+    """`agentjet bench learn-check`: run, write the figures to stdout, return them."""
+    result = run_learn_check(model, steps, out)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        width = max(len(k) for k in result)
+        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in result.items()))
+    return result
