@@ -59,6 +59,12 @@ class OptimConfig(_Section):
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
     grad_clip: float = Field(1.0, gt=0, description="max global grad norm")
     micro_batch_tokens: int = Field(4096, ge=64, description="token budget of one micro-batch")
+    share_prefix: bool = Field(
+        True, description="run a prompt prefix shared by several samples (a GRPO group) once per update"
+    )
+    share_prefix_min_tokens: int = Field(
+        32, ge=1, description="shortest shared prefix worth its own forward pass under share_prefix"
+    )
 
 
 class CollectConfig(_Section):

@@ -7,7 +7,9 @@ the behaviour logprobs recorded at sampling time, plus `grpo.kl_coef` x the k3 K
 the reference policy (the base model: the LoRA adapter disabled, or a frozen copy under full
 fine-tuning). The loss is a token-level mean over every trainable token of the whole batch:
 each micro-batch's sum is divided by the batch total, so neither merging nor micro-batching
-changes the loss or the gradients.
+changes the loss or the gradients. With `optim.share_prefix`, samples that start with the same
+long prompt (a GRPO group) run that prefix once and their suffixes attend to its keys/values
+(`prefix_sharing.py`); again the loss and the gradients do not change.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
 from agentjet.core.errors import ConfigConflict
 from agentjet.core.merging import Sample
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
+from agentjet.core.prefix_sharing import SharedPrefix, plan_shared_prefixes, suffix_samples
 
 __all__ = ["LOSSES", "StepStats", "Trainer", "kl_k3", "ppo_clip_loss", "sequence_logprobs", "to_peft"]
 
@@ -48,6 +51,7 @@ class StepStats:
     samples: int
     micro_batches: int
     step_time_s: float
+    prefix_tokens_saved: int = 0  # prompt tokens not recomputed thanks to group prefix sharing
 
 
 def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
@@ -62,13 +66,28 @@ def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
     )
 
 
-def sequence_logprobs(model: nn.Module, token_ids: Tensor, attention_mask: Tensor) -> Tensor:
-    """Logprob of each next token under `model`: out[b, t] = log p(token_ids[b, t+1] | token_ids[b, :t+1])."""
-    logits: Tensor = model(input_ids=token_ids, attention_mask=attention_mask).logits  # (B, T, V)
-    logits = logits[:, :-1].float()  # (B, T-1, V), position t predicts token t+1
-    targets = token_ids[:, 1:].unsqueeze(-1)  # (B, T-1, 1)
-    picked = logits.gather(-1, targets).squeeze(-1)  # (B, T-1)
-    return picked - torch.logsumexp(logits, dim=-1)  # (B, T-1)
+def sequence_logprobs(
+    model: nn.Module,
+    token_ids: Tensor,
+    attention_mask: Tensor,
+    prefix: SharedPrefix | None = None,
+    positions: Tensor | None = None,
+) -> Tensor:
+    """Logprob of each next token under `model`: out[b, t] = log p(token_ids[b, t+1] | token_ids[b, :t+1]).
+
+    With `positions` (K,) only those t are computed, out is (B, K): the vocabulary projection and
+    softmax, a large share of a small model's cost, then run only where a target is trained.
+    With `prefix`, every row continues that shared prefix (positions and attention follow it).
+    """
+    keep = torch.arange(token_ids.shape[1] - 1, device=token_ids.device) if positions is None else positions  # (K,)
+    kwargs: dict[str, Any] = {"input_ids": token_ids, "attention_mask": attention_mask, "logits_to_keep": keep}
+    if prefix is not None:
+        kwargs["attention_mask"] = prefix.attention_mask(attention_mask)  # (B, P+T)
+        kwargs["cache"] = prefix.cache_for(token_ids.shape[0])
+    logits: Tensor = model(**kwargs).logits.float()  # (B, K, V), row k predicts token keep[k]+1
+    targets = token_ids[:, keep + 1].unsqueeze(-1)  # (B, K, 1)
+    picked = logits.gather(-1, targets).squeeze(-1)  # (B, K)
+    return picked - torch.logsumexp(logits, dim=-1)  # (B, K)
 
 
 def ppo_clip_loss(logprobs: Tensor, behaviour: Tensor, advantages: Tensor, clip_eps: float) -> tuple[Tensor, Tensor]:
@@ -108,6 +127,17 @@ class _Totals:
     clipped: Tensor  # () count of trainable tokens with the clip active
     tokens: int
     micro_batches: int
+    prefix_tokens_saved: int
+
+
+@dataclass
+class _Running:
+    """Sums over the micro-batches of one step (tensors: no device sync until the step ends)."""
+
+    loss: Tensor
+    kl: Tensor
+    clipped: Tensor
+    micro_batches: int = 0
 
 
 class Trainer:
@@ -154,46 +184,92 @@ class Trainer:
             samples=len(samples),
             micro_batches=totals.micro_batches,
             step_time_s=time.perf_counter() - started,
+            prefix_tokens_saved=totals.prefix_tokens_saved,
         )
 
     def accumulate_gradients(self, samples: Sequence[Sample], advantages: Sequence[float]) -> _Totals:
         """Zero the grads, then forward + backward each micro-batch; leaves the batch's grads in `.grad`."""
         if len(samples) != len(advantages):
             raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
-        groups = plan_micro_batches([len(s.token_ids) for s in samples], self.config.optim.micro_batch_tokens)
-        batches = [collate(samples, advantages, group, self.device) for group in groups]
-        tokens = sum(batch.trainable_tokens for batch in batches)
+        tokens = sum(sum(s.loss_mask[1:]) for s in samples)  # a trainable first token has no context
         if tokens == 0:
             raise ValueError("no trainable tokens: every sample is context only")
         self.optimizer.zero_grad(set_to_none=True)
-        loss = kl = clipped = torch.zeros((), device=self.device)
-        for batch in batches:
-            batch_loss, batch_kl, batch_clipped = self._micro_batch_loss(batch, tokens)
-            batch_loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
-            loss, kl, clipped = loss + batch_loss.detach(), kl + batch_kl, clipped + batch_clipped
-        return _Totals(loss, kl, clipped, tokens, len(batches))
+        zero = torch.zeros((), device=self.device)
+        running = _Running(zero, zero, zero)
+        optim = self.config.optim
+        groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if optim.share_prefix else []
+        shared = [g for g in groups if g.length > 0]
+        in_shared = {i for g in shared for i in g.indices}
+        alone = [i for i in range(len(samples)) if i not in in_shared]
+        self._run_micro_batches([samples[i] for i in alone], [advantages[i] for i in alone], tokens, running)
+        for group in shared:
+            head = samples[group.indices[0]].token_ids[: group.length]
+            prefix = SharedPrefix(self.model, head, self.device)
+            reference = self._reference_prefix(head) if self.config.grpo.kl_coef > 0 else None
+            group_advantages = [advantages[i] for i in group.indices]
+            suffixes = suffix_samples(samples, group)
+            self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
+            prefix.backward()
+        saved = sum((len(g.indices) - 1) * g.length for g in shared)
+        return _Totals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
 
-    def _micro_batch_loss(self, batch: MicroBatch, tokens: int) -> tuple[Tensor, Tensor, Tensor]:
+    def _run_micro_batches(
+        self,
+        samples: Sequence[Sample],
+        advantages: Sequence[float],
+        tokens: int,
+        running: _Running,
+        prefix: SharedPrefix | None = None,
+        reference: SharedPrefix | None = None,
+    ) -> None:
+        """Pack `samples` under the token budget; forward + backward each pack, adding into `running`."""
+        plan = plan_micro_batches([len(s.token_ids) for s in samples], self.config.optim.micro_batch_tokens)
+        for indices in plan:
+            batch = collate(samples, advantages, indices, self.device)
+            if not batch.loss_mask.any():
+                continue  # context only (e.g. a prompt-only call): nothing to train, no forward needed
+            batch_loss, batch_kl, batch_clipped = self._micro_batch_loss(batch, tokens, prefix, reference)
+            batch_loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
+            running.loss = running.loss + batch_loss.detach()
+            running.kl = running.kl + batch_kl
+            running.clipped = running.clipped + batch_clipped
+            running.micro_batches += 1
+
+    def _micro_batch_loss(
+        self, batch: MicroBatch, tokens: int, prefix: SharedPrefix | None, reference: SharedPrefix | None
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """(this micro-batch's share of the batch loss, its share of the KL, its clipped-token count)."""
         grpo = self.config.grpo
-        logprobs = sequence_logprobs(self.model, batch.token_ids, batch.attention_mask)  # (B, T-1)
-        per_token, active = self.loss_fn(logprobs, batch.behaviour_logprobs, batch.advantages, grpo.clip_eps)
-        kl = torch.zeros_like(logprobs)  # (B, T-1)
+        keep = batch.loss_mask.any(dim=0).nonzero().squeeze(1)  # (K,) positions with a trained target in some row
+        logprobs = sequence_logprobs(self.model, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
+        behaviour = batch.behaviour_logprobs[:, keep]  # (B, K)
+        per_token, active = self.loss_fn(logprobs, behaviour, batch.advantages, grpo.clip_eps)
+        kl = torch.zeros_like(logprobs)  # (B, K)
         if grpo.kl_coef > 0:
-            kl = kl_k3(logprobs, self._reference_logprobs(batch))  # (B, T-1)
-            per_token = per_token + grpo.kl_coef * kl  # (B, T-1)
-        mask = batch.loss_mask  # (B, T-1) bool
+            kl = kl_k3(logprobs, self._reference_logprobs(batch, reference, keep))  # (B, K)
+            per_token = per_token + grpo.kl_coef * kl  # (B, K)
+        mask = batch.loss_mask[:, keep]  # (B, K) bool
         loss = torch.where(mask, per_token, 0.0).sum() / tokens  # (), masked: padding never reaches a grad
         kl_share = torch.where(mask, kl.detach(), 0.0).sum() / tokens  # ()
         return loss, kl_share, (active & mask).sum()
 
     @torch.no_grad()
-    def _reference_logprobs(self, batch: MicroBatch) -> Tensor:
+    def _reference_logprobs(self, batch: MicroBatch, prefix: SharedPrefix | None, keep: Tensor) -> Tensor:
         if self.reference is not None:
-            return sequence_logprobs(self.reference, batch.token_ids, batch.attention_mask)  # (B, T-1)
+            return sequence_logprobs(self.reference, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
         assert isinstance(self.model, peft.PeftModel)
         with self.model.disable_adapter():  # the reference policy = the base weights
-            return sequence_logprobs(self.model, batch.token_ids, batch.attention_mask)  # (B, T-1)
+            return sequence_logprobs(self.model, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
+
+    @torch.no_grad()
+    def _reference_prefix(self, token_ids: Sequence[int]) -> SharedPrefix:
+        """The shared prefix under the reference policy (for the KL term), computed once per group."""
+        if self.reference is not None:
+            return SharedPrefix(self.reference, token_ids, self.device)
+        assert isinstance(self.model, peft.PeftModel)
+        with self.model.disable_adapter():
+            return SharedPrefix(self.model, token_ids, self.device)
 
     def save_adapter(self, path: Path) -> None:
         """A PEFT adapter folder (`PeftModel.from_pretrained`); under full fine-tune, the whole model."""

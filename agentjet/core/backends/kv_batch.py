@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-__all__ = ["KVBatch", "LayerKV", "left_padded"]
+__all__ = ["KVBatch", "LayerKV", "full_attention_layers", "layer_kv", "left_padded"]
 
 LayerKV = tuple[torch.Tensor, torch.Tensor]  # one layer's (keys, values), each (B, H, L, D)
 
@@ -35,15 +35,15 @@ def left_padded(
     return ids.to(device), mask.to(device), positions.to(device)
 
 
-def _layers(cache: DynamicCache) -> list[DynamicLayer]:
+def full_attention_layers(cache: DynamicCache) -> list[DynamicLayer]:
     layers = list(cache.layers)
     if not all(type(layer) is DynamicLayer for layer in layers):
         kinds = sorted({type(layer).__name__ for layer in layers})
-        raise TypeError(f"continuous batching needs full-attention DynamicLayer caches, got {kinds}")
+        raise TypeError(f"continuous batching and prefix sharing need full-attention DynamicLayer caches, got {kinds}")
     return cast(list[DynamicLayer], layers)
 
 
-def _kv(layer: DynamicLayer) -> tuple[torch.Tensor, torch.Tensor]:
+def layer_kv(layer: DynamicLayer) -> tuple[torch.Tensor, torch.Tensor]:
     if layer.keys is None or layer.values is None:
         raise ValueError("cache layer has not been filled by a forward pass")
     return layer.keys, layer.values
@@ -59,7 +59,7 @@ class KVBatch:
         self.cache = cache
         self.mask = mask  # (B, L) bool: True on real cache slots
         self.next_pos = next_pos  # (B,) long: position id of each row's next token
-        _layers(cache)
+        full_attention_layers(cache)
 
     @property
     def size(self) -> int:
@@ -85,7 +85,7 @@ class KVBatch:
         columns = self.mask[row].nonzero()[:, 0]  # (T,)
         return [
             (keys[row : row + 1].index_select(2, columns), values[row : row + 1].index_select(2, columns))
-            for keys, values in map(_kv, _layers(self.cache))
+            for keys, values in map(layer_kv, full_attention_layers(self.cache))
         ]
 
     def select(self, rows: Sequence[int]) -> None:
@@ -96,19 +96,19 @@ class KVBatch:
         real_columns = self.mask.any(dim=0).nonzero()
         first = int(real_columns[0]) if real_columns.numel() else self.width
         self.mask = self.mask[:, first:]
-        for layer in _layers(self.cache):
-            keys, values = _kv(layer)
+        for layer in full_attention_layers(self.cache):
+            keys, values = layer_kv(layer)
             layer.keys = keys.index_select(0, index)[:, :, first:, :]
             layer.values = values.index_select(0, index)[:, :, first:, :]
 
     def extend(self, other: KVBatch) -> None:
         """Append `other`'s rows after ours, left-padding whichever cache is shorter."""
         width = max(self.width, other.width)
-        mine, theirs = _layers(self.cache), _layers(other.cache)
+        mine, theirs = full_attention_layers(self.cache), full_attention_layers(other.cache)
         if len(mine) != len(theirs):
             raise ValueError(f"cannot merge caches with {len(mine)} and {len(theirs)} layers")
         for a, b in zip(mine, theirs, strict=True):
-            (a_keys, a_values), (b_keys, b_values) = _kv(a), _kv(b)
+            (a_keys, a_values), (b_keys, b_values) = layer_kv(a), layer_kv(b)
             a.keys = torch.cat([_pad_left(a_keys, width), _pad_left(b_keys, width)], dim=0)
             a.values = torch.cat([_pad_left(a_values, width), _pad_left(b_values, width)], dim=0)
         self.mask = torch.cat([_pad_mask(self.mask, width), _pad_mask(other.mask, width)], dim=0)

@@ -1,0 +1,120 @@
+"""Group prefix sharing: who shares what (pure), and the gradients equal the unshared ones (tiny model)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from torch import Tensor
+
+from agentjet.core.config import GrpoConfig, LoraConfig, OptimConfig, TrainConfig
+from agentjet.core.merging import Sample
+from agentjet.core.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
+from agentjet.core.trainer import Trainer
+
+VOCAB = 49152
+
+
+def _sample(ids: list[int], prompt: int, tag: int = 0) -> Sample:
+    """A sample whose first `prompt` tokens are context and the rest alternate sampled/context runs."""
+    mask = tuple(i >= prompt and (i - prompt) % 10 < 6 for i in range(len(ids)))
+    rng = random.Random(tag)
+    behaviour = tuple(-rng.uniform(9.0, 12.0) if m else 0.0 for m in mask)
+    return Sample(f"ep-{tag}", tuple(ids), mask, behaviour, tuple(0 if m else -1 for m in mask), ((0, 0),))
+
+
+def _group(rng: random.Random, head: list[int], members: int, first_tag: int) -> list[Sample]:
+    """`members` episodes of one task: the same prompt `head`, then their own turns."""
+    out = []
+    for k in range(members):
+        tail = [rng.randrange(1, VOCAB) for _ in range(20 + 7 * k)]
+        out.append(_sample(head + tail, len(head), first_tag + k))
+    return out
+
+
+def _workload() -> list[Sample]:
+    """Two tasks that share a system prompt (30 tokens) and differ in their task prompt (+20 tokens)."""
+    rng = random.Random(3)
+    system = [rng.randrange(1, VOCAB) for _ in range(30)]
+    task_a = system + [rng.randrange(1, VOCAB) for _ in range(20)]
+    task_b = system + [rng.randrange(1, VOCAB) for _ in range(20)]
+    loner = _sample([rng.randrange(1, VOCAB) for _ in range(40)], 10, 99)
+    return [*_group(rng, task_a, 3, 0), loner, *_group(rng, task_b, 4, 10)]
+
+
+def test_each_task_group_shares_its_whole_prompt_and_loners_stay_alone() -> None:
+    samples = _workload()
+    groups = plan_shared_prefixes(samples, min_tokens=16)
+    assert sorted(i for g in groups for i in g.indices) == list(range(len(samples)))
+    shared = sorted((g for g in groups if g.length), key=lambda g: g.indices)
+    # The task prompt is 50 tokens; the shareable part stops one short of the first sampled token.
+    assert [(g.length, sorted(g.indices)) for g in shared] == [(49, [0, 1, 2]), (49, [4, 5, 6, 7])]
+    assert PrefixGroup(0, (3,)) in groups
+
+
+def test_a_short_common_prefix_is_not_shared() -> None:
+    samples = _workload()
+    assert all(g.length == 0 for g in plan_shared_prefixes(samples, min_tokens=50))
+
+
+def test_no_trainable_token_is_hidden_in_a_prefix() -> None:
+    rng = random.Random(5)
+    head = [rng.randrange(1, VOCAB) for _ in range(40)]
+    early = _sample(head + [7] * 30, 5)  # samples from position 5 on: only 4 tokens shareable
+    late = _sample(head + [8] * 30, 40)
+    (group,) = [g for g in plan_shared_prefixes([early, late], min_tokens=2) if g.length]
+    assert group.length == 4
+    suffixes = suffix_samples([early, late], group)
+    assert not any(s.loss_mask[0] for s in suffixes)  # the cut token is context for every member
+    assert [len(s.token_ids) for s in suffixes] == [66, 66]
+
+
+def _trainer(model: Path, *, share: bool, lora: bool = True, budget: int = 4096) -> Trainer:
+    config = TrainConfig(
+        grpo=GrpoConfig(kl_coef=0.1),
+        lora=LoraConfig(enabled=lora),
+        optim=OptimConfig(micro_batch_tokens=budget, share_prefix=share, share_prefix_min_tokens=16),
+    )
+    trainer = Trainer(model, config, seed=0)
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():  # B starts at 0, which zeroes every lora_A gradient: give it values
+        for name, param in trainer.model.named_parameters():
+            if "lora_B" in name:
+                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    return trainer
+
+
+def _loss_and_grads(
+    trainer: Trainer, samples: list[Sample], advantages: list[float]
+) -> tuple[float, dict[str, Tensor]]:
+    totals = trainer.accumulate_gradients(samples, advantages)
+    grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+    return totals.loss.item(), grads
+
+
+@pytest.mark.parametrize(("lora", "budget"), [(True, 4096), (True, 128), (False, 4096)])
+def test_shared_prefix_gives_the_unshared_loss_and_gradients(tiny_model: Path, lora: bool, budget: int) -> None:
+    samples = _workload()
+    advantages = [1.0, -0.5, -0.5, 0.3, 1.5, -1.5, 0.5, -0.5]
+    shared, plain = _trainer(tiny_model, share=True, lora=lora, budget=budget), _trainer(
+        tiny_model, share=False, lora=lora, budget=budget
+    )
+    totals = shared.accumulate_gradients(samples, advantages)
+    assert totals.prefix_tokens_saved == 2 * 49 + 3 * 49
+    if budget == 128:
+        assert totals.micro_batches > 3  # suffixes of one group span several micro-batches
+    loss_a, grads_a = _loss_and_grads(shared, samples, advantages)
+    loss_b, grads_b = _loss_and_grads(plain, samples, advantages)
+    assert loss_b != 0.0 and abs(loss_a - loss_b) <= 1e-4 * abs(loss_b)
+    assert grads_a.keys() == grads_b.keys() and grads_a
+    worst = 0.0
+    for name, grad in grads_b.items():
+        scale = grad.abs().max().item()
+        if scale == 0:
+            continue  # e.g. embeddings of tokens no sample uses under full fine-tune
+        worst = max(worst, (grads_a[name] - grad).abs().max().item() / scale)
+    assert worst <= 1e-4
+    # The prefix really carries gradient: the earliest layer's LoRA/weights see the shared tokens.
+    assert any(g.abs().max().item() > 0 for n, g in grads_a.items() if "layers.0." in n)
