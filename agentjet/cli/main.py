@@ -132,6 +132,22 @@ def bench_serve(
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
+@bench_app.command("merging")
+def bench_merging(
+    model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
+    groups: Annotated[int, typer.Option(min=1, help="GRPO groups (tasks) of 8 episodes in the batch")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Update wall time with merge off / token / text / token + group prefix sharing, and gradient equality."""
+    from agentjet.bench.merging import main as merging_main
+
+    _setup_logging("WARNING")
+    try:
+        merging_main(model=model, groups=groups, as_json=as_json)  # prints the figures itself
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
 @bench_app.command("learn-check")
 def bench_learn_check(
     model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
