@@ -289,7 +289,7 @@ class TrainingLoop:
         return strategy.select(pool, active=active, requested=frozenset(self.engine.update_requests()))
 
     async def _update(self, batch: Batch) -> bool:
-        """One training step on `batch`; on failure the batch stays pooled and we roll on.
+        """One training step on `batch`; on failure we roll on (the batch stays pooled unless the step ran).
 
         True when the engine is rolling again after a successful step (look for another batch).
         """
@@ -301,7 +301,8 @@ class TrainingLoop:
             metrics = await self._train(batch, started)
         except Exception:
             self.failed_updates += 1
-            log.exception("update failed episodes=%d; batch kept pooled", len(batch.episodes))
+            kept = sum(1 for e in batch.episodes if e.seq in self._pool)
+            log.exception("update failed episodes=%d still_pooled=%d", len(batch.episodes), kept)
             self._resume()
             return False
         if metrics is not None:
