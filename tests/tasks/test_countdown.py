@@ -1,0 +1,79 @@
+"""Countdown: every generated puzzle is solvable, deterministic, shaped by difficulty; rewards by hand."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from agentjet.tasks.countdown import LEVELS, Countdown, countdown_reward
+from agentjet.tasks.expressions import evaluate
+
+
+@pytest.mark.parametrize("difficulty", sorted(LEVELS))
+def test_every_item_is_solvable_with_its_own_numbers(difficulty: int) -> None:
+    level = LEVELS[difficulty]
+    for split in ("train", "eval"):
+        for item in Countdown(difficulty=difficulty).items(split, count=40, seed=3):
+            numbers, target = item.data["numbers"], item.data["target"]
+            solution = evaluate(item.data["solution"])
+            assert solution.value == target
+            assert not Counter(solution.literals) - Counter(numbers)
+            assert len(numbers) == level.numbers
+            assert level.target_min <= target <= level.target_max
+            assert target not in numbers
+            # the stored solution earns full reward through the same path a model's reply takes
+            assert countdown_reward(f"Answer: {item.data['solution']}", numbers, target)[0] == 1.0
+
+
+def test_items_are_deterministic_and_seeds_differ() -> None:
+    family = Countdown(difficulty=2)
+    first = family.items("train", count=10, seed=7)
+    assert first == Countdown(difficulty=2).items("train", count=10, seed=7)
+    assert first[:4] == family.items("train", count=4, seed=7)  # a longer list extends a shorter one
+    assert [i.data for i in first] != [i.data for i in family.items("train", count=10, seed=8)]
+    assert len({i.task_id for i in first}) == 10
+
+
+def test_difficulty_changes_the_shape() -> None:
+    sizes = {
+        d: {len(i.data["numbers"]) for i in Countdown(difficulty=d).items("train", count=20, seed=0)} for d in LEVELS
+    }
+    assert sizes == {d: {LEVELS[d].numbers} for d in LEVELS}
+    mean_target = {
+        d: sum(i.data["target"] for i in Countdown(difficulty=d).items("train", count=50, seed=0)) / 50 for d in LEVELS
+    }
+    assert mean_target[1] < mean_target[2] < mean_target[3] < mean_target[4]
+
+
+NUMBERS, TARGET = [25, 3, 4, 2], 44
+
+
+@pytest.mark.parametrize(
+    ("reply", "reward"),
+    [
+        ("(25 - 3) * 4 = 88, so half: Answer: (25 - 3) * 4 / 2", 1.0),
+        ("Answer: (25 - 3) * 2 = 44", 1.0),  # "= value" after the expression is fine
+        ("**Answer:** `(25-3)*2`", 1.0),
+        ("Answer: 25 × 2 − 3 − 3", 0.0),  # 3 used twice but given once
+        ("Answer: 25 + 3 + 4", 0.1),  # well-formed, wrong value (32)
+        ("Answer: 25 + 3 + 4 + 2", 0.1),
+        ("Answer: 44", 0.0),  # 44 is not a given number
+        ("Answer: 11 * 4", 0.0),  # nor is 11
+        ("Answer: 2 ** 25", 0.0),  # no exponents
+        ("Answer: 4 / (2 - 2)", 0.0),  # division by zero (2 is given once, too)
+        ("Answer: (25 - 3) * 2 Answer: 25 + 3", 0.0),  # hedging
+        ("Answer: ٢٥ + ٣", 0.0),  # unicode digits
+        ("I think it is 44.", 0.0),
+        ("", 0.0),
+    ],
+)
+def test_reward(reply: str, reward: float) -> None:
+    assert countdown_reward(reply, NUMBERS, TARGET)[0] == reward
+
+
+def test_bad_params_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="difficulty"):
+        Countdown(difficulty=9)
+    with pytest.raises(ValueError, match="framework"):
+        Countdown(framework="crewai")
