@@ -17,7 +17,6 @@ reward_last3_mean, rise (last3 - first3), seconds, png, plus rewards (per step),
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 import tempfile
@@ -33,17 +32,17 @@ from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
+from agentjet.tasks.word import MAX_TOKENS as _MAX_TOKENS
+from agentjet.tasks.word import PROMPT as _PROMPT
+from agentjet.tasks.word import WORDS, first_word_reward
 
 __all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "run_learn_check"]
 
 Progress = Callable[[str], None]
 
 _TOKEN = "learn-check-token"
-WORDS = ("banana", "river", "purple", "castle", "window", "tiger", "orange", "silver")
-_PROMPT = "Reply with just the word '{word}' and nothing else."
 _TASKS_PER_STEP = 2
 _GROUP_SIZE = 8
-_MAX_TOKENS = 6  # the reward reads the first word only
 _STEP_TIMEOUT_S = 900.0
 LEARN_CONFIG: dict[str, Any] = {  # LoRA on every projection, a high lr, 2 tasks x 8 per step
     "grpo": {"group_size": _GROUP_SIZE},
@@ -60,12 +59,6 @@ LEARN_CONFIG: dict[str, Any] = {  # LoRA on every projection, a high lr, 2 tasks
 def _stderr(message: str) -> None:
     sys.stderr.write(f"[bench learn-check] {message}\n")
     sys.stderr.flush()
-
-
-def first_word_reward(reply: str, word: str) -> float:
-    """1.0 when the reply's first word (letters only, any case) is `word`, else 0.0."""
-    words = re.findall(r"[a-z]+", reply.lower())
-    return 1.0 if words and words[0] == word else 0.0
 
 
 def _episode(client: SwarmClient, word: str, seed: int) -> float:

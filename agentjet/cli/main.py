@@ -16,9 +16,11 @@ app = typer.Typer(help="AgentJet: agentic RL training servers, clients and resea
 server_app = typer.Typer(help="Run and watch a swarm training server.", no_args_is_help=True)
 models_app = typer.Typer(help="List and prepare models (offline).", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks; each prints JSON.", no_args_is_help=True)
+client_app = typer.Typer(help="Run task families (built-in or a client file) against servers.", no_args_is_help=True)
 app.add_typer(server_app, name="server")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
+app.add_typer(client_app, name="client")
 
 
 def _setup_logging(level: str = "INFO") -> None:
@@ -164,6 +166,54 @@ def bench_learn_check(
         learn_main(model=model, steps=steps, out=out, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
         raise _fail(exc) from exc
+
+
+@client_app.command("run")
+def client_run(
+    task: Annotated[str, typer.Argument(help="registered task (word, countdown, ...) or a .py client file")],
+    server: Annotated[list[str], typer.Option(help="server URL, or NAME=URL for each server the task names")],
+    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="episodes in flight at once")] = 4,
+    episodes: Annotated[int, typer.Option(min=0, help="train episodes")] = 16,
+    eval_every: Annotated[int | None, typer.Option(min=1, help="run the eval split every M train episodes")] = None,
+    eval_episodes: Annotated[int, typer.Option(min=1, help="episodes per eval round")] = 8,
+    group_size: Annotated[int | None, typer.Option(min=1, help="episodes per task (default: server's, else 8)")] = None,
+    update_every: Annotated[
+        int | None, typer.Option(min=1, help="agree to an update (all_clients) every U episodes and wait for it")
+    ] = None,
+    param: Annotated[list[str] | None, typer.Option(help="task parameter key=value (repeatable)")] = None,
+    seed: Annotated[int, typer.Option(help="dataset seed")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
+    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "WARNING",
+) -> None:
+    """Run episodes of a task family with a progress bar and a summary; Ctrl-C aborts the open episodes."""
+    import json
+
+    from rich.console import Console
+
+    from agentjet.tasks.client_run import client_run as run_task
+    from agentjet.tasks.run_report import summary_table
+    from agentjet.tasks.runner import RunSettings
+
+    _setup_logging(log_level)
+    try:
+        settings = RunSettings(
+            episodes=episodes,
+            concurrency=concurrency,
+            eval_every=eval_every,
+            eval_episodes=eval_episodes,
+            group_size=group_size,
+            update_every=update_every,
+            seed=seed,
+        )
+        summary = run_task(task, servers=server, token=token, params=param or [], settings=settings)
+    except (AgentJetError, ValueError, TimeoutError) as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        Console().print(summary_table(summary))
+    raise typer.Exit(130 if summary["interrupted"] else 0)
 
 
 @app.command("demo")

@@ -62,8 +62,14 @@ class Outcome:
 class TaskFamily(Protocol):
     """A built-in task family or a user's client file (`TASK = MyFamily(...)`)."""
 
-    name: str
-    servers: Sequence[str]  # policy servers an episode needs; (POLICY,) for single-model families
+    # read-only members, so a plain `servers = ("policy",)` or a tuple attribute satisfies them (mypy)
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def servers(self) -> Sequence[str]:
+        """Policy servers an episode needs; (POLICY,) for single-model families."""
+        ...
 
     def items(self, split: Split, *, count: int, seed: int) -> list[TaskItem]:
         """`count` items of `split`, the same for the same seed; train and eval never overlap."""
