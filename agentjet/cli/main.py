@@ -168,6 +168,42 @@ def bench_learn_check(
         raise _fail(exc) from exc
 
 
+@bench_app.command("learn")
+def bench_learn(
+    task: Annotated[str, typer.Argument(help="registered task family (arithmetic, countdown, werewolves, ...)")],
+    model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
+    param: Annotated[list[str] | None, typer.Option(help="task parameter key=value (repeatable)")] = None,
+    minutes: Annotated[float, typer.Option(min=0.0, help="wall-clock training budget")] = 60.0,
+    steps: Annotated[int | None, typer.Option(min=1, help="stop after this many steps")] = None,
+    eval_items: Annotated[int, typer.Option(min=1, help="held-out eval episodes per evaluation")] = 64,
+    eval_every: Annotated[int, typer.Option(min=1, help="steps between evaluations")] = 10,
+    lr: Annotated[float, typer.Option(help="LoRA learning rate")] = 2e-4,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+    out: Annotated[Path, typer.Option(help="where learning_curve.png, learn.json, metrics.jsonl go")] = Path("learn"),
+) -> None:
+    """Held-out accuracy (or win rate) before and after GRPO training through a real server; writes a PNG."""
+    from agentjet.bench.learn import LearnSettings
+    from agentjet.bench.learn import main as learn_main
+    from agentjet.tasks.registry import parse_params
+
+    _setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    settings = LearnSettings(
+        task=task,
+        params=parse_params(param or []),
+        model=model,
+        minutes=minutes,
+        steps=steps,
+        eval_items=eval_items,
+        eval_every=eval_every,
+        lr=lr,
+    )
+    try:
+        learn_main(settings, out, as_json=as_json)  # prints the figures itself
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
 @client_app.command("run")
 def client_run(
     task: Annotated[str, typer.Argument(help="registered task (word, countdown, ...) or a .py client file")],

@@ -1,0 +1,284 @@
+"""`agentjet bench learn TASK`: does training through a real swarm server make the agent better?
+
+A real server (uvicorn on loopback, the embedded transformers backend, the LoRA trainer) starts
+on a fresh state dir. First the held-out eval split is played with the base policy (kind
+`eval`: never trained, greedy unless `--eval-temperature`), giving `base_accuracy` (share of
+episodes with reward 1: exact answers, won games). Then rounds: `tasks_per_step` fresh train
+items x a GRPO group of `group_size` episodes (temperature 1), after which the server trains
+one step and hot-loads the adapter; every `eval_every` steps, and once more at the end, the
+same eval split is played again. Rounds stop when `minutes` of wall time are spent (or
+`steps` steps). The JSON says where the policy started and ended, with a 95% interval for the
+change (Newcombe), and a PNG shows the train reward per step and the eval accuracy.
+
+Keys: task, params, model, base_accuracy, final_accuracy, accuracy_change, ci95_low, ci95_high
+(of final - base), eval_episodes, steps, minutes, train_rewards, evals ([step, accuracy, reward
+mean]), errors, png; for werewolves also win_rate_before and win_rate_after (= the accuracies).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentjet.bench.proportions import Rate, difference_ci, wilson
+from agentjet.core import AgentJetError, SwarmClient, TrainConfig
+from agentjet.core.config import ServerSettings
+from agentjet.core.server.app import create_app
+from agentjet.core.testing import serve_in_thread
+from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
+from agentjet.tasks.registry import load_family
+from agentjet.tasks.runner import member_seed
+
+__all__ = ["LearnSettings", "main", "run_learn_bench"]
+
+Progress = Callable[[str], None]
+_TOKEN = "bench-learn-token"
+_STEP_TIMEOUT_S = 1800.0
+_WIN = 1.0  # an episode counts as solved / won when its reward reaches this
+
+
+@dataclass(frozen=True)
+class LearnSettings:
+    task: str = "arithmetic"
+    params: Mapping[str, Any] | None = None
+    model: str = "smollm2-135m"
+    minutes: float = 60.0
+    steps: int | None = None  # stop after this many steps even if time is left
+    eval_items: int = 64
+    eval_every: int = 10
+    eval_temperature: float = 0.0
+    tasks_per_step: int = 2
+    group_size: int = 8
+    lr: float = 2e-4
+    seed: int = 0
+
+
+def _parameters(family: TaskFamily) -> set[str]:
+    """The family's constructor parameters: eval plays greedily only where `temperature` is one."""
+    return set(inspect.signature(type(family)).parameters)
+
+
+def _stderr(message: str) -> None:
+    sys.stderr.write(f"[bench learn] {message}\n")
+    sys.stderr.flush()
+
+
+def _train_config(settings: LearnSettings) -> TrainConfig:
+    """LoRA on every projection, GRPO groups of `group_size`, `tasks_per_step` groups per step."""
+    return TrainConfig.model_validate(
+        {
+            "grpo": {"group_size": settings.group_size},
+            "lora": {
+                "rank": 16,
+                "alpha": 32,
+                "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+            },
+            "optim": {"lr": settings.lr},
+            "collect": {"strategy": "tasks", "tasks": settings.tasks_per_step},
+            "checkpoint_every": 1000,
+        }
+    )
+
+
+def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> float | None:
+    """One episode on the policy server; None when it broke (then it was aborted, never trained)."""
+    try:
+        with client.episode(task_id=item.task_id, kind=kind, agent=family.name) as episode:  # type: ignore[arg-type]
+            outcome = family.run(item, {POLICY: Endpoint(episode.base_url, episode.api_key)})
+            reward = float(outcome.rewards[POLICY])
+            episode.end(reward, dict(outcome.metadata))
+            return reward
+    except (AgentJetError, OSError, ValueError, KeyError) as exc:
+        _stderr(f"episode failed task={item.task_id}: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _play_all(
+    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], kind: str
+) -> list[float | None]:
+    return list(pool.map(lambda item: _play(client, family, item, kind), items))
+
+
+def _play_round(
+    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, jobs: Sequence[TaskItem]
+) -> list[float]:
+    """Play every job; a broken episode is replayed (same item and seed) so each GRPO group completes."""
+    rewards: list[float] = []
+    for _attempt in range(3):
+        played = _play_all(pool, client, family, jobs, "train")
+        rewards += [r for r in played if r is not None]
+        jobs = [job for job, r in zip(jobs, played, strict=True) if r is None]
+        if not jobs:
+            return rewards
+    raise RuntimeError(f"{len(jobs)} train episodes failed three times: see the messages above")
+
+
+def _wait_step(client: SwarmClient, step: int) -> None:
+    """Until the server has taken `step` and rolls again (the new adapter is being served)."""
+    deadline = time.monotonic() + _STEP_TIMEOUT_S
+    while True:
+        status = client.status()
+        if status["step"] >= step and status["state"] == "rolling":
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"server did not finish step {step} within {_STEP_TIMEOUT_S:.0f} s: {status}")
+        time.sleep(0.2)
+
+
+def _wait_rolling(client: SwarmClient) -> None:
+    deadline = time.monotonic() + _STEP_TIMEOUT_S
+    while client.health().get("state") != "rolling":
+        if time.monotonic() > deadline:
+            raise TimeoutError("server did not finish loading the model")
+        time.sleep(0.2)
+
+
+@dataclass(frozen=True)
+class _Eval:
+    step: int
+    solved: int
+    episodes: int
+    reward_mean: float
+
+
+def _evaluate(
+    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], step: int
+) -> _Eval:
+    rewards = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
+    if not rewards:
+        raise RuntimeError("every eval episode failed: see the messages above")
+    solved = sum(1 for r in rewards if r >= _WIN)
+    return _Eval(step, solved, len(rewards), sum(rewards) / len(rewards))
+
+
+def plot_learning(train: Sequence[float], evals: Sequence[_Eval], path: Path, *, title: str) -> Path:
+    """Train reward per step and eval accuracy (with Wilson 95% bars) on one chart (matplotlib, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    ax.plot(range(1, len(train) + 1), train, "-", alpha=0.6, label="mean train reward per step")
+    steps = [e.step for e in evals]
+    accuracy = [e.solved / e.episodes for e in evals]
+    bounds = [wilson(Rate(e.solved, e.episodes)) for e in evals]
+    errors = [
+        [a - lo for a, (lo, _) in zip(accuracy, bounds, strict=True)],
+        [hi - a for a, (_, hi) in zip(accuracy, bounds, strict=True)],
+    ]
+    ax.errorbar(steps, accuracy, yerr=errors, fmt="o-", linewidth=2, capsize=3, label="held-out eval accuracy (95% CI)")
+    ax.set(xlabel="training step", ylabel="reward / accuracy", ylim=(-0.05, 1.05), title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _read_rewards(metrics_path: Path) -> list[float]:
+    if not metrics_path.exists():
+        return []
+    lines = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
+    return [float(m["reward_mean"]) for m in sorted(lines, key=lambda m: m["step"])]
+
+
+def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _stderr) -> dict[str, Any]:
+    """Evaluate, train for the budget with periodic evals, evaluate again; write PNG + JSON to `out`."""
+    started = time.perf_counter()
+    params = dict(settings.params or {})
+    train_family = load_family(settings.task, params)
+    eval_family = (
+        load_family(settings.task, {**params, "temperature": settings.eval_temperature})
+        if ("temperature" in _parameters(train_family))
+        else train_family
+    )
+    if tuple(train_family.servers) != (POLICY,):
+        raise ValueError(f"bench learn trains one policy server; {settings.task!r} needs {list(train_family.servers)}")
+    eval_items = eval_family.items("eval", count=settings.eval_items, seed=settings.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="agentjet-bench-learn-") as tmp:
+        state = Path(tmp) / "state"
+        config_file = Path(tmp) / "train.yaml"
+        config_file.write_text(yaml.safe_dump(_train_config(settings).model_dump(mode="json")))
+        concurrency = settings.tasks_per_step * settings.group_size
+        server_settings = ServerSettings(
+            model=settings.model, state_dir=state, token=_TOKEN, config=config_file, max_batch_size=concurrency
+        )
+        progress(f"starting a {settings.model} server; task {settings.task} {params}; budget {settings.minutes} min")
+        with (
+            serve_in_thread(create_app(server_settings)) as server,
+            SwarmClient(server.url, token=_TOKEN) as client,
+            ThreadPoolExecutor(concurrency) as pool,
+        ):
+            _wait_rolling(client)
+            evals = [_evaluate(pool, client, eval_family, eval_items, 0)]
+            progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
+            errors, step = 0, 0
+            deadline = started + settings.minutes * 60
+            while time.perf_counter() < deadline and (settings.steps is None or step < settings.steps):
+                items = train_family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
+                jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
+                rewards = _play_round(pool, client, train_family, jobs)
+                errors += len(jobs) - len(rewards)
+                step += 1
+                _wait_step(client, step)
+                minutes = (time.perf_counter() - started) / 60
+                progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
+                if step % settings.eval_every == 0:
+                    evals.append(_evaluate(pool, client, eval_family, eval_items, step))
+                    progress(f"eval at step {step}: {evals[-1].solved}/{evals[-1].episodes} solved")
+            if evals[-1].step != step:
+                evals.append(_evaluate(pool, client, eval_family, eval_items, step))
+        if (state / "metrics.jsonl").exists():
+            shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
+    train_rewards = _read_rewards(out / "metrics.jsonl")
+    base, final = evals[0], evals[-1]
+    low, high = difference_ci(Rate(final.solved, final.episodes), Rate(base.solved, base.episodes))
+    png = plot_learning(
+        train_rewards, evals, out / "learning_curve.png", title=f"{settings.task} {params}: {settings.model}"
+    )
+    result: dict[str, Any] = {
+        "task": settings.task,
+        "params": params,
+        "model": settings.model,
+        "base_accuracy": round(base.solved / base.episodes, 4),
+        "final_accuracy": round(final.solved / final.episodes, 4),
+        "accuracy_change": round(final.solved / final.episodes - base.solved / base.episodes, 4),
+        "ci95_low": round(low, 4),
+        "ci95_high": round(high, 4),
+        "eval_episodes": final.episodes,
+        "steps": step,
+        "minutes": round((time.perf_counter() - started) / 60, 2),
+        "train_rewards": [round(r, 4) for r in train_rewards],
+        "evals": [[e.step, round(e.solved / e.episodes, 4), round(e.reward_mean, 4)] for e in evals],
+        "errors": errors,
+        "png": str(png),
+    }
+    if settings.task == "werewolves":
+        result["win_rate_before"], result["win_rate_after"] = result["base_accuracy"], result["final_accuracy"]
+    (out / "learn.json").write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def main(settings: LearnSettings, out: Path, *, as_json: bool) -> dict[str, Any]:
+    result = run_learn_bench(settings, out)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        width = max(len(k) for k in result)
+        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in result.items()))
+    return result
