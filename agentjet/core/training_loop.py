@@ -181,6 +181,7 @@ class TrainingLoop:
         requested = sorted(self.engine.update_requests())
         return {
             "pooled_episodes": len(self._pool),
+            "group_size": group_size,  # clients schedule GRPO groups of this size (`agentjet client run`)
             "complete_groups": sum(1 for g in groups if g["complete"]),
             "trained_through_seq": self.last_trained_seq,
             "tasks": len(groups),

@@ -25,6 +25,7 @@ import torch
 
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
 from agentjet.core.errors import BackendError, ConfigError, ContextLengthExceeded, InvalidRequest
+from agentjet.core.models import model_loading
 from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
@@ -197,9 +198,10 @@ class TransformersBackend:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self._model_path)
             decoder = AutoTokenizer.from_pretrained(self._model_path)  # the loop's own: no shared Rust borrow
-            model = AutoModelForCausalLM.from_pretrained(
-                self._model_path, dtype=self._dtype, attn_implementation="sdpa"
-            )
+            with model_loading():
+                model = AutoModelForCausalLM.from_pretrained(
+                    self._model_path, dtype=self._dtype, attn_implementation="sdpa"
+                )
         except (OSError, ValueError) as exc:
             raise BackendError(f"could not load model {self._model_path}: {exc}") from exc
         model.to(self._device).eval()  # type: ignore[arg-type]  # transformers' stub wants a model, not a device
@@ -231,10 +233,12 @@ class TransformersBackend:
             base = self._base
             if base is None:
                 raise BackendError("load_adapter before start()")
-            self._peft = PeftModel.from_pretrained(base, path, adapter_name=name, is_trainable=False)
+            with model_loading():
+                self._peft = PeftModel.from_pretrained(base, path, adapter_name=name, is_trainable=False)
         else:
             previous = self._peft.active_adapter
-            self._peft.load_adapter(path, adapter_name=name, is_trainable=False)
+            with model_loading():
+                self._peft.load_adapter(path, adapter_name=name, is_trainable=False)
             self._peft.set_adapter(name)
             self._peft.delete_adapter(previous)
         self._peft.eval()
