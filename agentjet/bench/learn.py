@@ -40,7 +40,7 @@ from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
 from agentjet.tasks.registry import load_family
 from agentjet.tasks.runner import member_seed
 
-__all__ = ["LearnSettings", "main", "run_learn_bench"]
+__all__ = ["LearnSettings", "main", "run_learn_bench", "wait_for_step", "wait_until_rolling"]
 
 Progress = Callable[[str], None]
 _TOKEN = "bench-learn-token"
@@ -124,7 +124,7 @@ def _play_round(
     raise RuntimeError(f"{len(jobs)} train episodes failed three times: see the messages above")
 
 
-def _wait_step(client: SwarmClient, step: int) -> None:
+def wait_for_step(client: SwarmClient, step: int) -> None:
     """Until the server has taken `step` and rolls again (the new adapter is being served)."""
     deadline = time.monotonic() + _STEP_TIMEOUT_S
     while True:
@@ -136,7 +136,7 @@ def _wait_step(client: SwarmClient, step: int) -> None:
         time.sleep(0.2)
 
 
-def _wait_rolling(client: SwarmClient) -> None:
+def wait_until_rolling(client: SwarmClient) -> None:
     deadline = time.monotonic() + _STEP_TIMEOUT_S
     while client.health().get("state") != "rolling":
         if time.monotonic() > deadline:
@@ -224,7 +224,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
             SwarmClient(server.url, token=_TOKEN) as client,
             ThreadPoolExecutor(concurrency) as pool,
         ):
-            _wait_rolling(client)
+            wait_until_rolling(client)
             evals = [_evaluate(pool, client, eval_family, eval_items, 0)]
             progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
             errors, step = 0, 0
@@ -235,7 +235,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
                 rewards = _play_round(pool, client, train_family, jobs)
                 errors += len(jobs) - len(rewards)
                 step += 1
-                _wait_step(client, step)
+                wait_for_step(client, step)
                 minutes = (time.perf_counter() - started) / 60
                 progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
                 if step % settings.eval_every == 0:

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from agentjet.bench.learn import wait_for_step, wait_until_rolling
 from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
@@ -79,26 +80,6 @@ def _episode(client: SwarmClient, word: str, seed: int) -> float:
         return reward
 
 
-def _wait_step(client: SwarmClient, step: int) -> None:
-    """Until the server has taken `step` and rolls again (the new adapter is being served)."""
-    deadline = time.monotonic() + _STEP_TIMEOUT_S
-    while True:
-        status = client.status()
-        if status["step"] >= step and status["state"] == "rolling":
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"server did not finish step {step} within {_STEP_TIMEOUT_S:.0f} s: {status}")
-        time.sleep(0.1)
-
-
-def _wait_rolling(client: SwarmClient) -> None:
-    deadline = time.monotonic() + _STEP_TIMEOUT_S
-    while client.health().get("state") != "rolling":
-        if time.monotonic() > deadline:
-            raise TimeoutError("server did not finish loading the model")
-        time.sleep(0.1)
-
-
 def _read_rewards(metrics_path: Path) -> list[float]:
     lines = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
     return [float(m["reward_mean"]) for m in sorted(lines, key=lambda m: m["step"])]
@@ -135,7 +116,7 @@ def _train(client: SwarmClient, steps: int, progress: Progress) -> None:
             words = [WORDS[(step * _TASKS_PER_STEP + t) % len(WORDS)] for t in range(_TASKS_PER_STEP)]
             jobs = [(word, step * 1000 + t * 100 + k) for t, word in enumerate(words) for k in range(_GROUP_SIZE)]
             rewards = list(pool.map(lambda job: _episode(client, *job), jobs))
-            _wait_step(client, step + 1)
+            wait_for_step(client, step + 1)
             mean, took_s = sum(rewards) / len(rewards), time.perf_counter() - started
             progress(f"step {step + 1}/{steps} words={','.join(words)} reward={mean:.3f} ({took_s:.1f} s)")
 
@@ -158,7 +139,7 @@ def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _std
             f"starting a {model} server (state {state}); {steps} steps of {_TASKS_PER_STEP}x{_GROUP_SIZE} episodes"
         )
         with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token=_TOKEN) as client:
-            _wait_rolling(client)
+            wait_until_rolling(client)
             _train(client, steps, progress)
         shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
     rewards = _read_rewards(out / "metrics.jsonl")

@@ -12,6 +12,7 @@ from agentjet.core.backends.fakes import EchoBackend
 from agentjet.core.engine import Engine
 from agentjet.core.journal import Journal
 from agentjet.core.keys import EpisodeKeySigner
+from tests.core.factories import Clock
 
 
 @pytest.fixture
@@ -27,3 +28,14 @@ def make_engine(tmp_path: Path, tiny_tokenizer: Any) -> Callable[..., Awaitable[
         return engine
 
     return make
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
+    """A rolling engine on the echo backend whose clock the test moves (idle timeout 10 s)."""
+    return await make_engine(clock=clock)

@@ -8,7 +8,7 @@ from typing import Any
 from agentjet.core.chat_format import render_prompt
 from agentjet.core.types import CallRecord
 
-__all__ = ["call_record", "rendered_call"]
+__all__ = ["Clock", "call_record", "rendered_call"]
 
 
 def call_record(
@@ -83,3 +83,13 @@ def stop_string_turns(
         {"role": "user", "content": "more"},
     ]
     return first, rendered_call(tokenizer, 1, second_messages, reply, extra_ids=reply_extra_ids)
+
+
+class Clock:
+    """A settable clock for engines and loops: tests move `now` instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -2,31 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-import pytest
-
 from agentjet.core.clients import ClientTracker
 from agentjet.core.engine import Engine
 from agentjet.core.types import EpisodeKind
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
-    return await make_engine(clock=clock)  # idle timeout 10 s
+from tests.core.factories import Clock
 
 
 # ---- the tracker (pure: time is an argument) --------------------------------------------------

@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 
 from agentjet.core.engine import Engine
 from agentjet.core.errors import AuthError, EngineNotReady, EpisodeClosed, EpisodeNotFound
 from agentjet.core.types import CallRecord, EngineState, EpisodeKind, EpisodeStatus
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
-    return await make_engine(clock=clock)
+from tests.core.factories import Clock
 
 
 def _call(episode_id: str, index: int) -> CallRecord:

@@ -29,7 +29,7 @@ from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.core.training_loop import TrainingLoop
 from agentjet.core.types import EpisodeKind
 from tests.conftest import TOKEN, _wait_rolling
-from tests.core.factories import call_record
+from tests.core.factories import Clock, call_record
 from tests.core.test_http_errors import assert_error
 from tests.core.test_training_loop import FakeTrainer
 
@@ -43,14 +43,6 @@ def _config(strategy: Strategy) -> TrainConfig:
         grpo=GrpoConfig(group_size=2),
         optim=OptimConfig(lr=5e-2),
     )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 # ---- loop level: a fake trainer, a fake clock ---------------------------------------------------
