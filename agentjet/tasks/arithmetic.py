@@ -19,10 +19,21 @@ from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem
 from agentjet.tasks.frameworks import ChatRequest, check_framework, complete
 from agentjet.tasks.splits import Draft, draw_items
 
-__all__ = ["LEVELS", "PROMPT", "Arithmetic", "arithmetic_reward"]
+__all__ = ["EXAMPLES", "LEVELS", "PROMPT", "Arithmetic", "arithmetic_reward"]
 
 CORRECT, WELL_FORMED = 1.0, 0.1
 PROMPT = "{problem}\nSolve the problem step by step, then end your reply with one line of the form `Answer: <integer>`."
+EXAMPLES: tuple[tuple[str, str], ...] = (  # worked examples for `shots` (hand-written, not generated)
+    (
+        "Lena has 9 apples. Lena buys 4 more apples. How many apples does Lena have now?",
+        "Lena starts with 9 apples and buys 4 more: 9 + 4 = 13.\nAnswer: 13",
+    ),
+    (
+        "A shop has 30 pens. It sells 12 pens. It packs the rest equally into 3 boxes and keeps one box. "
+        "How many pens does the shop have now?",
+        "30 - 12 = 18 pens are left. 18 / 3 = 6 pens in one box.\nAnswer: 6",
+    ),
+)
 LEVELS: Mapping[int, tuple[int, int]] = {1: (1, 10), 2: (2, 20), 3: (3, 50), 4: (4, 100), 5: (5, 500)}  # ops, size
 
 
@@ -36,7 +47,8 @@ def arithmetic_reward(reply: str, answer: int) -> tuple[float, int | None]:
 
 
 class Arithmetic:
-    """Word problems. Params: `difficulty` (1-5), `framework`, the chat call's `max_tokens`, `temperature`."""
+    """Word problems. Params: `difficulty` (1-5), `framework`, `shots` (worked examples shown first),
+    the chat call's `max_tokens`, `temperature`."""
 
     name = "arithmetic"
     servers: Sequence[str] = (POLICY,)
@@ -47,14 +59,18 @@ class Arithmetic:
         framework: str = "openai",
         max_tokens: int = 128,
         temperature: float = 1.0,
+        shots: int = 1,
         timeout_s: float = 600.0,
     ) -> None:
         if difficulty not in LEVELS:
             raise ValueError(f"difficulty must be one of {sorted(LEVELS)}, got {difficulty!r}")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        if not 0 <= shots <= len(EXAMPLES):
+            raise ValueError(f"shots must be 0-{len(EXAMPLES)}, got {shots}")
         self.difficulty = difficulty
         self.framework = check_framework(framework)
+        self.shots = shots
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.timeout_s = timeout_s
@@ -70,9 +86,16 @@ class Arithmetic:
         return draw_items(f"arithmetic-d{self.difficulty}", split, count=count, seed=seed, draw=draw)
 
     def request(self, item: TaskItem) -> ChatRequest:
-        """The one chat call of an item, the same whichever framework sends it."""
+        """The one chat call of an item, the same whichever framework sends it (`shots` worked
+        examples first, as earlier user/assistant turns)."""
+        messages: list[dict[str, str]] = []
+        for problem, worked in EXAMPLES[: self.shots]:
+            messages += [
+                {"role": "user", "content": PROMPT.format(problem=problem)},
+                {"role": "assistant", "content": worked},
+            ]
         return ChatRequest(
-            messages=({"role": "user", "content": PROMPT.format(problem=item.data["problem"])},),
+            messages=(*messages, {"role": "user", "content": PROMPT.format(problem=item.data["problem"])}),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=item.seed,

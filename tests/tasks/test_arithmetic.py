@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agentjet.tasks.arithmetic import LEVELS, Arithmetic, arithmetic_reward
+from agentjet.tasks.arithmetic import EXAMPLES, LEVELS, Arithmetic, arithmetic_reward
 from agentjet.tasks.frameworks import FRAMEWORKS
 
 
@@ -87,3 +87,18 @@ def test_every_framework_is_accepted_and_others_are_not() -> None:
         Arithmetic(framework="autogen")
     with pytest.raises(ValueError, match="difficulty"):
         Arithmetic(difficulty=0)
+
+
+def test_shots_put_worked_examples_first() -> None:
+    item = Arithmetic().items("train", count=1, seed=0)[0]
+    plain, shown = Arithmetic(shots=0).request(item), Arithmetic(shots=2).request(item)
+    assert [m["role"] for m in plain.messages] == ["user"]
+    assert [m["role"] for m in shown.messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert shown.messages[-1] == plain.messages[0]
+    assert len(Arithmetic().request(item).messages) == 3  # one worked example by default
+    assert [m["content"] for m in shown.messages[1::2]] == [worked for _, worked in EXAMPLES]
+    for problem, worked in EXAMPLES:  # the examples earn full reward themselves
+        assert arithmetic_reward(worked, int(worked.rsplit(" ", 1)[1]))[0] == 1.0
+        assert problem.endswith("?")
+    with pytest.raises(ValueError, match="shots"):
+        Arithmetic(shots=3)

@@ -23,7 +23,7 @@ def test_four_frameworks_capture_identical_tokens(live_server: Callable[..., Run
     items = Arithmetic(difficulty=2).items("eval", count=3, seed=0)
     runs: dict[str, list[tuple[float, list[tuple[list[int], list[int]]]]]] = {}
     for framework in FRAMEWORKS:
-        family = Arithmetic(difficulty=2, framework=framework, max_tokens=24)
+        family = Arithmetic(difficulty=2, framework=framework, max_tokens=24, shots=2)  # assistant turns too
         runs[framework] = []
         for item in items:
             outcome, record = play(server.url, family, item)
@@ -39,6 +39,6 @@ def test_four_frameworks_capture_identical_tokens(live_server: Callable[..., Run
 
     # the identity is not an accident of greedy decoding: another seed samples other tokens
     reseeded = dataclasses.replace(items[0], seed=items[0].seed + 1)
-    _, record = play(server.url, Arithmetic(difficulty=2, framework="httpx", max_tokens=24), reseeded)
+    _, record = play(server.url, Arithmetic(difficulty=2, framework="httpx", max_tokens=24, shots=2), reseeded)
     assert _tokens(record)[0][0] == reference[0][1][0][0]  # same prompt
     assert _tokens(record)[0][1] != reference[0][1][0][1]  # other completion

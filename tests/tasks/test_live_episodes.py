@@ -53,7 +53,8 @@ def test_arithmetic_episode_in_every_framework(serve: Serve, framework: str) -> 
     assert outcome.rewards["policy"] == 1.0
     assert outcome.metadata["given"] == item.data["answer"]
     (call,) = record["calls"]
-    assert call["messages"] == [{"role": "user", "content": family.request(item).messages[0]["content"]}]
+    assert call["messages"] == [dict(m) for m in family.request(item).messages]  # one worked example first
+    assert [m["role"] for m in call["messages"]] == ["user", "assistant", "user"]
     assert (call["sampling"]["seed"], call["sampling"]["temperature"], call["sampling"]["max_tokens"]) == (
         item.seed,
         0.7,
