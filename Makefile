@@ -33,7 +33,7 @@ bench-serve: setup
 
 lint: setup
 	$(VENV)/bin/ruff check agentjet tests
-	$(VENV)/bin/mypy --strict agentjet/core
+	$(VENV)/bin/mypy --strict agentjet/core agentjet/tasks agentjet/bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache
