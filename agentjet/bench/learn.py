@@ -23,8 +23,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,15 @@ from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
 from agentjet.tasks.registry import load_family
 from agentjet.tasks.runner import member_seed
 
-__all__ = ["LearnSettings", "main", "run_learn_bench", "wait_for_step", "wait_until_rolling"]
+__all__ = [
+    "LearnSettings",
+    "main",
+    "run_learn_bench",
+    "train_step",
+    "training_server",
+    "wait_for_step",
+    "wait_until_rolling",
+]
 
 Progress = Callable[[str], None]
 _TOKEN = "bench-learn-token"
@@ -196,6 +205,35 @@ def _read_rewards(metrics_path: Path) -> list[float]:
     return [float(m["reward_mean"]) for m in sorted(lines, key=lambda m: m["step"])]
 
 
+@contextmanager
+def training_server(settings: LearnSettings, max_batch: int) -> Iterator[tuple[SwarmClient, Path]]:
+    """A fresh in-process training server (own state dir) with `_train_config`, rolling; (client, state dir)."""
+    with tempfile.TemporaryDirectory(prefix="agentjet-bench-learn-") as tmp:
+        state = Path(tmp) / "state"
+        config_file = Path(tmp) / "train.yaml"
+        config_file.write_text(yaml.safe_dump(_train_config(settings).model_dump(mode="json")))
+        server_settings = ServerSettings(
+            model=settings.model, state_dir=state, token=_TOKEN, config=config_file, max_batch_size=max_batch
+        )
+        with serve_in_thread(create_app(server_settings)) as server, SwarmClient(server.url, token=_TOKEN) as client:
+            wait_until_rolling(client)
+            yield client, state
+
+
+def train_step(
+    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, settings: LearnSettings, step: int
+) -> tuple[list[float], int]:
+    """Play step `step`'s GRPO groups (seeded by the step) and wait until the server trained on them.
+
+    Returns the train rewards and how many episodes had to be replayed.
+    """
+    items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
+    jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
+    rewards = _play_round(pool, client, family, jobs)
+    wait_for_step(client, step + 1)
+    return rewards, len(jobs) - len(rewards)
+
+
 def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _stderr) -> dict[str, Any]:
     """Evaluate, train for the budget with periodic evals, evaluate again; write PNG + JSON to `out`."""
     started = time.perf_counter()
@@ -210,39 +248,24 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
         raise ValueError(f"bench learn trains one policy server; {settings.task!r} needs {list(train_family.servers)}")
     eval_items = eval_family.items("eval", count=settings.eval_items, seed=settings.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="agentjet-bench-learn-") as tmp:
-        state = Path(tmp) / "state"
-        config_file = Path(tmp) / "train.yaml"
-        config_file.write_text(yaml.safe_dump(_train_config(settings).model_dump(mode="json")))
-        concurrency = settings.tasks_per_step * settings.group_size
-        server_settings = ServerSettings(
-            model=settings.model, state_dir=state, token=_TOKEN, config=config_file, max_batch_size=concurrency
-        )
-        progress(f"starting a {settings.model} server; task {settings.task} {params}; budget {settings.minutes} min")
-        with (
-            serve_in_thread(create_app(server_settings)) as server,
-            SwarmClient(server.url, token=_TOKEN) as client,
-            ThreadPoolExecutor(concurrency) as pool,
-        ):
-            wait_until_rolling(client)
-            evals = [_evaluate(pool, client, eval_family, eval_items, 0)]
-            progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
-            errors, step = 0, 0
-            deadline = started + settings.minutes * 60
-            while time.perf_counter() < deadline and (settings.steps is None or step < settings.steps):
-                items = train_family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
-                jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
-                rewards = _play_round(pool, client, train_family, jobs)
-                errors += len(jobs) - len(rewards)
-                step += 1
-                wait_for_step(client, step)
-                minutes = (time.perf_counter() - started) / 60
-                progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
-                if step % settings.eval_every == 0:
-                    evals.append(_evaluate(pool, client, eval_family, eval_items, step))
-                    progress(f"eval at step {step}: {evals[-1].solved}/{evals[-1].episodes} solved")
-            if evals[-1].step != step:
+    concurrency = settings.tasks_per_step * settings.group_size
+    progress(f"starting a {settings.model} server; task {settings.task} {params}; budget {settings.minutes} min")
+    with training_server(settings, concurrency) as (client, state), ThreadPoolExecutor(concurrency) as pool:
+        evals = [_evaluate(pool, client, eval_family, eval_items, 0)]
+        progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
+        errors, step = 0, 0
+        deadline = started + settings.minutes * 60
+        while time.perf_counter() < deadline and (settings.steps is None or step < settings.steps):
+            rewards, failed = train_step(pool, client, train_family, settings, step)
+            errors += failed
+            step += 1
+            minutes = (time.perf_counter() - started) / 60
+            progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
+            if step % settings.eval_every == 0:
                 evals.append(_evaluate(pool, client, eval_family, eval_items, step))
+                progress(f"eval at step {step}: {evals[-1].solved}/{evals[-1].episodes} solved")
+        if evals[-1].step != step:
+            evals.append(_evaluate(pool, client, eval_family, eval_items, step))
         if (state / "metrics.jsonl").exists():
             shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
     train_rewards = _read_rewards(out / "metrics.jsonl")

@@ -168,6 +168,25 @@ def bench_learn_check(
         raise _fail(exc) from exc
 
 
+@bench_app.command("frameworks")
+def bench_frameworks(
+    model: Annotated[str, typer.Option(help="policy model: tiny, smollm2-135m or an HF folder")] = "tiny",
+    steps: Annotated[int, typer.Option(min=1, help="GRPO steps per framework")] = 3,
+    param: Annotated[list[str] | None, typer.Option(help="arithmetic parameter key=value (repeatable)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Arithmetic trained through openai SDK / LangChain / LangGraph / httpx clients: reward and loss dispersion."""
+    from agentjet.bench.frameworks import main as frameworks_main
+    from agentjet.tasks.registry import parse_params
+
+    _setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        frameworks_main(model=model, steps=steps, params=parse_params(param or []), as_json=as_json)
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
 @bench_app.command("learn")
 def bench_learn(
     task: Annotated[str, typer.Argument(help="registered task family (arithmetic, countdown, werewolves, ...)")],
