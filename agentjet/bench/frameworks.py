@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentjet.bench.learn import LearnSettings, train_step, training_server
+from agentjet.bench.output import print_result
 from agentjet.core.journal import Journal
 from agentjet.core.types import EpisodeStatus
 from agentjet.tasks.registry import load_family
@@ -94,9 +95,5 @@ def run_frameworks_bench(
 
 def main(*, model: str, steps: int, params: Mapping[str, Any], as_json: bool) -> dict[str, Any]:
     result = run_frameworks_bench(model=model, steps=steps, params=params)
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    else:
-        width = max(len(k) for k in result)
-        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in result.items()))
+    print_result(result, as_json=as_json)
     return result

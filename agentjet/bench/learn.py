@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from agentjet.bench.output import print_result, save_chart
 from agentjet.bench.proportions import Rate, difference_ci, wilson
 from agentjet.core import AgentJetError, SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
@@ -44,6 +45,7 @@ from agentjet.tasks.runner import member_seed
 __all__ = [
     "LearnSettings",
     "main",
+    "read_train_rewards",
     "run_learn_bench",
     "train_step",
     "training_server",
@@ -189,16 +191,11 @@ def plot_learning(train: Sequence[float], evals: Sequence[_Eval], path: Path, *,
     ]
     ax.errorbar(steps, accuracy, yerr=errors, fmt="o-", linewidth=2, capsize=3, label="held-out eval accuracy (95% CI)")
     ax.set(xlabel="training step", ylabel="reward / accuracy", ylim=(-0.05, 1.05), title=title)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="best")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_chart(fig, ax, path)
 
 
-def _read_rewards(metrics_path: Path) -> list[float]:
+def read_train_rewards(metrics_path: Path) -> list[float]:
+    """Mean train reward per step, in step order, from a server's metrics.jsonl (empty if none)."""
     if not metrics_path.exists():
         return []
     lines = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
@@ -268,7 +265,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
             evals.append(_evaluate(pool, client, eval_family, eval_items, step))
         if (state / "metrics.jsonl").exists():
             shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
-    train_rewards = _read_rewards(out / "metrics.jsonl")
+    train_rewards = read_train_rewards(out / "metrics.jsonl")
     base, final = evals[0], evals[-1]
     low, high = difference_ci(Rate(final.solved, final.episodes), Rate(base.solved, base.episodes))
     png = plot_learning(
@@ -299,9 +296,5 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
 
 def main(settings: LearnSettings, out: Path, *, as_json: bool) -> dict[str, Any]:
     result = run_learn_bench(settings, out)
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    else:
-        width = max(len(k) for k in result)
-        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in result.items()))
+    print_result(result, as_json=as_json)
     return result

@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from agentjet.bench.learn import wait_for_step, wait_until_rolling
+from agentjet.bench.learn import read_train_rewards, wait_for_step, wait_until_rolling
+from agentjet.bench.output import print_result, save_chart
 from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
@@ -80,11 +81,6 @@ def _episode(client: SwarmClient, word: str, seed: int) -> float:
         return reward
 
 
-def _read_rewards(metrics_path: Path) -> list[float]:
-    lines = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
-    return [float(m["reward_mean"]) for m in sorted(lines, key=lambda m: m["step"])]
-
-
 def plot_curve(rewards: list[float], path: Path, *, title: str) -> Path:
     """Mean train reward per step (and its 3-step running mean) as a PNG (matplotlib, Agg)."""
     import matplotlib
@@ -100,13 +96,7 @@ def plot_curve(rewards: list[float], path: Path, *, title: str) -> Path:
     ax.plot(steps, smooth, "-", linewidth=2.5, label="3-step running mean")
     ax.set(xlabel="training step", ylabel="mean reward", ylim=(-0.05, 1.05), title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
-    ax.legend(loc="best")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_chart(fig, ax, path)
 
 
 def _train(client: SwarmClient, steps: int, progress: Progress) -> None:
@@ -142,7 +132,7 @@ def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _std
             wait_until_rolling(client)
             _train(client, steps, progress)
         shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
-    rewards = _read_rewards(out / "metrics.jsonl")
+    rewards = read_train_rewards(out / "metrics.jsonl")
     png = plot_curve(rewards, out / "learning_curve.png", title=f"learn-check: {model}, reply starts with the word")
     first3 = sum(rewards[:3]) / len(rewards[:3])
     last3 = sum(rewards[-3:]) / len(rewards[-3:])
@@ -164,9 +154,5 @@ def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _std
 def main(model: str, steps: int, out: Path, as_json: bool) -> dict[str, Any]:
     """`agentjet bench learn-check`: run, write the figures to stdout, return them."""
     result = run_learn_check(model, steps, out)
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    else:
-        width = max(len(k) for k in result)
-        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in result.items()))
+    print_result(result, as_json=as_json)
     return result

@@ -19,13 +19,14 @@ parameters of max |g - g_off| / max |g_off|) and max_rel_loss_diff; plus the wor
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
+
+from agentjet.bench.output import print_result
 
 __all__ = ["main", "run_merging_bench"]
 
@@ -154,10 +155,7 @@ def run_merging_bench(
 
 def main(*, model: str, groups: int, as_json: bool) -> int:
     result = run_merging_bench(model=model, groups=groups)
-    if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    else:
-        sys.stdout.write("".join(f"{key:24} {value}\n" for key, value in result.items()))
+    print_result(result, as_json=as_json)
     return 0
 
 

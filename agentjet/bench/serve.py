@@ -18,7 +18,6 @@ bench_wall_s. Client and servers share this machine's cores, so figures from a b
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import select
 import subprocess
@@ -33,6 +32,8 @@ from typing import Any
 
 import httpx
 import psutil
+
+from agentjet.bench.output import print_result
 
 __all__ = ["main", "run_serve_bench"]
 
@@ -324,9 +325,5 @@ def run_serve_bench(quick: bool, requests_per_level: int | None = None, progress
 def main(quick: bool, as_json: bool) -> dict[str, Any]:
     """`agentjet bench serve [--quick] [--json]`: run, write the figures to stdout, return them."""
     results = run_serve_bench(quick)
-    if as_json:
-        sys.stdout.write(json.dumps(results, indent=2) + "\n")
-    else:
-        width = max(len(k) for k in results)
-        sys.stdout.write("".join(f"{key:<{width}}  {value}\n" for key, value in results.items()))
+    print_result(results, as_json=as_json)
     return results
