@@ -24,7 +24,7 @@ from typing import Any, Literal
 from agentjet.core.chat_format import parse_tool_calls
 from agentjet.core.types import CallRecord
 
-__all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "merge_timelines"]
+__all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "common_prefix", "merge_timelines"]
 
 MatchLevel = Literal["token", "text", "off"]
 _PROMPT_VERSION = -1  # policy version recorded on positions that were not sampled
@@ -186,7 +186,8 @@ def _strip_tool_blocks(text: str) -> str:
     return content or ""
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -201,8 +202,8 @@ def _explain(call: CallRecord, timelines: list[_Timeline], match: MatchLevel) ->
     candidates = [t for t in timelines if t not in siblings]  # n>1 choices of one call never merge
     if not candidates:
         return None
-    best = max(candidates, key=lambda t: _common_prefix(t.tokens, call.prompt_ids))
-    shared = _common_prefix(best.tokens, call.prompt_ids)
+    best = max(candidates, key=lambda t: common_prefix(t.tokens, call.prompt_ids))
+    shared = common_prefix(best.tokens, call.prompt_ids)
     if shared == 0 and best.agent == call.agent:
         return None  # a fresh conversation, not drift
     return Drift((call.call_index, call.choice_index), best.calls[0], _reason(call, best, shared, match), shared)

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from transformers import DynamicCache
 
 from agentjet.core.backends.kv_batch import full_attention_layers, layer_kv
-from agentjet.core.merging import Sample
+from agentjet.core.merging import Sample, common_prefix
 
 __all__ = ["PrefixGroup", "SharedPrefix", "plan_shared_prefixes", "suffix_samples"]
 
@@ -35,14 +35,6 @@ class PrefixGroup:
 
     length: int
     indices: tuple[int, ...]
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
 
 
 def _shareable(sample: Sample) -> int:
@@ -78,7 +70,7 @@ def plan_shared_prefixes(samples: Sequence[Sample], *, min_tokens: int) -> list[
 
     for index in order:
         if members:
-            shared = _common_prefix(samples[members[0]].token_ids, samples[index].token_ids)  # sorted: first vs last
+            shared = common_prefix(samples[members[0]].token_ids, samples[index].token_ids)  # sorted: first vs last
             joined = min(cut, shared, _shareable(samples[index]))
             if joined >= min_tokens and len(members) * joined >= (len(members) - 1) * cut:
                 members.append(index)

@@ -57,8 +57,8 @@ def _run_into(runner: TaskRunner, summary: dict[str, Any]) -> None:
     summary.update(runner.run())
 
 
-def test_two_servers_train_their_own_models_from_one_workflow(tmp_path: Path) -> None:
-    family = ChatFamily(name="duo", servers=("wolves", "village"), reward=_wolves_reward)
+def _run_on_two_servers(tmp_path: Path, family: Any) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, str]]:
+    """Train `family` on two tiny servers ("wolves", "village") for UPDATES steps: (summary, statuses, urls)."""
     with (
         tiny_training_server_process(tmp_path / "wolves", _config("tasks")) as wolves,
         tiny_training_server_process(tmp_path / "village", _config("tasks")) as village,
@@ -68,6 +68,12 @@ def test_two_servers_train_their_own_models_from_one_workflow(tmp_path: Path) ->
         settings = RunSettings(episodes=2 * UPDATES, concurrency=2, group_size=2)
         summary = TaskRunner(family, {"wolves": w, "village": v}, settings).run()
         statuses = [wait_for_step(client, UPDATES) for client in (w, v)]
+    return summary, statuses, (wolves, village)
+
+
+def test_two_servers_train_their_own_models_from_one_workflow(tmp_path: Path) -> None:
+    family = ChatFamily(name="duo", servers=("wolves", "village"), reward=_wolves_reward)
+    summary, statuses, (wolves, village) = _run_on_two_servers(tmp_path, family)
     assert summary["episodes"] == 2 * UPDATES and summary["errors"] == 0
     assert [s["step"] for s in statuses] == [UPDATES, UPDATES] and wolves != village
     for name in ("wolves", "village"):
@@ -88,15 +94,7 @@ def test_werewolves_wolves_and_village_train_on_their_own_servers(tmp_path: Path
 
     roles = {"werewolf": "wolves", "seer": "village", "witch": "village"}
     family = Werewolves(servers=roles, discussion=False, invalid_tolerance=1.0)  # win/loss rewards, not errors
-    with (
-        tiny_training_server_process(tmp_path / "wolves", _config("tasks")) as wolves,
-        tiny_training_server_process(tmp_path / "village", _config("tasks")) as village,
-        SwarmClient(wolves, SERVER_TOKEN) as w,
-        SwarmClient(village, SERVER_TOKEN) as v,
-    ):
-        settings = RunSettings(episodes=2 * UPDATES, concurrency=2, group_size=2)
-        summary = TaskRunner(family, {"wolves": w, "village": v}, settings).run()
-        statuses = [wait_for_step(client, UPDATES) for client in (w, v)]
+    summary, statuses, _ = _run_on_two_servers(tmp_path, family)
     assert summary["episodes"] == 2 * UPDATES and summary["errors"] == 0, summary["error_messages"]
     assert [s["step"] for s in statuses] == [UPDATES, UPDATES]
     for server, side in (("wolves", "wolves"), ("village", "village")):
