@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from agentjet.cli.sandbox import sandbox_app
 from agentjet.core.errors import AgentJetError
 
 app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
@@ -21,6 +22,7 @@ app.add_typer(server_app, name="server")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
 app.add_typer(client_app, name="client")
+app.add_typer(sandbox_app, name="sandbox")
 
 
 def _setup_logging(level: str = "INFO") -> None:
