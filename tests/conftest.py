@@ -20,12 +20,24 @@ from agentjet.core.testing import RunningServer, serve_in_thread
 TOKEN = "test-server-token"
 
 
+# Settings that describe this machine rather than configure a server: where caches, the sandbox
+# engine and image are, and whether sandbox tests may skip (`make test` sets these).
+_MACHINE_ENV = {
+    "AGENTJET_CACHE_DIR",
+    "AGENTJET_DOCKER_HOST",
+    "AGENTJET_ENGINE_DIR",
+    "AGENTJET_REQUIRE_SANDBOX",
+    "AGENTJET_SANDBOX_IMAGE",
+    "AGENTJET_SANDBOX_ROOTFS",
+}
+
+
 @pytest.fixture(autouse=True)
 def _clean_agentjet_env(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith("AGENTJET_") and name != "AGENTJET_CACHE_DIR":
+        if name.startswith("AGENTJET_") and name not in _MACHINE_ENV:
             monkeypatch.delenv(name, raising=False)
 
 
