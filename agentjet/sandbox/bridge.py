@@ -1,0 +1,319 @@
+"""Host side of swarm access without network: a token-injecting HTTP proxy on a Unix socket.
+
+A sandbox has no network. `SwarmBridge` serves `swarm.sock` in a private directory that the
+backend mounts at `/run/agentjet`; inside, `forwarder.py` relays `127.0.0.1:PORT` to it, so agent
+code uses the usual base URL. The bridge adds `Authorization: Bearer <server token>` to the
+`/swarm` calls it forwards, so the token never enters the sandbox, and forwards only what a
+swarm client needs (`ALLOWED_ROUTES`): engine control and config writes get 403.
+
+Who can connect: the socket is 0666 in a directory that is `root:65534 0710` when we run as root
+(only root and the sandbox's gid 65534 may traverse it), else `0711` (any local user who guesses
+the random name could use the bridge, and so the server with its token). Run sandboxes as root
+on shared hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import uvicorn
+
+from agentjet.sandbox.errors import SandboxError
+
+__all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge"]
+
+SANDBOX_SOCKET = "/run/agentjet/swarm.sock"  # where backends mount `socket_dir`
+SANDBOX_FORWARDER = "/opt/agentjet/agentjet/sandbox/forwarder.py"  # the host's agentjet/, mounted ro
+SANDBOX_GID = 65534
+
+_ID = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"  # episode and client ids; never "." or ".."
+# (method, path pattern, sends the server token). Anything else is refused with 403.
+ALLOWED_ROUTES: tuple[tuple[str, str, bool], ...] = (
+    ("GET", r"/health", False),
+    ("GET", r"/v1/models", False),
+    ("POST", r"/v1/chat/completions", False),  # the episode key the agent sends goes through untouched
+    ("GET", r"/swarm/status", True),
+    ("GET", r"/swarm/config", True),  # read only: PUT /swarm/config is refused
+    ("POST", r"/swarm/episodes", True),
+    ("GET", rf"/swarm/episodes/{_ID}", True),
+    ("POST", rf"/swarm/episodes/{_ID}/(?:end|abort)", True),
+    ("POST", rf"/swarm/clients/{_ID}/(?:update|heartbeat)", True),
+)
+_ROUTES = [(method, re.compile(pattern), token) for method, pattern, token in ALLOWED_ROUTES]
+_HOP_BY_HOP = frozenset(
+    b"connection keep-alive proxy-authenticate proxy-authorization te trailer transfer-encoding upgrade".split()
+)
+_DROPPED_IN = _HOP_BY_HOP | {b"content-length", b"forwarded", b"x-real-ip"}  # and every x-forwarded-*
+_MAX_BODY_BYTES = 16 * 1024 * 1024
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class SwarmAccess:
+    """The swarm server a sandbox may reach; `token` stays on the host (None: the bridge holds no
+    credentials and the sandbox's own Authorization header, if any, goes through)."""
+
+    url: str
+    token: str | None = None
+
+    def __repr__(self) -> str:  # never show the token
+        return f"SwarmAccess(url={self.url!r})"
+
+
+def _server_port(url: str) -> int:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SandboxError(f"swarm URL {url!r} must look like http://HOST:PORT")
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _route(method: str, path: str) -> bool | None:
+    """Whether the route gets the server token; None = refused."""
+    for allowed, pattern, token in _ROUTES:
+        if method == allowed and pattern.fullmatch(path):
+            return token
+    return None
+
+
+def _json_reply(status: int, message: str, code: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    body = json.dumps({"error": {"message": message, "type": "sandbox_bridge_error", "code": code, "param": None}})
+    return status, [(b"content-type", b"application/json")], body.encode()
+
+
+class _Proxy:
+    """The ASGI app: check the route, rewrite headers, stream the server's reply back."""
+
+    def __init__(self, access: SwarmAccess, port: int) -> None:
+        self.upstream = access.url.rstrip("/")
+        self.token = access.token
+        self.default_host = f"127.0.0.1:{port}"
+        self.client: httpx.AsyncClient | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                timeout = httpx.Timeout(10.0, read=None, pool=None)  # SSE streams may idle while the model works
+                self.client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=256))
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.client is not None:
+                    await self.client.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method, path = scope["method"], scope["path"]
+        raw = scope.get("raw_path") or path.encode()
+        with_token = _route(method, path) if raw == path.encode() else None  # no %-escapes, no tricks
+        if with_token is None:
+            refused = f"the sandbox bridge does not forward {method} {path} (see bridge.ALLOWED_ROUTES)"
+            return await _reply(send, *_json_reply(403, refused, "sandbox_forbidden"))
+        try:
+            body = await _read_body(receive)
+        except _HungUp:
+            return None
+        if body is None:
+            return await _reply(send, *_json_reply(413, "request body too large", "body_too_large"))
+        headers, host = self._headers(scope, with_token)
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = f"{self.upstream}{path}" + (f"?{query}" if query else "")
+        assert self.client is not None
+        request = self.client.build_request(method, url, headers=headers, content=body)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            return await _reply(send, *_json_reply(502, f"swarm server unreachable: {exc!r}", "bridge_upstream"))
+        try:
+            if method == "POST" and path == "/swarm/episodes" and response.status_code == 200:
+                await _reply(send, *await _rebased(response, host))
+            else:
+                await _stream(response, receive, send)
+        finally:
+            await response.aclose()
+
+    def _headers(self, scope: Scope, with_token: bool) -> tuple[list[tuple[bytes, bytes]], str]:
+        out: list[tuple[bytes, bytes]] = []
+        host = self.default_host
+        inject = with_token and self.token is not None  # no token held: the sandbox's own header goes through
+        for name, value in scope["headers"]:
+            if name in _DROPPED_IN or name.startswith(b"x-forwarded-") or (inject and name == b"authorization"):
+                continue
+            if name == b"host":
+                host = value.decode("latin-1")
+            out.append((name, value))
+        if not any(name == b"host" for name, _ in out):
+            out.append((b"host", host.encode()))  # the server derives episode base URLs from Host
+        if inject:
+            out.append((b"authorization", f"Bearer {self.token}".encode()))
+        return out, host
+
+
+class _HungUp(Exception):
+    """The sandbox side closed the connection before its request was complete."""
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body (chat requests are small); None past `_MAX_BODY_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _HungUp
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > _MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _reply_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
+    return [(k.lower(), v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP]
+
+
+async def _reply(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    headers = [(k, v) for k, v in headers if k != b"content-length"] + [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _rebased(response: httpx.Response, host: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """A begun episode's `base_url` is where the sandbox reaches the server: its own loopback
+    (the server may have answered with a `--public-url` the sandbox cannot reach)."""
+    await response.aread()
+    body = response.json()
+    if isinstance(body, dict) and "base_url" in body:
+        body["base_url"] = f"http://{host}/v1"
+    headers = [(k, v) for k, v in _reply_headers(response) if k != b"content-encoding"]
+    return response.status_code, headers, json.dumps(body).encode()
+
+
+async def _stream(response: httpx.Response, receive: Receive, send: Send) -> None:
+    """Relay the reply chunk by chunk (SSE arrives as sampled); a client that hangs up stops it."""
+    await send({"type": "http.response.start", "status": response.status_code, "headers": _reply_headers(response)})
+
+    async def relay() -> None:
+        async for chunk in response.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def hang_up() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    tasks = [asyncio.ensure_future(relay()), asyncio.ensure_future(hang_up())]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            task.result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _private_dir() -> Path:
+    """A fresh dir only root and the sandbox's gid may traverse (see the module docstring)."""
+    path = Path(tempfile.mkdtemp(prefix="agentjet-swarm-"))
+    try:
+        os.chown(path, -1, SANDBOX_GID)
+        path.chmod(0o710)
+    except PermissionError:
+        path.chmod(0o711)
+    return path
+
+
+class SwarmBridge:
+    """`with SwarmBridge(access) as bridge:` serves `bridge.socket_dir / "swarm.sock"` until exit.
+
+    Thread-safe to share read-only; one bridge may serve several sandboxes at once. `port` is
+    the server's port, the one agent code inside uses on its own loopback.
+    """
+
+    def __init__(self, access: SwarmAccess | str) -> None:
+        self.access = SwarmAccess(access) if isinstance(access, str) else access
+        self.port = _server_port(self.access.url)
+        self.socket_dir = _private_dir()
+        self.socket_path = self.socket_dir / "swarm.sock"
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def env(self) -> dict[str, str]:
+        """What a sandboxed swarm client needs; deliberately no AGENTJET_TOKEN."""
+        return {"AGENTJET_SERVER": f"http://127.0.0.1:{self.port}"}
+
+    def wrap(self, command: Sequence[str], *, python: str = "python3") -> list[str]:
+        """`command` run under the forwarder inside the sandbox (`-I`: no agentjet import first)."""
+        return [python, "-I", SANDBOX_FORWARDER, "--port", str(self.port), "--unix", SANDBOX_SOCKET, "--", *command]
+
+    def start(self, timeout_s: float = 30.0) -> SwarmBridge:
+        config = uvicorn.Config(
+            _Proxy(self.access, self.port),
+            uds=str(self.socket_path),
+            lifespan="on",
+            log_level="warning",
+            proxy_headers=False,
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name="agentjet-bridge")
+        self._server, self._thread = server, thread
+        thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                self.close()
+                raise SandboxError(f"the swarm bridge did not start on {self.socket_path}")
+            time.sleep(0.01)
+        self.socket_path.chmod(0o666)
+        return self
+
+    def close(self) -> None:
+        """Stop serving and remove the socket dir; safe to call twice."""
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(self.socket_dir)
+
+    def __enter__(self) -> SwarmBridge:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SwarmBridge(url={self.access.url!r}, socket={str(self.socket_path)!r})"
