@@ -37,6 +37,7 @@ from agentjet.sandbox.runspec import (
     agentjet_source,
     entry_command,
     sandbox_env,
+    split_big_file,
     tree_bytes,
 )
 from agentjet.sandbox.verdict import Evidence, decide, human_size
@@ -156,7 +157,9 @@ def _container_spec(
         ulimits.append(Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1))
     spec: dict[str, Any] = {
         "image": tag,
-        "command": entry_command(command, copy_input=workdir is not None, swarm=swarm),
+        "command": entry_command(
+            command, copy_input=workdir is not None, swarm=swarm, file_size_bytes=limits.file_size_bytes
+        ),
         "environment": sandbox_env(env, swarm),
         "working_dir": WORK_DIR,
         "user": f"{SANDBOX_UID}:{SANDBOX_GID}",
@@ -258,13 +261,15 @@ class _Execution:
     def _result(self, status: int | None, wall_s: float) -> RunResult:
         state = self.container.client.api.inspect_container(self.container.id)["State"]
         usage = self.accounting.usage(self.run_id, self.limits.pids)
+        stderr, big_file = split_big_file(self.stderr.text())
         evidence = Evidence(
             status=status,
             killed_for=self.killed_for,
             oom_killed=bool(state.get("OOMKilled")) or usage.oom_killed,
             pids_limit_hit=usage.pids_limit_hit,
             cpu_s=usage.cpu_s,
-            stderr=self.stderr.text(),
+            stderr=stderr,
+            big_file=big_file,
         )
         verdict = decide(evidence, self.limits)
         return RunResult(

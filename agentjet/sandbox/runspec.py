@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 __all__ = [
+    "BIG_FILE",
     "COPY_FAILED",
     "INPUT_DIR",
     "SANDBOX_GID",
@@ -25,6 +26,7 @@ __all__ = [
     "agentjet_source",
     "entry_command",
     "sandbox_env",
+    "split_big_file",
     "tree_bytes",
 ]
 
@@ -36,10 +38,17 @@ SOURCE_MOUNT = "/opt/agentjet/agentjet"
 SWARM_MOUNT = "/run/agentjet"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 COPY_FAILED = "agentjet sandbox: copying the work dir into /work failed"
-_COPY_IN = (
-    f"cp -R --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}; "
-    f'cd {WORK_DIR} && exec "$@"'
-)
+BIG_FILE = "agentjet sandbox: a file reached the size limit: "  # + path, last stderr line
+_COPY_IN = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
+# Run the command (not exec: the shell stays to look afterwards), then report a file that reached
+# RLIMIT_FSIZE: Python ignores SIGXFSZ, so a refused write may leave no other trace.
+_RUN = """cd {work} || exit 125
+"$@"
+rc=$?
+big=$(find {work} /tmp /dev/shm -xdev -type f -size +{below_cap}c -print -quit 2>/dev/null)
+[ -n "$big" ] && echo "{mark}$big" >&2
+exit $rc
+"""
 
 
 class Bridge(Protocol):
@@ -73,12 +82,24 @@ def sandbox_env(env: Mapping[str, str], swarm: Bridge | None) -> dict[str, str]:
     return values
 
 
-def entry_command(command: Sequence[str], *, copy_input: bool, swarm: Bridge | None) -> list[str]:
-    """`command` under the swarm forwarder (if any), after the copy-in step (if there is input)."""
+def entry_command(
+    command: Sequence[str], *, copy_input: bool, swarm: Bridge | None, file_size_bytes: int
+) -> list[str]:
+    """`command` under the swarm forwarder (if any), after the copy-in step (if there is input),
+    followed by the look for a file at the size limit (reported on stderr as BIG_FILE + path)."""
     wrapped = swarm.wrap(command) if swarm is not None else list(command)
-    if not copy_input:
-        return wrapped
-    return ["/bin/sh", "-c", _COPY_IN, "agentjet-entry", *wrapped]
+    script = (_COPY_IN if copy_input else "") + _RUN.format(
+        work=WORK_DIR, below_cap=file_size_bytes - 1, mark=BIG_FILE
+    )
+    return ["/bin/sh", "-c", script, "agentjet-entry", *wrapped]
+
+
+def split_big_file(stderr: str) -> tuple[str, str | None]:
+    """The command's own stderr and the BIG_FILE path the entry step appended, if any."""
+    head, _, last = stderr.rstrip("\n").rpartition("\n")
+    if not last.startswith(BIG_FILE):
+        return stderr, None
+    return (head + "\n" if head else ""), last[len(BIG_FILE) :]
 
 
 def tree_bytes(root: Path) -> int:

@@ -2,8 +2,8 @@
 
 ERROR when the entry step could not copy the staged files in. Several limits can fire in one
 run (a fork bomb also runs into the wall clock); `stopped_by` is the most specific one, in this
-order: MEMORY, PIDS, CPU, FILE_SIZE (signal), OUTPUT, TIMEOUT, FILE_SIZE (EFBIG message),
-SIGNALED, EXITED. `detail` names every one that fired.
+order: MEMORY, PIDS, CPU, FILE_SIZE (SIGXFSZ, or a failed exit with a file at the cap), OUTPUT, TIMEOUT,
+FILE_SIZE (EFBIG message), SIGNALED, EXITED. `detail` names every one that fired.
 
 Exit statuses follow the shell (and init/bwrap) convention: 128+N means "killed by signal N",
 reported as exit_code -N. A command that calls `exit(130)` is indistinguishable from SIGINT.
@@ -33,6 +33,7 @@ class Evidence:
     pids_limit_hit: bool = False
     cpu_s: float | None = None
     stderr: str = ""
+    big_file: str | None = None  # a file the run left at the RLIMIT_FSIZE cap (counts with a failed exit)
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,16 @@ def _fired(evidence: Evidence, limits: Limits, code: int | None) -> list[tuple[S
     if limits.cpu_seconds is not None and _cpu_limit_hit(sig, evidence.cpu_s, limits.cpu_seconds, evidence):
         fired.append((StopReason.CPU, f"killed by the {limits.cpu_seconds} s CPU-time limit (RLIMIT_CPU)"))
     file_size = f"a write went over the {human_size(limits.file_size_bytes)} file size limit (RLIMIT_FSIZE)"
-    if sig == signal.SIGXFSZ:
-        fired.append((StopReason.FILE_SIZE, file_size))
+    big_file = evidence.big_file if code != 0 else None  # a file exactly at the cap and a clean exit: no verdict
+    if sig == signal.SIGXFSZ or big_file:
+        where = f" ({big_file})" if big_file else ""
+        fired.append((StopReason.FILE_SIZE, file_size + where))
     if evidence.killed_for is StopReason.OUTPUT:
         fired.append((StopReason.OUTPUT, f"output went over {human_size(limits.output_bytes)} per stream: killed"))
     if evidence.killed_for is StopReason.TIMEOUT:
         fired.append((StopReason.TIMEOUT, f"still running after the {limits.timeout_s:g} s wall-clock limit: killed"))
-    if sig != signal.SIGXFSZ and code not in (0, None) and _EFBIG_TEXT in evidence.stderr:
+    efbig = code not in (0, None) and _EFBIG_TEXT in evidence.stderr
+    if sig != signal.SIGXFSZ and not big_file and efbig:
         fired.append((StopReason.FILE_SIZE, file_size + " (EFBIG)"))
     if sig is not None and not fired:
         fired.append((StopReason.SIGNALED, f"killed by {_signal_name(sig)}"))
