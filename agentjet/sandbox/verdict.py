@@ -53,7 +53,7 @@ def exit_code_of(status: int | None) -> int | None:
 def human_size(size: int) -> str:
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if size >= scale:
-            return f"{size / scale:g} {unit}"
+            return f"{size / scale:.1f}".rstrip("0").rstrip(".") + f" {unit}"
     return f"{size} B"
 
 
