@@ -4,7 +4,8 @@ A sandbox has no network. `SwarmBridge` serves `swarm.sock` in a private directo
 backend mounts at `/run/agentjet`; inside, `forwarder.py` relays `127.0.0.1:PORT` to it, so agent
 code uses the usual base URL. The bridge adds `Authorization: Bearer <server token>` to the
 `/swarm` calls it forwards, so the token never enters the sandbox, and forwards only what a
-swarm client needs (`ALLOWED_ROUTES`): engine control and config writes get 403.
+swarm client needs (`ALLOWED_ROUTES`): engine control and config writes get 403. Episodes begun
+through the bridge and still open when it closes are aborted: the sandbox that owned them is gone.
 
 Who can connect: the socket is 0666 in a directory that is `root:65534 0710` when we run as root
 (only root and the sandbox's gid 65534 may traverse it), else `0711` (any local user who guesses
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -41,6 +43,8 @@ SANDBOX_SOCKET = "/run/agentjet/swarm.sock"  # where backends mount `socket_dir`
 SANDBOX_FORWARDER = "/opt/agentjet/agentjet/sandbox/forwarder.py"  # the host's agentjet/, mounted ro
 SANDBOX_GID = 65534
 
+log = logging.getLogger(__name__)
+
 _ID = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"  # episode and client ids; never "." or ".."
 # (method, path pattern, sends the server token). Anything else is refused with 403.
 ALLOWED_ROUTES: tuple[tuple[str, str, bool], ...] = (
@@ -55,6 +59,7 @@ ALLOWED_ROUTES: tuple[tuple[str, str, bool], ...] = (
     ("POST", rf"/swarm/clients/{_ID}/(?:update|heartbeat)", True),
 )
 _ROUTES = [(method, re.compile(pattern), token) for method, pattern, token in ALLOWED_ROUTES]
+_CLOSING = re.compile(rf"/swarm/episodes/({_ID})/(?:end|abort)")
 _HOP_BY_HOP = frozenset(
     b"connection keep-alive proxy-authenticate proxy-authorization te trailer transfer-encoding upgrade".split()
 )
@@ -107,6 +112,8 @@ class _Proxy:
         self.token = access.token
         self.default_host = f"127.0.0.1:{port}"
         self.client: httpx.AsyncClient | None = None
+        self.open_episodes: set[str] = set()  # begun here, not yet ended/aborted here; read by close()
+        self.lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -151,11 +158,21 @@ class _Proxy:
             return await _reply(send, *_json_reply(502, f"swarm server unreachable: {exc!r}", "bridge_upstream"))
         try:
             if method == "POST" and path == "/swarm/episodes" and response.status_code == 200:
-                await _reply(send, *await _rebased(response, host))
+                status, reply_headers, reply = await _rebased(response, host)
+                self._track(json.loads(reply).get("episode_id"), opened=True)
+                await _reply(send, status, reply_headers, reply)
             else:
+                closing = _CLOSING.fullmatch(path) if method == "POST" else None
+                if closing and response.status_code < 500:  # ended, or already closed/unknown: not ours to abort
+                    self._track(closing.group(1), opened=False)
                 await _stream(response, receive, send)
         finally:
             await response.aclose()
+
+    def _track(self, episode_id: object, *, opened: bool) -> None:
+        if isinstance(episode_id, str):
+            with self.lock:
+                (self.open_episodes.add if opened else self.open_episodes.discard)(episode_id)
 
     def _headers(self, scope: Scope, with_token: bool) -> tuple[list[tuple[bytes, bytes]], str]:
         out: list[tuple[bytes, bytes]] = []
@@ -263,8 +280,10 @@ class SwarmBridge:
         self.port = _server_port(self.access.url)
         self.socket_dir = _private_dir()
         self.socket_path = self.socket_dir / "swarm.sock"
+        self._proxy = _Proxy(self.access, self.port)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self.aborted_on_close: list[str] = []
 
     def env(self) -> dict[str, str]:
         """What a sandboxed swarm client needs; deliberately no AGENTJET_TOKEN."""
@@ -276,7 +295,7 @@ class SwarmBridge:
 
     def start(self, timeout_s: float = 30.0) -> SwarmBridge:
         config = uvicorn.Config(
-            _Proxy(self.access, self.port),
+            self._proxy,
             uds=str(self.socket_path),
             lifespan="on",
             log_level="warning",
@@ -299,13 +318,27 @@ class SwarmBridge:
         return self
 
     def close(self) -> None:
-        """Stop serving and remove the socket dir; safe to call twice."""
+        """Stop serving, abort the episodes the sandbox left open, remove the socket dir; safe to call twice."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
+            self._abort_left_open()
         self._server = self._thread = None
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self.socket_dir)
+
+    def _abort_left_open(self) -> None:
+        with self._proxy.lock:
+            left, self._proxy.open_episodes = sorted(self._proxy.open_episodes), set()
+        if not left:
+            return
+        headers = {"Authorization": f"Bearer {self.access.token}"} if self.access.token else {}
+        with httpx.Client(base_url=self.access.url, headers=headers, timeout=10) as client:
+            for episode_id in left:
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.post(f"/swarm/episodes/{episode_id}/abort").status_code == 200:
+                        self.aborted_on_close.append(episode_id)
+        log.warning("aborted %d episode(s) the sandbox left open", len(self.aborted_on_close))
 
     def __enter__(self) -> SwarmBridge:
         return self.start()

@@ -207,6 +207,18 @@ def test_socket_dir_is_private_and_removed_on_close(tiny_server: RunningServer) 
     assert not directory.exists()
 
 
+def test_closing_the_bridge_aborts_the_episodes_the_sandbox_left_open(tiny_server: RunningServer) -> None:
+    with SwarmBridge(SwarmAccess(tiny_server.url, TOKEN)) as running:
+        transport = httpx.HTTPTransport(uds=str(running.socket_path))
+        with httpx.Client(transport=transport, base_url=f"http://127.0.0.1:{running.port}") as sandbox:
+            left, ended = (sandbox.post("/swarm/episodes", json={"task_id": "t"}).json()["episode_id"] for _ in "ab")
+            assert sandbox.post(f"/swarm/episodes/{ended}/end", json={"reward": 1.0}).json()["status"] == "ended"
+    assert running.aborted_on_close == [left]
+    with SwarmClient(tiny_server.url, token=TOKEN) as host_side:
+        assert host_side.get_episode(left)["status"] == "aborted"
+        assert host_side.get_episode(ended)["status"] == "ended"
+
+
 @pytest.fixture
 def slow_server(tmp_path: Path, tiny_tokenizer: Any) -> Iterator[RunningServer]:
     backend = ScriptedBackend(tiny_tokenizer, ["one two three four five six seven eight"], token_delay_s=0.25)
