@@ -102,14 +102,25 @@ def _train_config(settings: LearnSettings) -> TrainConfig:
     )
 
 
-def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> float | None:
-    """One episode on the policy server; None when it broke (then it was aborted, never trained)."""
+@dataclass(frozen=True)
+class _Played:
+    reward: float
+    solved: bool  # an exact answer or a won game (`metadata["won"]` where the family reports one)
+
+
+def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> _Played | None:
+    """One episode on the policy server; None when it broke (then it was aborted, never trained).
+
+    Solved is the family's own `won` flag when it gives one (werewolves: a won game may score
+    below 1 when the penalty is per action), else a reward of at least 1."""
     try:
         with client.episode(task_id=item.task_id, kind=kind, agent=family.name) as episode:  # type: ignore[arg-type]
             outcome = family.run(item, {POLICY: Endpoint(episode.base_url, episode.api_key)})
             reward = float(outcome.rewards[POLICY])
             episode.end(reward, dict(outcome.metadata))
-            return reward
+            won = outcome.metadata.get("won")
+            solved = bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
+            return _Played(reward, solved)
     except (AgentJetError, OSError, ValueError, KeyError) as exc:
         _stderr(f"episode failed task={item.task_id}: {type(exc).__name__}: {exc}")
         return None
@@ -117,7 +128,7 @@ def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) ->
 
 def _play_all(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], kind: str
-) -> list[float | None]:
+) -> list[_Played | None]:
     return list(pool.map(lambda item: _play(client, family, item, kind), items))
 
 
@@ -128,7 +139,7 @@ def _play_round(
     rewards: list[float] = []
     for _attempt in range(3):
         played = _play_all(pool, client, family, jobs, "train")
-        rewards += [r for r in played if r is not None]
+        rewards += [r.reward for r in played if r is not None]
         jobs = [job for job, r in zip(jobs, played, strict=True) if r is None]
         if not jobs:
             return rewards
@@ -166,11 +177,11 @@ class _Eval:
 def _evaluate(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], step: int
 ) -> _Eval:
-    rewards = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
-    if not rewards:
+    played = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
+    if not played:
         raise RuntimeError("every eval episode failed: see the messages above")
-    solved = sum(1 for r in rewards if r >= _WIN)
-    return _Eval(step, solved, len(rewards), sum(rewards) / len(rewards))
+    solved = sum(1 for r in played if r.solved)
+    return _Eval(step, solved, len(played), sum(r.reward for r in played) / len(played))
 
 
 def plot_learning(train: Sequence[float], evals: Sequence[_Eval], path: Path, *, title: str) -> Path:

@@ -225,6 +225,7 @@ def test_wolves_and_village_train_on_their_own_servers(scripted_server: Callable
         outcome, records = play_live(family, item, servers)
         winner = outcome.metadata["winner"]
         assert outcome.rewards == {"wolves": float(winner == "wolves"), "village": float(winner == "village")}
+        assert outcome.metadata["won"] == {"wolves": winner == "wolves", "village": winner == "village"}
         assert {records[s]["reward"] for s in servers} == {0.0, 1.0}
         assert set(outcome.metadata["seats"].values()) == {"wolves", "village"}
     assert roles_prompted(wolves_model.prompts) == {"werewolf"}

@@ -173,14 +173,18 @@ def test_prompts_show_a_player_only_its_own_secrets_and_the_legal_options() -> N
         state = apply(state, Action(ActionKind.SAY, text="Let's kill player 9."))
     assert decision is not None
     wolf_view = view_of(state, decision.player)
-    system, user = (m["content"] for m in render_messages(wolf_view, decision))
+    messages = render_messages(wolf_view, decision)
+    system, user = messages[0]["content"], messages[-1]["content"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == "ACTION: kill 5"  # the worked example answers in the format asked
     pack = ", ".join(str(p) for p in wolf_view.pack)
     assert f"The werewolves are players {pack}." in system and f"player {decision.player}, the werewolf" in system
     options = " | ".join(f"ACTION: kill {t}" for t in decision.targets)
     assert user.endswith(f"Choose tonight's victim. Options: {options}\nReply with exactly one option.")
     assert "told the pack: Let's kill player 9." in user
     villager = next(p for p in range(1, 10) if state.role_of(p) is Role.VILLAGER)
-    v_system, v_user = (m["content"] for m in render_messages(view_of(state, villager), decision))
+    v_messages = render_messages(view_of(state, villager), decision)
+    v_system, v_user = v_messages[0]["content"], v_messages[-1]["content"]
     assert "The werewolves are players" not in v_system and "told the pack" not in v_user
-    short = render_messages(wolf_view, decision, memory_events=1)[1]["content"]
+    short = render_messages(wolf_view, decision, memory_events=1)[-1]["content"]
     assert short.count("\n") == 3  # one event, the alive line, the question and its reply line

@@ -127,7 +127,9 @@ class Werewolves:
                 invalid_tolerance=self.invalid_tolerance,
                 penalty=self.penalty,
             )
-        return Outcome(rewards, _metadata(record, roles, seat_server))
+        metadata = _metadata(record, roles, seat_server)
+        metadata["won"] = {server: record.winner is self.sides[server] for server in self.servers}
+        return Outcome(rewards, metadata)
 
     def _seat_agents(
         self,

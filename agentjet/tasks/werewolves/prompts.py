@@ -4,6 +4,10 @@ A system message (seat, role, what the role knows, how each side wins) and a use
 last few events the player saw, who is alive, the roles it knows, then the question with its
 legal options spelled out, e.g. `Options: ACTION: vote 1 | ACTION: vote 3 | ACTION: pass`, so a
 small model can copy one). Each call stands alone, so prompts stay short.
+
+An action question is preceded by one worked example (a question of the same kind and its
+one-line answer): SmolLM2-135M answers in format 23% of the time with it, 6% without (8 game
+decisions x 6 samples at temperature 1), which is what gives GRPO something to reinforce.
 """
 
 from __future__ import annotations
@@ -41,7 +45,22 @@ def render_messages(view: PlayerView, decision: Decision, *, memory_events: int 
     history = [describe(e) for e in view.events[-memory_events:]] if memory_events > 0 else []
     known = ", ".join(f"{p} {r}" for p, r in sorted(view.known.items()) if p != view.player) or "none"
     lines = [*history, f"Alive: {_players(view.alive)}. Roles you know: {known}.", _question(view, decision)]
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
+    question = {"role": "user", "content": "\n".join(lines)}
+    return [{"role": "system", "content": system}, *_worked_example(decision), question]
+
+
+_EXAMPLE_TARGETS = (2, 5, 7)
+
+
+def _worked_example(decision: Decision) -> list[dict[str, str]]:
+    """A made-up question of the decision's first kind and its answer, in the exact format asked."""
+    if decision.is_speech:
+        return []
+    kind = next(k for k in _OPTION_ORDER if k in decision.kinds)
+    options = [f"ACTION: {kind} {t}" for t in _EXAMPLE_TARGETS] if kind in TARGETED else [f"ACTION: {kind}"]
+    question = f"Example. Options: {' | '.join(options)}\nReply with exactly one option."
+    answer = options[len(options) // 2]
+    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
 
 
 def _secret(view: PlayerView) -> str:
