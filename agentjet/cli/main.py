@@ -6,12 +6,15 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentjet.cli.sandbox import sandbox_app
 from agentjet.core.errors import AgentJetError
+
+if TYPE_CHECKING:
+    from agentjet.tasks.runner import RunSettings
 
 app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
 server_app = typer.Typer(help="Run and watch a swarm training server.", no_args_is_help=True)
@@ -242,6 +245,13 @@ def client_run(
     seed: Annotated[int, typer.Option(help="dataset seed")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "WARNING",
+    sandbox: Annotated[
+        str, typer.Option(help="none, docker or bwrap: run the client sandboxed (one --server)")
+    ] = "none",
+    sandbox_memory: Annotated[str, typer.Option(help="memory of the sandboxed run (e.g. 2g)")] = "2g",
+    sandbox_timeout: Annotated[
+        float, typer.Option(min=1, help="wall-clock seconds before the sandbox is killed")
+    ] = 86400.0,
 ) -> None:
     """Run episodes of a task family with a progress bar and a summary; Ctrl-C aborts the open episodes."""
     import json
@@ -263,7 +273,12 @@ def client_run(
             update_every=update_every,
             seed=seed,
         )
-        summary = run_task(task, servers=server, token=token, params=param or [], settings=settings)
+        if sandbox == "none":
+            summary = run_task(task, servers=server, token=token, params=param or [], settings=settings)
+        else:
+            summary = _client_run_sandboxed(
+                task, sandbox, server, token, param or [], settings, log_level, sandbox_memory, sandbox_timeout
+            )
     except (AgentJetError, ValueError, TimeoutError) as exc:
         raise _fail(exc) from exc
     if as_json:
@@ -271,6 +286,43 @@ def client_run(
     else:
         Console().print(summary_table(summary))
     raise typer.Exit(130 if summary["interrupted"] else 0)
+
+
+def _client_run_sandboxed(
+    task: str,
+    backend: str,
+    servers: list[str],
+    token: str | None,
+    params: list[str],
+    settings: RunSettings,
+    log_level: str,
+    memory: str,
+    timeout_s: float,
+) -> dict[str, Any]:
+    """`client run --sandbox`: the inner run's summary; its stderr (logs) is shown here afterwards."""
+    from agentjet.tasks.sandboxed_run import client_limits, explain, run_in_sandbox
+
+    limits = client_limits(memory=memory, timeout_s=timeout_s)
+    typer.secho(f"running {task} in a {backend} sandbox (Ctrl-C stops it)", err=True, fg=typer.colors.CYAN)
+    try:
+        run = run_in_sandbox(
+            task,
+            backend=backend,
+            servers=servers,
+            token=token,
+            params=params,
+            settings=settings,
+            limits=limits,
+            log_level=log_level,
+        )
+    except KeyboardInterrupt:
+        typer.secho("interrupted: sandbox stopped, its open episodes aborted", err=True, fg=typer.colors.YELLOW)
+        raise typer.Exit(130) from None
+    if run.result.stderr.strip():
+        typer.echo(run.result.stderr.rstrip(), err=True)
+    if run.summary is None:
+        raise explain(run)
+    return run.summary
 
 
 @app.command("demo")

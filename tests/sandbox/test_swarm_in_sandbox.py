@@ -1,0 +1,153 @@
+"""A swarm client inside a real sandbox trains a host server through the bridge (no network, no token inside).
+
+`client run --sandbox` on docker and bwrap against a tiny training server on loopback: episodes
+end in the server's journal and its step advances. A user's client file is staged in, and what it
+can see and do from inside (no token, no config writes) comes back in the episodes' metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentjet.cli.main import app
+from agentjet.core import ConfigError, SwarmClient, TrainConfig
+from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig
+from agentjet.core.testing import RunningServer
+from agentjet.core.types import EpisodeStatus
+from agentjet.tasks.runner import RunSettings
+from agentjet.tasks.sandboxed_run import client_limits, inner_command, run_in_sandbox
+from tests.tasks.swarm_helpers import TOKEN, journal, tiny_training_server, wait_for_step
+
+CONFIG = TrainConfig(  # one update per group of two episodes
+    grpo=GrpoConfig(group_size=2),
+    collect=CollectConfig.model_validate({"strategy": "tasks", "tasks": 1}),
+    optim=OptimConfig(lr=1e-3),
+)
+
+CLIENT_FILE = '''
+import os
+import httpx
+from openai import OpenAI
+from agentjet.tasks.base import Outcome, TaskItem
+
+class Probe:
+    """Answers one chat call, and reports what the sandbox lets it see and do."""
+    name = "probe"
+    servers = ("policy",)
+
+    def items(self, split, *, count, seed):
+        return [TaskItem(f"probe-{split}-{i // 2}", seed + i, {}) for i in range(count)]
+
+    def run(self, item, llms):
+        endpoint = llms["policy"]
+        llm = OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=120)
+        reply = llm.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=4)
+        server = os.environ["AGENTJET_SERVER"]
+        config = httpx.get(f"{server}/swarm/config").json()["config"]
+        put = httpx.put(f"{server}/swarm/config", json=config).status_code
+        stop = httpx.post(f"{server}/swarm/engine/stop").status_code
+        return Outcome.single(
+            1.0 if reply.choices[0].message.content else 0.0,
+            token_env="AGENTJET_TOKEN" in os.environ,
+            base_url=endpoint.base_url,
+            server=server,
+            put_config=put,
+            stop_engine=stop,
+            uid=os.getuid(),
+        )
+
+TASK = Probe()
+'''
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RunningServer]:
+    with tiny_training_server(tmp_path / "state", CONFIG) as running:
+        yield running
+
+
+def _ended(state_dir: Path) -> list[dict[str, object]]:
+    records = journal(state_dir)
+    return [
+        {"reward": r.reward, "task_id": r.task_id, **dict(r.metadata)}
+        for r in records
+        if r.status is EpisodeStatus.ENDED
+    ]
+
+
+def test_word_trains_from_inside_the_sandbox(backend: str, server: RunningServer, tmp_path: Path) -> None:
+    settings = RunSettings(episodes=4, concurrency=2, group_size=2)
+    run = run_in_sandbox(
+        "word",
+        backend=backend,
+        servers=[server.url],
+        token=TOKEN,
+        settings=settings,
+        limits=client_limits(timeout_s=300),
+    )
+    assert run.result.ok, (run.result.stopped_by, run.result.stderr[-3000:])
+    assert run.summary is not None and run.summary["episodes"] == 4 and run.summary["errors"] == 0
+    assert TOKEN not in run.result.stdout + run.result.stderr
+    assert len(_ended(tmp_path / "state")) == 4  # the server journaled every episode the sandbox ran
+    with SwarmClient(server.url, TOKEN) as host_side:
+        status = wait_for_step(host_side, 1)  # and trained on them
+        assert status["episodes"]["finished"] == 4 and status["episodes"]["in_flight"] == 0
+
+
+def test_a_client_file_runs_sandboxed_from_the_cli_without_the_token(
+    backend: str, server: RunningServer, tmp_path: Path
+) -> None:
+    client = tmp_path / "probe_client.py"
+    client.write_text(CLIENT_FILE)
+    argv = ["client", "run", str(client), "--server", server.url, "--token", TOKEN, "--sandbox", backend]
+    argv += ["--episodes", "2", "--group-size", "2", "--json", "--sandbox-timeout", "300"]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["episodes"] == 2 and summary["reward_mean"] == 1.0
+    ended = _ended(tmp_path / "state")
+    assert len(ended) == 2
+    port = server.port
+    for seen in ended:
+        assert seen["token_env"] is False and seen["uid"] == 65534
+        assert seen["server"] == f"http://127.0.0.1:{port}" and seen["base_url"] == f"http://127.0.0.1:{port}/v1"
+        assert seen["put_config"] == 403 and seen["stop_engine"] == 403
+    with SwarmClient(server.url, TOKEN) as host_side:
+        assert wait_for_step(host_side, 1)["state"] == "rolling"  # it trained, and was never stopped
+
+
+# ---- flags -> the inner run (no sandbox needed) --------------------------------------------------------
+
+
+def test_the_inner_command_repeats_every_run_setting_as_a_flag_the_cli_accepts() -> None:
+    settings = RunSettings(
+        episodes=9, concurrency=3, eval_every=4, eval_episodes=5, group_size=3, update_every=6, seed=7
+    )
+    inner = inner_command("word", "http://127.0.0.1:8710", params=["max_tokens=3"], settings=settings, log_level="INFO")
+    assert inner[:5] == ["python3", "-m", "agentjet.cli.main", "client", "run"]
+    flags = dict(zip(inner[5::2], inner[6::2], strict=False))
+    assert flags["--episodes"] == "9" and flags["--eval-every"] == "4" and flags["--update-every"] == "6"
+    assert flags["--group-size"] == "3" and flags["--seed"] == "7" and flags["--param"] == "max_tokens=3"
+    checked = CliRunner().invoke(app, [*inner[3:], "--help"])  # an unknown flag would fail here, not in the sandbox
+    assert checked.exit_code == 0, checked.output
+
+
+@pytest.mark.parametrize(
+    ("task", "servers", "sandbox", "error"),
+    [
+        ("word", ["http://127.0.0.1:1", "http://127.0.0.1:2"], "docker", "exactly one server"),
+        ("word", ["ftp://x"], "docker", "must look like http"),
+        ("missing_client.py", ["http://127.0.0.1:1"], "docker", "does not exist"),
+        ("word", ["http://127.0.0.1:1"], "chroot", "unknown sandbox 'chroot'"),
+    ],
+)
+def test_bad_sandbox_flags_fail_before_any_sandbox_starts(
+    task: str, servers: list[str], sandbox: str, error: str
+) -> None:
+    with pytest.raises(ConfigError, match=error):
+        run_in_sandbox(task, backend=sandbox, servers=servers, token=None, settings=RunSettings())
