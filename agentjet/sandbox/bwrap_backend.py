@@ -54,9 +54,7 @@ class BwrapBackend:
         """Raise SandboxUnavailable(reason, fix) unless a run can work here. Probes once per rootfs."""
         missing = [tool for tool in TOOLS if shutil.which(tool, path=HOST_ENV["PATH"]) is None]
         if missing:
-            raise SandboxUnavailable(
-                f"{', '.join(missing)} not installed.", "apt-get install bubblewrap util-linux"
-            )
+            raise SandboxUnavailable(f"{', '.join(missing)} not installed.", "apt-get install bubblewrap util-linux")
         if os.geteuid() != 0:
             raise SandboxUnavailable(
                 "the bwrap backend must start as root (to drop to uid 65534 and manage cgroups).",

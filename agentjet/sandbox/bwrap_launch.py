@@ -49,9 +49,7 @@ big=$(find /work /tmp /dev/shm -xdev -type f -size +{below_cap}c -print -quit 2>
 [ -n "$big" ] && echo "big $big" >&3
 exit $rc
 """  # the last lines report a file at the RLIMIT_FSIZE cap: Python ignores SIGXFSZ and sees EFBIG
-_COPY = (
-    f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
-)
+_COPY = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
 
 
 @dataclass(frozen=True)

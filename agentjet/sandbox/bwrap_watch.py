@@ -53,9 +53,7 @@ def parse_status(text: str, into: Watched) -> None:
             into.big_file = rest
 
 
-def watch(
-    proc: subprocess.Popen[bytes], status_fd: int, limits: Limits, *, on_limit: Callable[[], object]
-) -> Watched:
+def watch(proc: subprocess.Popen[bytes], status_fd: int, limits: Limits, *, on_limit: Callable[[], object]) -> Watched:
     """Read until every pipe closes or a limit fires, then reap `proc`. Closes `status_fd`."""
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.fileno(), proc.stderr.fileno()

@@ -95,9 +95,7 @@ def detect(
     except OSError as exc:
         raise SandboxUnavailable(f"cannot read the cgroup layout ({exc}).", "mount /proc and /sys/fs/cgroup") from exc
     if all(name in v1 for name in _REQUIRED):
-        bases = {
-            name: mount / own.get(name, "/").lstrip("/") / _BASE for name, mount in v1.items()
-        }
+        bases = {name: mount / own.get(name, "/").lstrip("/") / _BASE for name, mount in v1.items()}
         return CgroupLayout(1, bases)
     if v2 is not None:
         controllers = _read(v2 / "cgroup.controllers") or ""
