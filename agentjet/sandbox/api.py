@@ -118,8 +118,19 @@ class Sandbox:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         if not argv or (isinstance(command, str) and not command.strip()):
             raise SandboxError("the command is empty")
+        variables = dict(env or {})
+        _check_strings(argv, variables)
         with staged(files, limits.workdir_bytes) as workdir, _bridge(swarm) as bridge:
-            return self.backend.run(argv, workdir=workdir, limits=limits, env=dict(env or {}), swarm=bridge)
+            return self.backend.run(argv, workdir=workdir, limits=limits, env=variables, swarm=bridge)
+
+
+def _check_strings(argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """What exec cannot carry: NUL bytes anywhere, `=` in an env name."""
+    if any("\0" in arg for arg in argv):
+        raise SandboxError("a command argument contains a NUL byte")
+    bad = [name for name, value in env.items() if not name or "=" in name or "\0" in name + value]
+    if bad:
+        raise SandboxError(f"invalid environment variable name(s) or value(s): {bad}")
 
 
 @contextmanager
