@@ -78,10 +78,15 @@ def sandbox_cache() -> Path:
 
 def expected_ref() -> ImageRef:
     """The ref the backends should use, built or not: the env overrides, else the current inputs' hash."""
+    tag = os.environ.get("AGENTJET_SANDBOX_IMAGE")
+    rootfs_dir = os.environ.get("AGENTJET_SANDBOX_ROOTFS")
+    if tag and rootfs_dir:  # both overridden: the image definition need not even be there
+        return ImageRef(tag=tag, rootfs=Path(rootfs_dir))
     short = inputs_hash()[:12]
-    tag = os.environ.get("AGENTJET_SANDBOX_IMAGE") or f"{REPOSITORY}:{short}"
-    rootfs_dir = os.environ.get("AGENTJET_SANDBOX_ROOTFS") or sandbox_cache() / f"rootfs-{short}"
-    return ImageRef(tag=tag, rootfs=Path(rootfs_dir))
+    return ImageRef(
+        tag=tag or f"{REPOSITORY}:{short}",
+        rootfs=Path(rootfs_dir) if rootfs_dir else sandbox_cache() / f"rootfs-{short}",
+    )
 
 
 def find() -> ImageRef | None:
