@@ -482,3 +482,68 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+# --- leaks through inheritance, /proc and cgroups (added for bwrap; they hold on docker too) -----------
+
+FDS = """
+import json, os
+fds = {}
+for name in os.listdir("/proc/self/fd"):
+    try:
+        fds[name] = os.readlink(f"/proc/self/fd/{name}")
+    except OSError:
+        pass  # the listing's own directory fd, closed by now
+print(json.dumps(fds))
+"""
+
+
+def test_only_stdin_stdout_and_stderr_are_inherited(sandbox: Sandbox) -> None:
+    """No launcher fd (status pipe, host directory) reaches the command: an inherited dir fd escapes any root."""
+    fds = report(run_py(sandbox, FDS))
+    assert sorted(fds) == ["0", "1", "2"], fds
+    assert fds["0"] == "/dev/null"
+
+
+PROCESSES = """
+import json, os
+seen = {}
+for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+    try:
+        seen[pid] = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode()
+    except OSError:
+        seen[pid] = "?"
+print(json.dumps(seen))
+"""
+
+
+def test_only_the_sandboxes_own_processes_are_visible(sandbox: Sandbox) -> None:
+    seen = report(run_py(sandbox, PROCESSES))
+    assert len(seen) < 10, seen
+    assert not any("pytest" in cmdline or "dockerd" in cmdline for cmdline in seen.values()), seen
+
+
+CGROUP_WRITES = """
+import glob, json, os
+written = []
+for path in glob.glob("/sys/fs/cgroup/**/cgroup.procs", recursive=True) + glob.glob("/sys/fs/cgroup/cgroup.procs"):
+    try:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+        written.append(path)
+    except OSError:
+        pass
+for name in ("memory.max", "memory.limit_in_bytes", "pids.max"):
+    for path in glob.glob(f"/sys/fs/cgroup/**/{name}", recursive=True):
+        try:
+            with open(path, "w") as f:
+                f.write("max" if not name.endswith("bytes") else "-1")
+            written.append(path)
+        except OSError:
+            pass
+print(json.dumps({"written": written}))
+"""
+
+
+def test_the_cgroup_can_be_neither_left_nor_loosened(sandbox: Sandbox) -> None:
+    assert report(run_py(sandbox, CGROUP_WRITES)) == {"written": []}
