@@ -192,6 +192,19 @@ def bench_frameworks(
         raise _fail(exc) from exc
 
 
+@bench_app.command("sandbox")
+def bench_sandbox(
+    runs: Annotated[int, typer.Option(min=1, help="sequential runs per backend for the latency percentiles")] = 20,
+    concurrency: Annotated[int, typer.Option(min=1, help="sandboxes started at once")] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Start-to-exit latency of `python3 -c pass` in docker and bwrap sandboxes (p50/p95), and N at once."""
+    from agentjet.bench.sandbox import main as sandbox_main
+
+    _setup_logging("WARNING")
+    sandbox_main(runs=runs, concurrency=concurrency, as_json=as_json)  # prints the figures itself
+
+
 @bench_app.command("learn")
 def bench_learn(
     task: Annotated[str, typer.Argument(help="registered task family (arithmetic, countdown, werewolves, ...)")],
