@@ -1,0 +1,113 @@
+"""`TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
+
+Every later node (generate, validate, red team, launch, report) reads the spec and nothing else
+about the sentence, so everything the planner guessed is written here in `assumptions`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentjet.tasks.registry import FAMILIES
+from agentjet.vibe.errors import VibeError
+
+__all__ = ["GENERATED", "Budget", "DatasetPlan", "SuccessMetric", "TaskSpec", "load_spec", "save_spec"]
+
+GENERATED = "generated"  # the family of a task the LLM writes from scratch
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+class DatasetPlan(BaseModel):
+    """How many items each split gets and how they are drawn (disjoint splits, one seed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    train_items: int = Field(64, ge=1, le=100_000, description="items in data/train.jsonl")
+    eval_items: int = Field(16, ge=1, le=100_000, description="items in data/eval.jsonl (never trained on)")
+    seed: int = Field(0, ge=0, description="the dataset seed")
+    params: dict[str, Any] = Field(default_factory=dict, description="generator parameters (generated tasks)")
+    description: str = Field("", description="what an item is, in plain words")
+
+
+class SuccessMetric(BaseModel):
+    """What counts as the run having worked: a metric the report can read, and its meaning."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field("eval_reward_mean", min_length=1, description="metric name in the run's summary")
+    description: str = Field(..., min_length=1, description="what the metric measures, in plain words")
+
+
+class Budget(BaseModel):
+    """How long to train: steps always, wall-clock minutes when the user gave a limit."""
+
+    model_config = ConfigDict(extra="forbid")
+    steps: int = Field(10, ge=1, le=100_000, description="training steps (server updates)")
+    minutes: float | None = Field(None, gt=0, description="wall-clock limit for the whole run")
+
+
+class TaskSpec(BaseModel):
+    """The plan of one vibe run. Unknown keys are errors (a typo in task.yaml is not a no-op)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., description="short slug: lowercase letters, digits, - and _")
+    sentence: str = Field(..., description="what the user typed")
+    family: str = Field(..., description=f"a built-in family ({', '.join(FAMILIES)}) or {GENERATED!r}")
+    params: dict[str, Any] = Field(default_factory=dict, description="the family's constructor parameters")
+    requested_model: str | None = Field(None, description="the model the sentence asked for, e.g. '7B'")
+    model: str = Field("smollm2-135m", min_length=1, description="the policy model that will train")
+    model_note: str = Field("", description="why this model, in plain words")
+    environment: str = Field(..., min_length=1, description="what the agent sees and does")
+    actors: list[str] = Field(default_factory=list, description="everyone taking part")
+    trained_roles: list[str] = Field(default_factory=list, description="the actors the policy plays")
+    reward: str = Field(..., min_length=1, description="reward values and when each is given")
+    dataset: DatasetPlan = Field(default_factory=DatasetPlan)
+    success_metric: SuccessMetric
+    budget: Budget = Field(default_factory=Budget)
+    assumptions: list[str] = Field(default_factory=list, description="every guess the planner made")
+    planner: str = Field("deterministic", min_length=1, description="'deterministic' or the LLM's name")
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"name {value!r} must be 1-64 of a-z 0-9 - _ (starting with a letter or digit)")
+        return value
+
+    @field_validator("family")
+    @classmethod
+    def _known_family(cls, value: str) -> str:
+        if value != GENERATED and value not in FAMILIES:
+            raise ValueError(f"family {value!r} is neither a built-in family ({', '.join(FAMILIES)}) nor {GENERATED!r}")
+        return value
+
+    @property
+    def is_generated(self) -> bool:
+        """True when the LLM writes the task's code (no built-in family to wrap)."""
+        return self.family == GENERATED
+
+
+def save_spec(spec: TaskSpec, path: Path) -> None:
+    """Write the spec as readable YAML (fields in declaration order)."""
+    text = yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100)
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def load_spec(path: Path) -> TaskSpec:
+    """Read `task.yaml`; a missing file, bad YAML or an invalid field is a VibeError naming the file."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise VibeError(f"cannot read the task spec {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise VibeError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise VibeError(f"{path} must hold a mapping of TaskSpec fields, got {type(data).__name__}")
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        raise VibeError(f"{path} is not a valid task spec: {exc}") from exc
