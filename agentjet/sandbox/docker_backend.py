@@ -59,6 +59,7 @@ class DockerBackend:
         self._image = image
         self._client: Any = None
         self._accounting: Accounting | None = None
+        self._tag: str | None = None  # the image tag found in the engine by the last check
         self._lock = threading.Lock()
 
     def check(self) -> None:
@@ -83,7 +84,7 @@ class DockerBackend:
                 " work-dir limit (Limits.workdir_bytes)"
             )
         client = self._connect()
-        tag = self._image_tag(client)
+        tag = self._tag or self._image_tag(client)
         accounting = self._accounting_for(client)
         run_id = uuid.uuid4().hex[:16]
         spec = _container_spec(tag, command, workdir, limits, env, swarm, accounting.parent(run_id))
@@ -91,6 +92,9 @@ class DockerBackend:
         try:
             container = client.containers.create(**spec, labels={_LABEL: run_id})
             return _Execution(container, limits, accounting, run_id).run()
+        except _image_not_found() as exc:  # removed from the engine since the check
+            self._tag = None
+            raise SandboxUnavailable(f"the engine has no image {tag}.", _BUILD_FIX) from exc
         except _docker_error() as exc:
             return _error_result(f"the engine refused the run: {exc}")
         finally:
@@ -118,6 +122,7 @@ class DockerBackend:
             client.images.get(ref.tag)
         except ImageNotFound as exc:
             raise SandboxUnavailable(f"the engine has no image {ref.tag}.", _BUILD_FIX) from exc
+        self._tag = ref.tag
         return ref.tag
 
     def _accounting_for(self, client: Any) -> Accounting:
@@ -291,6 +296,13 @@ def _docker_error() -> type[Exception]:
     from docker.errors import DockerException
 
     error: type[Exception] = DockerException
+    return error
+
+
+def _image_not_found() -> type[Exception]:
+    from docker.errors import ImageNotFound
+
+    error: type[Exception] = ImageNotFound
     return error
 
 
