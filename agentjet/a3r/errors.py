@@ -1,0 +1,52 @@
+"""Errors of A3R campaigns: every one says what went wrong and what the user can do about it.
+
+CampaignError (AgentJetError)   a campaign step cannot go on; the message names the fix
+├── PlanError (ValueError)      a plan file is malformed; carries .path, .line and .key
+└── PlannerError                the LLM planner failed or is not configured
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentjet.core import AgentJetError
+
+__all__ = ["CampaignError", "PlanError", "PlannerError"]
+
+
+class CampaignError(AgentJetError):
+    """A campaign step failed in a way the user can act on (bad plan, dead pool, broken repo)."""
+
+
+class PlanError(CampaignError, ValueError):
+    """A plan is malformed. The message starts with `path:line:` when both are known.
+
+    `line` is 1-based and counts lines of the whole plan file (front matter included), so an
+    editor can jump to it; `key` is the dotted front-matter key at fault (`search_space.lr.low`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.line = line
+        self.key = key
+        self.reason = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:"
+        if self.line is not None:
+            where = f"{where}{self.line}:" if where else f"line {self.line}:"
+        return f"{where} {self.reason}" if where else self.reason
+
+
+class PlannerError(CampaignError):
+    """The LLM planner could not produce a plan (no LLM configured, bad reply, LLM unreachable)."""
