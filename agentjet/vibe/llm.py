@@ -16,7 +16,7 @@ from typing import Any
 
 from agentjet.vibe.errors import VibeError
 
-__all__ = ["ENV_API_KEY", "ENV_LLM", "ENV_MODEL", "VibeLLM", "resolve_llm"]
+__all__ = ["ENV_API_KEY", "ENV_LLM", "ENV_MODEL", "HOW_TO_CONFIGURE", "VibeLLM", "resolve_llm"]
 
 ENV_LLM = "AGENTJET_VIBE_LLM"  # a litellm model name or an OpenAI-compatible URL
 ENV_MODEL = "AGENTJET_VIBE_LLM_MODEL"  # the model name sent to a URL endpoint

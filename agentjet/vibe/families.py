@@ -1,0 +1,164 @@
+"""What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+
+Kept beside the planner, not in the families themselves: it is how vibe *describes* a family
+to a user and to an LLM (docs/tasks.md is the source; tests check the levels still agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CATALOG", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list"]
+
+WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
+VILLAGE_ROLES: tuple[str, ...] = ("villager", "seer", "witch", "hunter")
+
+
+@dataclass(frozen=True)
+class Prose:
+    """The spec's plain-words fields for one family with given params."""
+
+    environment: str
+    actors: list[str]
+    reward: str
+    metric: str
+    dataset: str
+
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    name: str
+    summary: str  # one line, for refusals and the LLM prompt
+    params: str  # constructor parameters with defaults, for the LLM prompt
+    levels: int  # difficulty levels 1..levels, 0 when the family has none
+    train_items: int
+    eval_items: int
+    prose: Callable[[Mapping[str, Any], Sequence[str]], Prose]
+
+
+def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
+    side = "village" if roles and roles[0] != "werewolf" else "werewolves"
+    talk = "with one line of talk per player at night (wolves) and by day" if params.get("discussion", True) else ""
+    penalty = (
+        "minus 0.1 x the share of its action answers that were invalid (graded, so a model still learning the "
+        "format gets a signal)"
+        if params.get("penalty") == "per_action"
+        else "or -0.1 when any of its action answers was invalid"
+    )
+    return Prose(
+        environment=(
+            "The 9-player werewolves game (3 werewolves, 3 villagers, a seer, a witch, a hunter) "
+            f"{talk}: night kills, seer checks, witch potions, hunter shots, day votes. Each model decision is one "
+            "chat call showing the rules, its seat and role, recent events and every legal answer."
+        ).replace("  ", " "),
+        actors=[f"{r} (policy)" if r in roles else f"{r} (scripted heuristic player)" for r in WEREWOLF_ROLES],
+        reward=f"Per game, for the trained {side} side: 1 when it wins, 0 when it loses or the round cap ends it, "
+        f"{penalty}.",
+        metric=f"mean reward of the trained {side} side over held-out deals (about its win rate)",
+        dataset="each item is a deal (a seating of the nine roles); train and eval deals never meet",
+    )
+
+
+def _countdown(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
+    return Prose(
+        environment="One chat turn: given numbers and a target, write an expression with + - * / and parentheses "
+        "that reaches the target, ending with `Answer: <expression>`.",
+        actors=["solver (policy)"],
+        reward="1 when the answer uses only the given numbers and equals the target; 0.1 for a well-formed "
+        "expression of the given numbers with another value; 0 otherwise (parsed safely, never eval).",
+        metric="mean reward on held-out puzzles (about the share solved)",
+        dataset=f"seeded solvable puzzles at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
+    )
+
+
+def _arithmetic(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
+    return Prose(
+        environment="One chat turn: a generated grade-school word problem (shopping, sharing, baking, ...) with a "
+        "positive integer answer; the model reasons and ends with `Answer: <integer>`.",
+        actors=["solver (policy)"],
+        reward="1 for the exact integer answer, 0.1 for a well-formed wrong integer, 0 for no or a hedged answer.",
+        metric="mean reward on held-out problems (about the accuracy)",
+        dataset=f"seeded generated word problems at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
+    )
+
+
+def _tool_use(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
+    return Prose(
+        environment="A multi-turn shopping task with OpenAI tools: look up each price (lookup), total it with "
+        "the calculator, save it with write_note, then answer `Answer: <total>`.",
+        actors=["shopper agent (policy)", "tool environment (pure Python: lookup, calculator, notes)"],
+        reward="0.4 when the last note holds the total, 0.4 when the final answer is the total, 0.2 x the share "
+        "of asked-for items that were looked up.",
+        metric="mean reward on held-out shopping lists",
+        dataset=f"seeded shopping lists at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
+    )
+
+
+def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
+    return Prose(
+        environment="One chat turn: 'Reply with just the word X and nothing else.'",
+        actors=["responder (policy)"],
+        reward="1 when the reply's first word is the asked word, else 0.",
+        metric="mean reward on held-out words",
+        dataset="8 train words and 8 other eval words in a seeded order",
+    )
+
+
+CATALOG: dict[str, FamilyInfo] = {
+    info.name: info
+    for info in (
+        FamilyInfo(
+            "werewolves",
+            "the 9-player social deduction game (werewolf/mafia); train the wolves or any village role",
+            "trained_roles=['werewolf'] (any of werewolf, villager, seer, witch, hunter; one side), "
+            "discussion=true, max_rounds=10, penalty='episode'|'per_action', invalid_tolerance=0.0",
+            0,
+            32,
+            8,
+            _werewolves,
+        ),
+        FamilyInfo(
+            "countdown",
+            "reach a target number from given numbers with + - * / (the numbers game)",
+            "difficulty=1 (1-4), max_tokens=128, temperature=1.0",
+            4,
+            64,
+            16,
+            _countdown,
+        ),
+        FamilyInfo(
+            "arithmetic",
+            "grade-school math word problems with an integer answer",
+            "difficulty=1 (1-5), shots=1 (0-2), max_tokens=128, temperature=1.0",
+            5,
+            64,
+            16,
+            _arithmetic,
+        ),
+        FamilyInfo(
+            "tool_use",
+            "a multi-turn agent using lookup, calculator and note tools to total a shopping list",
+            "difficulty=1 (1-3), max_turns=null, max_tokens=128, temperature=1.0",
+            3,
+            64,
+            16,
+            _tool_use,
+        ),
+        FamilyInfo(
+            "word",
+            "reply with one given word (the quickest check that training works)",
+            "max_tokens=6, temperature=1.0",
+            0,
+            64,
+            16,
+            _word,
+        ),
+    )
+}
+
+
+def family_list() -> str:
+    """`name (summary); ...` for messages."""
+    return "; ".join(f"{info.name} ({info.summary})" for info in CATALOG.values())

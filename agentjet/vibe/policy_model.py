@@ -1,0 +1,129 @@
+"""Which policy model a vibe run trains: what the sentence asked for, if it can run here, else the embedded one.
+
+A model of 1B or more trains only on a CUDA GPU; any model other than the embedded
+`smollm2-135m` must already be on disk (the AgentJet model cache or the Hugging Face hub
+cache: nothing is downloaded). Whenever the request cannot be honoured the run trains
+`smollm2-135m` and the note says so in plain words. `--model` always wins.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["EMBEDDED", "ModelChoice", "choose_model", "default_roots", "has_cuda", "size_in_billions"]
+
+EMBEDDED = "smollm2-135m"
+_GPU_FLOOR_B = 1.0  # at or above this many billion parameters, CPU training is not useful
+_SIZE_TOKEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
+_EMBEDDED_HINTS = {"smollm", "smollm2"}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    model: str  # a registered name or a model folder path (what `agentjet server start --model` takes)
+    note: str  # why, in plain words
+
+
+def has_cuda() -> bool:
+    """True when torch sees a CUDA GPU (imports torch: call once per plan)."""
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def size_in_billions(text: str) -> float | None:
+    """The first parameter count in `text` ("7B", "qwen2.5-0.5b-instruct", "135M") in billions."""
+    match = _SIZE_TOKEN.search(text.lower())
+    if match is None:
+        return None
+    value = float(match.group(1))
+    return value if match.group(2) == "b" else value / 1000.0
+
+
+def default_roots() -> list[Path]:
+    """Where local models are looked for: the AgentJet model cache, then the Hugging Face hub cache."""
+    agentjet = Path(os.environ.get("AGENTJET_CACHE_DIR") or Path.home() / ".cache" / "agentjet") / "models"
+    hf_home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    hub = Path(os.environ.get("HF_HUB_CACHE") or hf_home / "hub")
+    return [agentjet, hub]
+
+
+def choose_model(
+    requested: str | None,
+    *,
+    override: str | None = None,
+    gpu: bool,
+    roots: Sequence[Path] | None = None,
+) -> ModelChoice:
+    """The model to train for a request like "7B", "qwen 0.5B", "qwen", "a small model" or None."""
+    if override:
+        asked = f" (the sentence asked for {requested})" if requested else ""
+        return ModelChoice(override, f"--model {override} given: training it{asked}")
+    if requested is None:
+        return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")
+    size_b = size_in_billions(requested)
+    name = _name_hint(requested)
+    if name in _EMBEDDED_HINTS or requested == "a small model" or (size_b is not None and size_b <= 0.2):
+        return ModelChoice(EMBEDDED, f"{requested} asked for: training the embedded {EMBEDDED}")
+    if size_b is not None and size_b >= _GPU_FLOOR_B and not gpu:
+        return _fallback(f"no CUDA GPU here, and a {requested} model does not train on a CPU in useful time")
+    found = _find_local(list(roots) if roots is not None else default_roots(), size_b, name)
+    if found is None:
+        where = ", ".join(str(r) for r in (roots if roots is not None else default_roots()))
+        return _fallback(f"no local copy of a {requested} model was found (looked in {where}; nothing is downloaded)")
+    found_b = size_in_billions(found.name) or size_in_billions(str(found))
+    if found_b is not None and found_b >= _GPU_FLOOR_B and not gpu:
+        return _fallback(f"the local {requested} model {found} has {found_b:g}B parameters and there is no CUDA GPU")
+    device = "on the GPU" if gpu else "on the CPU"
+    return ModelChoice(str(found), f"found a local {requested} model at {found}: training it {device}")
+
+
+def _fallback(reason: str) -> ModelChoice:
+    return ModelChoice(
+        EMBEDDED, f"{reason}, so this run trains the embedded {EMBEDDED} instead (pass --model to choose another)"
+    )
+
+
+def _name_hint(requested: str) -> str | None:
+    words = [w for w in requested.lower().split() if size_in_billions(w) is None and w not in {"a", "small", "model"}]
+    return words[0] if words else None
+
+
+def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -> Path | None:
+    """The first (sorted, instruct models first) local model folder matching the size and the name."""
+    matches: list[tuple[bool, str, Path]] = []
+    for label, folder in _local_models(roots):
+        low = label.lower()
+        if name and name not in low:
+            continue
+        if size_b is not None and not _same_size(size_in_billions(low), size_b):
+            continue
+        matches.append(("instruct" not in low, low, folder))
+    return min(matches)[2] if matches else None
+
+
+def _same_size(found: float | None, wanted: float) -> bool:
+    return found is not None and abs(found - wanted) <= 0.05 * wanted
+
+
+def _local_models(roots: Sequence[Path]) -> list[tuple[str, Path]]:
+    """(label, folder) of every model folder with a config.json under the roots (HF hub snapshots too)."""
+    models: list[tuple[str, Path]] = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for child in sorted(root.iterdir()):
+            if child.name in ("tiny", EMBEDDED):
+                continue
+            if (child / "config.json").is_file():
+                models.append((child.name, child))
+            elif child.name.startswith("models--"):
+                label = child.name.removeprefix("models--").replace("--", "/")
+                snapshots = sorted((child / "snapshots").glob("*/config.json"))
+                if snapshots:
+                    models.append((label, snapshots[-1].parent))
+    return models
