@@ -242,3 +242,9 @@ def test_limits_from_the_cli_flags_keep_the_defaults_otherwise() -> None:
 
     limits = _limits("64m", None, 0.5, 3, None, "2k", None, None)
     assert limits == replace(Limits(), memory_bytes=64 * 1024**2, cpus=0.5, cpu_seconds=3, output_bytes=2048)
+
+
+def test_the_package_imports_without_host_only_dependencies() -> None:
+    """Code inside the sandbox imports agentjet.sandbox submodules; the image has no uvicorn."""
+    code = "import sys, agentjet.sandbox.runspec, agentjet.sandbox as s; assert 'uvicorn' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
