@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import httpx
 import uvicorn
 
+from agentjet.core.client import TOKEN_ENV
 from agentjet.sandbox.errors import SandboxError
 
 __all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge"]
@@ -74,8 +75,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 @dataclass(frozen=True)
 class SwarmAccess:
-    """The swarm server a sandbox may reach; `token` stays on the host (None: the bridge holds no
-    credentials and the sandbox's own Authorization header, if any, goes through)."""
+    """The swarm server a sandbox may reach; `token` stays on the host (None: $AGENTJET_TOKEN of the
+    host, as SwarmClient does; with neither, the sandbox's own Authorization header goes through)."""
 
     url: str
     token: str | None = None
@@ -276,7 +277,10 @@ class SwarmBridge:
     """
 
     def __init__(self, access: SwarmAccess | str) -> None:
-        self.access = SwarmAccess(access) if isinstance(access, str) else access
+        access = SwarmAccess(access) if isinstance(access, str) else access
+        if access.token is None and os.environ.get(TOKEN_ENV):
+            access = SwarmAccess(access.url, os.environ[TOKEN_ENV])
+        self.access = access
         self.port = _server_port(self.access.url)
         self.socket_dir = _private_dir()
         self.socket_path = self.socket_dir / "swarm.sock"

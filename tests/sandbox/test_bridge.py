@@ -181,7 +181,15 @@ def test_the_bridge_overwrites_swarm_credentials_and_passes_episode_keys_through
         assert ended.json()["status"] == "aborted"
 
 
-def test_a_bridge_without_a_token_adds_none(tiny_server: RunningServer) -> None:
+def test_a_bridge_without_a_token_takes_the_hosts_env_else_adds_none(
+    tiny_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTJET_TOKEN", TOKEN)
+    with SwarmBridge(tiny_server.url) as from_env:
+        transport = httpx.HTTPTransport(uds=str(from_env.socket_path))
+        with httpx.Client(transport=transport, base_url="http://127.0.0.1") as client:
+            assert client.get("/swarm/status").status_code == 200
+    monkeypatch.delenv("AGENTJET_TOKEN")
     with SwarmBridge(tiny_server.url) as tokenless:
         transport = httpx.HTTPTransport(uds=str(tokenless.socket_path))
         with httpx.Client(transport=transport, base_url="http://127.0.0.1") as client:
