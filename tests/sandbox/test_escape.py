@@ -375,6 +375,16 @@ def test_cpu_spin_without_cpu_seconds_times_out(sandbox: Sandbox) -> None:
     assert result.exit_code == -signal.SIGKILL and 1.0 <= result.wall_s < 6
 
 
+def test_a_cpu_hog_gets_no_more_than_its_share_of_cores(sandbox: Sandbox) -> None:
+    """Four spinning processes with cpus=0.25: the whole tree gets a quarter of a core."""
+    spin = "import multiprocessing as m\ndef f():\n    while True: pass\nfor _ in range(4): m.Process(target=f).start()"
+    result = run_py(sandbox, spin, limits=replace_limits(cpus=0.25, timeout_s=2.0))
+    assert result.stopped_by is StopReason.TIMEOUT, result
+    if result.cpu_s is None:
+        pytest.skip("this backend cannot read the tree's CPU time here")
+    assert result.cpu_s < 0.25 * result.wall_s + 0.3, result
+
+
 def test_endless_sleep_times_out_with_its_children(sandbox: Sandbox) -> None:
     result = sandbox.run("sleep 1000 & sleep 1000", limits=replace_limits(timeout_s=1.0))
     assert result.stopped_by is StopReason.TIMEOUT, result
