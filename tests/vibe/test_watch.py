@@ -1,0 +1,199 @@
+"""Watching a run: the pure detectors and policy on scripted data, then real runs on `tiny` where a
+client crashes and is hot-swapped (the server keeps its pid and its step never goes back), a
+scripted constant reward shows zero variance, and greedy completions show degenerate outputs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentjet.vibe.launch import hot_swap, launch, stop
+from agentjet.vibe.trouble import (
+    ActionKind,
+    Finding,
+    Tried,
+    Trouble,
+    client_errors,
+    decide,
+    degenerate_outputs,
+    flat_curve,
+    zero_variance,
+)
+from agentjet.vibe.watch import WatchSettings, watch
+from tests.vibe.launch_helpers import CONSTANT_REWARD, StepRecorder, client_source, make_workspace, tiny_options
+
+FAST = WatchSettings(poll_s=0.2, zero_variance_steps=2, episode_check_every_s=0.5, budget_s=240.0)
+
+
+def _line(step: int, reward: float, group_std: float) -> dict[str, Any]:
+    return {"step": step, "reward_mean": reward, "group_reward_std": group_std}
+
+
+# ---- pure detectors ------------------------------------------------------------------------
+
+
+def test_zero_variance_needs_k_consecutive_steps() -> None:
+    lines = [_line(1, 0.5, 0.2), _line(2, 0.5, 0.0), _line(3, 0.5, 0.0)]
+    assert zero_variance(lines, steps=3) is None  # step 1 had signal
+    assert zero_variance(lines[1:], steps=3) is None  # only two steps so far
+    found = zero_variance([*lines, _line(4, 0.5, 0.0)], steps=3)
+    assert found is not None and found.trouble is Trouble.ZERO_VARIANCE and found.step == 4
+    assert "0.5" in found.detail
+
+
+def test_flat_curve_compares_the_halves_of_the_window() -> None:
+    rising = [_line(i, 0.1 * i, 0.3) for i in range(1, 7)]
+    assert flat_curve(rising, window=6, min_gain=0.01) is None
+    flat = [_line(i, 0.3 + (0.01 if i % 2 else 0.0), 0.3) for i in range(1, 7)]
+    found = flat_curve(flat, window=6, min_gain=0.01)
+    assert found is not None and found.trouble is Trouble.FLAT_CURVE
+    assert flat_curve(flat[:4], window=6, min_gain=0.01) is None  # not enough steps yet
+
+
+def _episode(status: str, *texts: str) -> dict[str, Any]:
+    return {"status": status, "calls": [{"completion_text": t, "tool_calls": None} for t in texts]}
+
+
+def test_degenerate_outputs_empty_and_identical() -> None:
+    varied = [_episode("ended", f"answer {i}") for i in range(6)]
+    assert degenerate_outputs(varied, least=4, step=1) is None
+    empty = [_episode("ended", "  ") for _ in range(6)]
+    found = degenerate_outputs(empty, least=4, step=1)
+    assert found is not None and "empty" in found.detail
+    same = [_episode("ended", "Answer: 7") for _ in range(6)]
+    found = degenerate_outputs(same, least=4, step=2)
+    assert found is not None and "same text" in found.detail and "Answer: 7" in found.evidence
+    assert degenerate_outputs(same[:3], least=4, step=2) is None  # too few to judge
+    assert degenerate_outputs([_episode("open", "") for _ in range(6)], least=4, step=2) is None
+
+
+def test_client_errors_counts_aborted_episodes() -> None:
+    mostly_aborted = [_episode("aborted") for _ in range(3)] + [_episode("ended", "x"), _episode("open")]
+    found = client_errors(mostly_aborted, share=0.5, least=4, step=3)
+    assert found is not None and "3 of the client's last 4" in found.detail
+    assert client_errors([_episode("ended", "x")] * 3 + [_episode("aborted")], share=0.5, least=4, step=3) is None
+
+
+def test_decide_tries_config_then_a_new_client_and_never_loops() -> None:
+    zero = Finding(Trouble.ZERO_VARIANCE, "zero", 3)
+    tried = Tried()
+    first = decide(zero, tried, group_size=4, lr=1e-4)
+    assert first.kind is ActionKind.ADJUST_CONFIG and first.changes == {"grpo.group_size": 8}
+    tried.group_size_raises = 1
+    assert decide(zero, tried, group_size=8, lr=1e-4).kind is ActionKind.REGENERATE_CLIENT
+    crash = Finding(Trouble.CLIENT_EXITED, "exit 3", 2)
+    no_llm = Tried(can_regenerate=False)
+    assert decide(crash, no_llm, group_size=4, lr=1e-4).kind is ActionKind.RESTART_CLIENT
+    no_llm.restarts_after_crash = 1
+    assert decide(crash, no_llm, group_size=4, lr=1e-4).kind is ActionKind.STOP
+    flat = Finding(Trouble.FLAT_CURVE, "flat", 9)
+    assert decide(flat, Tried(), group_size=4, lr=1e-4).changes == {"optim.lr": 2e-4}
+    assert decide(flat, Tried(lr_raises=2), group_size=4, lr=4e-4).kind is ActionKind.NOTE
+    spent = Tried(regenerations=3, max_regenerations=3)
+    assert decide(Finding(Trouble.DEGENERATE_OUTPUTS, "empty", 1), spent, group_size=4, lr=1e-4).kind is ActionKind.NOTE
+    assert decide(Finding(Trouble.SERVER_DOWN, "gone", 1), Tried(), group_size=4, lr=1e-4).kind is ActionKind.STOP
+
+
+# ---- real runs on tiny ---------------------------------------------------------------------
+
+
+def test_a_crashing_client_is_replaced_while_the_server_keeps_its_step(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", client=client_source(crash_after=5))
+    run = launch(workspace, options=tiny_options(steps=5), started_at=time.time())
+    server_pid = run.server.pid
+    regenerated: list[Finding] = []
+
+    def regenerate(finding: Finding) -> Path:  # stands in for the graph's regenerate-and-commit
+        regenerated.append(finding)
+        path = workspace.write("client.py", client_source())
+        workspace.commit("repair(launch_and_watch): client without the crash", ["client.py"])
+        return path
+
+    try:
+        with StepRecorder(run.server.url, run.server.token) as recorder:
+            result = watch(run, settings=FAST, regenerate=regenerate)
+        assert result.status == "completed", result.reason
+        assert [f.trouble for f in regenerated] == [Trouble.CLIENT_EXITED]
+        assert "status 3" in regenerated[0].detail
+        assert run.client.generation == 2 and run.server.pid == server_pid and run.server.is_alive()
+        assert recorder.steps == sorted(recorder.steps), "the server's step went back"
+        assert recorder.steps[-1] >= 5 and len(result.hot_swaps) == 1
+        assert result.hot_swaps[0]["latency_s"] >= 0.0  # measured; no timing assertion here
+        crashed_at = regenerated[0].step
+        assert crashed_at >= 1 and min(s for s in recorder.steps if s >= crashed_at) == crashed_at
+    finally:
+        stop(run)
+    assert not run.server.is_alive()
+
+
+def test_hot_swap_returns_the_latency_to_the_new_clients_first_episode(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    run = launch(workspace, options=tiny_options(steps=50), started_at=time.time())
+    try:
+        step_before = _status(run.server.url, run.server.token)["step"]
+        new = workspace.write("client_v2.py", client_source(temperature=0.7))
+        latency = hot_swap(run, new)
+        first = run.client.tap.episodes()[0]
+        assert 0.0 <= latency < 300.0 and run.hot_swaps[-1]["first_episode"] == first.episode_id
+        assert _status(run.server.url, run.server.token)["step"] >= step_before
+        assert run.client.path == new and run.client.generation == 2
+    finally:
+        stop(run)
+
+
+def test_a_scripted_constant_reward_is_seen_as_zero_variance(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", reward=CONSTANT_REWARD)
+    run = launch(workspace, options=tiny_options(steps=8), started_at=time.time())
+    try:
+        result = watch(run, settings=FAST)
+        headers = {"Authorization": f"Bearer {run.server.token}"}
+        config = httpx.get(f"{run.server.url}/swarm/config", headers=headers, timeout=5).json()["config"]
+    finally:
+        stop(run)
+    troubles = [f["trouble"] for f in result.findings]
+    assert troubles[:2] == ["zero_variance", "zero_variance"], result.findings
+    assert [a["kind"] for a in result.actions[:2]] == ["adjust_config", "note"]  # no LLM: reported after that
+    assert config["grpo"]["group_size"] == 4 and run.group_size == 4
+    assert result.status == "completed"
+
+
+def test_greedy_identical_completions_are_degenerate(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", client=client_source(temperature=0.0, prompt="Say hello."))
+    run = launch(workspace, options=tiny_options(steps=30), started_at=time.time())
+    try:
+        result = watch(run, settings=FAST, regenerate=lambda finding: None)  # the hook gives up
+    finally:
+        stop(run)
+    assert result.status == "failed" and "no new client" in result.reason
+    assert "degenerate_outputs" in [f["trouble"] for f in result.findings], result.findings
+    assert result.actions[-1]["kind"] == "regenerate_client"
+
+
+def _status(url: str, token: str) -> dict[str, Any]:
+    body: dict[str, Any] = httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()
+    return body
+
+
+@pytest.mark.bwrap
+def test_a_sandboxed_crashing_client_is_hot_swapped(tmp_path: Path) -> None:
+    from tests.sandbox.conftest import sandbox_for
+
+    sandbox_for("bwrap")
+    workspace = make_workspace(tmp_path / "ws", client=client_source(crash_after=3))
+    run = launch(workspace, options=tiny_options(steps=3, sandbox="bwrap", allow_unsandboxed=False), started_at=time.time())
+    server_pid = run.server.pid
+
+    def regenerate(finding: Finding) -> Path:
+        return workspace.write("client.py", client_source())
+
+    try:
+        result = watch(run, settings=FAST, regenerate=regenerate)
+        assert result.status == "completed", result.reason
+        assert result.findings[0]["trouble"] == "client_exited" and run.sandbox == "bwrap"
+        assert run.server.pid == server_pid and len(result.hot_swaps) == 1
+    finally:
+        stop(run)
