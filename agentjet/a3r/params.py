@@ -26,13 +26,14 @@ __all__ = [
     "apply_params",
     "check_spec",
     "grid_values",
+    "is_integral",
     "lookup_param",
     "needs_restart",
     "split_params",
 ]
 
 TASK_PREFIX = "task."  # `task.difficulty` searches the task family's `difficulty` parameter
-Kind = Literal["float", "int", "bool", "str"]
+Kind = Literal["float", "int", "bool", "str", "any"]  # any: a task param, typed by its family
 Choice = None | bool | int | float | str  # what Optuna's CategoricalDistribution can store
 
 _ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -107,7 +108,7 @@ def lookup_param(name: str) -> ParamDef:
     if name in PARAMS:
         return PARAMS[name]
     if name.startswith(TASK_PREFIX) and name[len(TASK_PREFIX) :].isidentifier():
-        return ParamDef(name, "str", name, False, "a parameter of the task family")
+        return ParamDef(name, "any", name, False, "a parameter of the task family")
     known = ", ".join(d.name for d in _DEFS)
     aliases = ", ".join(f"{a} = {n}" for a, n in _ALIASES.items())
     raise PlanError(
@@ -181,6 +182,12 @@ def _is_int(value: Any) -> bool:
 
 def _all_int(spec: ParamSpec) -> bool:
     return all(_is_int(v) for _, v in _fields(spec))
+
+
+def is_integral(name: str, spec: ParamSpec) -> bool:
+    """Whether a range samples whole numbers: int params, and task params whose bounds are all ints."""
+    kind = lookup_param(name).kind
+    return kind == "int" or (kind == "any" and _all_int(spec))
 
 
 def _value_problems(d: ParamDef, value: Any, base: TrainConfig) -> list[str]:
@@ -260,7 +267,7 @@ def grid_values(name: str, spec: ParamSpec) -> list[Choice]:
         return list(spec.choices)
     if spec.low is None or spec.high is None:
         raise PlanError(f"{name}: a range needs both low and high")
-    integral = lookup_param(name).kind == "int" or _all_int(spec)
+    integral = is_integral(name, spec)
     step = spec.step if spec.step is not None else (1 if integral else None)
     if step is None or spec.log:
         raise PlanError(f"the grid sampler needs choices, or a range with a step (not log), for {name}")

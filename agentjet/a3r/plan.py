@@ -24,6 +24,7 @@ from agentjet.a3r.params import (
     apply_params,
     check_spec,
     grid_values,
+    is_integral,
     lookup_param,
     needs_restart,
     split_params,
@@ -225,9 +226,7 @@ def search_space_distributions(plan: CampaignPlan) -> dict[str, BaseDistribution
         if spec.choices is not None:
             out[name] = CategoricalDistribution(spec.choices)
             continue
-        integral = lookup_param(name).kind == "int" or all(
-            isinstance(v, int) and not isinstance(v, bool) for v in (spec.low, spec.high, spec.step) if v is not None
-        )
+        integral = is_integral(name, spec)
         low, high = spec.low, spec.high
         if low is None or high is None:
             raise PlanError(f"search_space.{name}: a range needs both low and high")
