@@ -92,6 +92,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         params, roles, name = {"difficulty": difficulty}, [], f"{family}-d{difficulty}"
     else:
         params, roles, name = {}, [], family
+    if not info.levels and (reading.level is not None or reading.level_word is not None):
+        assumptions.append(f"the difficulty asked for is ignored: {family} has no difficulty levels")
     if family == "arithmetic" and ("grade" in reading.text or "gsm" in reading.text):
         assumptions.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
     prose = info.prose(params, roles)

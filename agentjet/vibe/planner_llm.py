@@ -20,7 +20,7 @@ from agentjet.vibe.errors import PlanRefused, VibeError
 from agentjet.vibe.families import CATALOG, family_list
 from agentjet.vibe.llm import VibeLLM
 from agentjet.vibe.sentence import Reading
-from agentjet.vibe.spec import GENERATED, TaskSpec
+from agentjet.vibe.spec import GENERATED, TaskSpec, validation_problems
 
 __all__ = ["OWNED_FIELDS", "plan_with_llm", "system_prompt"]
 
@@ -108,7 +108,7 @@ def _spec_from_reply(
     try:
         spec = TaskSpec.model_validate({**data, "sentence": sentence, "planner": llm.name})
     except ValidationError as exc:
-        raise _Invalid(_pydantic_problems(exc)) from exc
+        raise _Invalid(validation_problems(exc)) from exc
     if not spec.is_generated:
         _check_params(spec)
         if spec.family == "werewolves":
@@ -146,10 +146,6 @@ def _family(value: object, assumptions: list[str]) -> str:
 def _slug(name: str) -> str:
     slug = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:64]
     return slug or "task"
-
-
-def _pydantic_problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors())
 
 
 def _check_params(spec: TaskSpec) -> None:

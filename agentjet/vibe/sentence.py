@@ -16,7 +16,7 @@ __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
-    "werewolves": (r"\bwere[- ]?wol(?:f|ves)\b", r"\bmafia\b", r"\bsocial[- ]deduction\b"),
+    "werewolves": (r"\bwere[- ]?wol(?:f|ves)\b", r"\bwolves\b", r"\bmafia\b", r"\bsocial[- ]deduction\b"),
     "tool_use": (
         r"\btools?\b",
         r"\btool[- ]?(?:use|using|calling|calls?)\b",
@@ -93,9 +93,10 @@ _ROLE_PHRASES = (
     re.compile(rf"\bas (?:one of )?({_ROLE_LIST})\b"),
     re.compile(rf"\b({_ROLE_LIST})(?:'s)? (?:side|team|faction|camp)\b"),
     re.compile(
-        rf"\b(?:train|teach|play|playing|plays|for|on) ((?:the|a|an) {_ROLE}(?:\s*(?:,|and|&)\s*{_ONE_ROLE})*)"
-        r"\b(?!\s+games?\b)"
+        rf"\b(?:train|teach|play|playing|plays|for|on|with) ((?:the|a|an) {_ROLE}(?:\s*(?:,|and|&)\s*{_ONE_ROLE})*)"
+        rf"\b(?!\s+(?:games?|side|team|{_ROLE})\b)"
     ),
+    re.compile(rf"\b(?:and|&) ((?:the|a|an) {_ROLE})\b(?!\s+games?\b)"),  # "the village side and the wolves"
 )
 
 
@@ -183,11 +184,12 @@ def _minutes(text: str) -> float | None:
 
 
 def _role_words(text: str) -> tuple[str, ...]:
-    found: list[tuple[int, str]] = []
-    for phrase in _ROLE_PHRASES:
+    """Role words in role phrases, the clearest phrase kind first ("as the seer", then "village side", ...)."""
+    found: list[tuple[int, int, str]] = []
+    for rank, phrase in enumerate(_ROLE_PHRASES):
         for match in phrase.finditer(text):
             start = match.start(1)
             for word in re.finditer(_ROLE, match.group(1)):
-                found.append((start + word.start(), word.group(0)))
-    ordered = [word for _, word in sorted(set(found))]
+                found.append((rank, start + word.start(), word.group(0)))
+    ordered = [word for _, _, word in sorted(set(found))]
     return tuple(dict.fromkeys(ordered))

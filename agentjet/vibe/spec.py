@@ -16,7 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agentjet.tasks.registry import FAMILIES
 from agentjet.vibe.errors import VibeError
 
-__all__ = ["GENERATED", "Budget", "DatasetPlan", "SuccessMetric", "TaskSpec", "load_spec", "save_spec"]
+__all__ = [
+    "GENERATED",
+    "Budget",
+    "DatasetPlan",
+    "SuccessMetric",
+    "TaskSpec",
+    "load_spec",
+    "save_spec",
+    "validation_problems",
+]
 
 GENERATED = "generated"  # the family of a task the LLM writes from scratch
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -110,4 +119,9 @@ def load_spec(path: Path) -> TaskSpec:
     try:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
-        raise VibeError(f"{path} is not a valid task spec: {exc}") from exc
+        raise VibeError(f"{path} is not a valid task spec: {validation_problems(exc)}") from exc
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """A pydantic error as one line: `field.path: message; ...` (for users and for an LLM's retry)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors())
