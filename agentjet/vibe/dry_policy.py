@@ -1,0 +1,69 @@
+"""A scripted policy that answers any task's prompt in the format it asks for: the dry runs' fake model.
+
+A dry run plays a workspace's client against this policy before a real model is involved, to see
+the client, the reward and the data work together: every episode must finish with a finite reward
+in range. So the replies need to be plausible (the format asked, not necessarily right): the
+first option of a werewolves question, a countdown expression over the given numbers, the
+shopping tool calls then the total, an `Answer:` line where one is asked for. A pure function of
+the rendered prompt (the chat template applied), as a `ScriptedBackend` calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["plausible_reply"]
+
+_USER_TURN = re.compile(r"<\|im_start\|>user\n(.*?)<\|im_end\|>", re.DOTALL)
+_OPTIONS = re.compile(r"Options:\s*(?P<options>[^\n]+)")
+_COUNTDOWN = re.compile(r"Use the numbers (?P<numbers>[\d, ]+) to make (?P<target>\d+)")
+_SHOPPING = re.compile(r"What is the total cost of (?P<order>[^?]+)\?")
+_ORDER_PART = re.compile(r"(?P<qty>\d+) (?P<name>[a-z]+)")
+_PRICE = re.compile(r"(?P<name>[a-z]+): (?P<price>\d+) dollars each")
+
+
+def _last_user_turn(prompt: str) -> str:
+    turns = _USER_TURN.findall(prompt)
+    return str(turns[-1]) if turns else prompt[-2000:]
+
+
+def _tool_call(name: str, arguments: dict[str, object]) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+def _singular(name: str, known: set[str]) -> str:
+    return name[:-1] if name not in known and name.endswith("s") else name
+
+
+def _shopping(prompt: str, order_text: str) -> str:
+    """Look every item up, note the total, then answer it (the reference way to play tool_use)."""
+    prices = {m.group("name"): int(m.group("price")) for m in _PRICE.finditer(prompt)}
+    order = {_singular(m.group("name"), set(prices)): int(m.group("qty")) for m in _ORDER_PART.finditer(order_text)}
+    missing = [name for name in order if name not in prices]
+    if missing:
+        return "\n".join(_tool_call("lookup", {"item": name}) for name in missing)
+    total = sum(prices[name] * qty for name, qty in order.items())
+    if "saved note" not in prompt:
+        return _tool_call("write_note", {"text": f"total: {total}"})
+    return f"The total is {total}.\nAnswer: {total}"
+
+
+def plausible_reply(prompt: str) -> str:
+    """An in-format reply to the last question of `prompt`."""
+    question = _last_user_turn(prompt)
+    if "Reply: SAY:" in question:
+        return "SAY: I think player 3 is a werewolf."
+    options = _OPTIONS.search(question)
+    if options:
+        return options.group("options").split(" | ")[0].strip()
+    countdown = _COUNTDOWN.search(question)
+    if countdown:
+        numbers = [n.strip() for n in countdown.group("numbers").split(",") if n.strip()]
+        return f"I combine two numbers.\nAnswer: {' + '.join(numbers[:2])}"
+    shopping = _SHOPPING.search(prompt)
+    if shopping and "<tool_call>" in prompt:
+        return _shopping(prompt, shopping.group("order"))
+    if "json" in question.lower():
+        return '{"answer": 1}'
+    return "Let me think step by step. The result is 1.\nAnswer: 1"

@@ -1,0 +1,107 @@
+"""Plays a few episodes of a workspace's client inside a sandbox and reports each one as a JSON line.
+
+Staged into the sandbox's work dir beside the workspace files and run there as
+`python3 _vibe_probe.py --server http://127.0.0.1:PORT --episodes K` (the bridge adds the server
+token on the host). Unlike `agentjet client run`, which reports means, it prints one line per
+episode (`VIBE-EPISODE {...}`: rewards, the start of the reply, the error and its traceback), so a
+failed validation can show a repair prompt exactly which episode broke and how. Episodes are begun
+as `kind="eval"` (never trained) and ended with their reward, or aborted when the client raised or
+gave no finite reward. Standalone on purpose: it imports only the client-side agentjet (the core's
+SDK and the task registry), never the vibe package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentjet.core import AgentJetError, Episode, SwarmClient
+from agentjet.tasks.base import Endpoint, Outcome, TaskFamily, TaskItem
+from agentjet.tasks.registry import load_family
+
+__all__ = ["EPISODE_MARK", "LOAD_ERROR_MARK", "main"]
+
+EPISODE_MARK, LOAD_ERROR_MARK = "VIBE-EPISODE ", "VIBE-LOAD-ERROR "
+_TRACEBACK_LINES, _REPLY_CHARS = 12, 300
+
+
+def _emit(mark: str, record: Mapping[str, Any]) -> None:
+    sys.stdout.write(mark + json.dumps(record, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _reward_value(value: object) -> float | str:
+    """A finite number stays a number; anything else is reported as its repr (JSON has no NaN)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return repr(value)
+
+
+def _reply_of(outcome: Outcome) -> str:
+    reply = outcome.metadata.get("reply", outcome.metadata.get("final_reply", ""))
+    return str(reply)[:_REPLY_CHARS]
+
+
+def play(family: TaskFamily, client: SwarmClient, item: TaskItem) -> dict[str, Any]:
+    """One episode: begin on every server the family names, run, end (or abort); its record."""
+    started = time.monotonic()
+    record: dict[str, Any] = {"task_id": item.task_id, "ok": False, "rewards": {}, "reply": "", "error": ""}
+    episodes: dict[str, Episode] = {}
+    try:
+        for server in family.servers:  # one bridge reaches one server: every name maps to it
+            episodes[server] = client.begin_episode(item.task_id, kind="eval", agent=family.name)
+        endpoints = {server: Endpoint(ep.base_url, ep.api_key) for server, ep in episodes.items()}
+        outcome = family.run(item, endpoints)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"run() must return an Outcome, got {type(outcome).__name__}")
+        record["reply"] = _reply_of(outcome)
+        record["rewards"] = {name: _reward_value(value) for name, value in outcome.rewards.items()}
+        if set(outcome.rewards) != set(family.servers):
+            raise ValueError(f"Outcome rewards name {sorted(outcome.rewards)}, the servers are {list(family.servers)}")
+        bad = {name: value for name, value in record["rewards"].items() if isinstance(value, str)}
+        if bad:
+            raise ValueError(f"rewards must be finite numbers, got {bad}")
+        for server, episode in episodes.items():
+            episode.end(float(outcome.rewards[server]), {"reply": record["reply"]})
+        record["ok"] = True
+    except Exception as exc:  # the client is generated code: any failure is what the report is for
+        record["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        record["traceback"] = "".join(traceback.format_exc().splitlines(keepends=True)[-_TRACEBACK_LINES:])
+        for episode in episodes.values():
+            try:
+                if not episode.is_closed:
+                    episode.abort()
+            except AgentJetError:
+                pass  # the server reclaims it; the error above is what matters
+    record["seconds"] = round(time.monotonic() - started, 3)
+    return record
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 _vibe_probe.py")
+    parser.add_argument("--client", default="client.py")
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--split", choices=("train", "eval"), default="eval")
+    parser.add_argument("--episodes", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        family = load_family(args.client)
+        items = family.items(args.split, count=args.episodes, seed=args.seed)
+    except Exception as exc:  # a client that does not load or read its data: report, do not crash
+        _emit(LOAD_ERROR_MARK, {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()})
+        return 2
+    with SwarmClient(args.server) as client:
+        for item in items:
+            _emit(EPISODE_MARK, play(family, client, item))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
