@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentjet.cli.sandbox import sandbox_app
+from agentjet.cli.vibe import vibe_command
 from agentjet.core.errors import AgentJetError
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
 app.add_typer(client_app, name="client")
 app.add_typer(sandbox_app, name="sandbox")
+app.command("vibe")(vibe_command)
 
 
 def _setup_logging(level: str = "INFO") -> None:

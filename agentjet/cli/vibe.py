@@ -1,0 +1,127 @@
+"""`agentjet vibe TEXT`: a sentence in, a validated and watched training run (and its report) out.
+
+Exit status: 0 the run finished, 1 it failed (the report says why), 2 nothing ran (the planner
+refused the sentence, a bad flag, no such run to resume), 130 interrupted (resumable).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentjet.core.errors import AgentJetError
+
+if TYPE_CHECKING:
+    from agentjet.vibe.graph import RunResult
+    from agentjet.vibe.progress import LiveProgress, PlainProgress
+
+__all__ = ["vibe_command"]
+
+_EXIT = {"done": 0, "failed": 1, "refused": 2}
+
+
+class _ToProgress(logging.Handler):
+    """Shows the vibe modules' INFO lines as the progress view's last log line (the graph's own are its rows)."""
+
+    def __init__(self, progress: PlainProgress | LiveProgress) -> None:
+        super().__init__(logging.INFO)
+        self._progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.name.startswith("agentjet.vibe.graph"):
+            self._progress.log(record.getMessage())
+
+
+def _setup_logging(progress: PlainProgress | LiveProgress) -> list[tuple[logging.Logger, logging.Handler]]:
+    """Warnings of any module to stderr; the vibe modules' INFO lines to the progress view."""
+    to_stderr = logging.StreamHandler(sys.stderr)
+    to_stderr.setLevel(logging.WARNING)
+    to_stderr.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    vibe_log = logging.getLogger("agentjet.vibe")
+    vibe_log.setLevel(logging.INFO)
+    installed = [(logging.getLogger(), to_stderr), (vibe_log, _ToProgress(progress))]
+    for logger, handler in installed:
+        logger.addHandler(handler)
+    return installed
+
+
+def _finish(result: RunResult, workdir: Path) -> None:
+    colour = {"done": typer.colors.GREEN, "failed": typer.colors.RED}.get(result.status, typer.colors.YELLOW)
+    if result.status == "refused":
+        typer.secho(f"refused: {result.message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    typer.secho(f"run {result.run_id}: {result.status}", fg=colour, bold=True)
+    if result.message:
+        typer.echo(result.message)
+    typer.echo(f"workspace: {result.workspace}")
+    if result.report is not None:
+        typer.echo(f"report:    {result.report}")
+    if result.status == "running":
+        typer.echo(f"resume with: agentjet vibe --resume {result.run_id} --workdir {workdir}")
+    raise typer.Exit(_EXIT.get(result.status, 1))
+
+
+def vibe_command(
+    text: Annotated[
+        str | None, typer.Argument(metavar="TEXT", help='what to train, e.g. "train a 7B to play werewolves"')
+    ] = None,
+    resume: Annotated[str | None, typer.Option("--resume", metavar="RUN_ID", help="continue a stopped run")] = None,
+    llm: Annotated[
+        str | None, typer.Option(help="planner/coder LLM: a litellm model name or an OpenAI-compatible URL")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="policy model to train (overrides the sentence)")] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="training steps (overrides the sentence)")] = None,
+    budget: Annotated[float | None, typer.Option(min=0.1, help="wall-clock budget of the run, minutes")] = None,
+    workdir: Annotated[Path, typer.Option(help="runs go to WORKDIR/RUN_ID; checkpoints to WORKDIR/.vibe")] = Path(
+        "vibe-runs"
+    ),
+    max_repairs: Annotated[int, typer.Option(min=0, max=20, help="repair rounds per failing step")] = 3,
+) -> None:
+    """Turn a sentence into a generated, sandbox-validated, red-teamed and watched training run, with a report.
+
+    Without --llm (or AGENTJET_VIBE_LLM) a deterministic planner maps the sentence onto the built-in task families
+    and says so; a sentence it cannot map is refused and nothing is written.
+    """
+    from agentjet.vibe.graph import resume_vibe, run_vibe
+    from agentjet.vibe.progress import make_progress
+    from agentjet.vibe.state import VibeOptions, new_run_id
+
+    if (text is None) == (resume is None):
+        typer.secho(
+            'error: give either TEXT (a new run) or --resume RUN_ID, e.g. agentjet vibe "train a 7B to play '
+            'werewolves"',
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(2)
+    run_id = resume or new_run_id(text or "")
+    progress = make_progress(sys.stdout, run_id, text or "")
+    handlers = _setup_logging(progress)
+    try:
+        with progress:
+            if resume is not None:
+                result = resume_vibe(resume, workdir, progress=progress)
+            else:
+                options = VibeOptions(
+                    llm=llm,
+                    model=model,
+                    steps=steps,
+                    budget_minutes=budget,
+                    workdir=str(workdir),
+                    max_repairs=max_repairs,
+                )
+                result = run_vibe(text or "", options, run_id=run_id, progress=progress)
+    except KeyboardInterrupt:
+        typer.secho(f"interrupted: resume with agentjet vibe --resume {run_id} --workdir {workdir}", err=True)
+        raise typer.Exit(130) from None
+    except AgentJetError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        for logger, handler in handlers:
+            logger.removeHandler(handler)
+    _finish(result, workdir)

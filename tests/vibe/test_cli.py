@@ -1,0 +1,92 @@
+"""`agentjet vibe`: flags, exit codes, refusals that write nothing, and a run through the CLI (scripted nodes)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentjet.cli.main import app
+from agentjet.vibe.graph import ENV_NODES, list_runs
+from tests.vibe.fake_nodes import calls
+
+runner = CliRunner()
+
+
+def test_a_sentence_the_planner_cannot_map_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    result = runner.invoke(app, ["vibe", "write me a poem about autumn leaves", "--workdir", str(workdir)])
+    assert result.exit_code == 2
+    assert "refused:" in result.output
+    assert "--llm" in result.output and "werewolves" in result.output  # how to configure an LLM; the families
+    assert not workdir.exists()
+
+
+def test_refusal_in_an_existing_workdir_leaves_it_as_it_was(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    workdir.mkdir()
+    (workdir / "notes.txt").write_text("mine")
+    result = runner.invoke(app, ["vibe", "write me a poem about autumn leaves", "--workdir", str(workdir)])
+    assert result.exit_code == 2
+    assert [p.name for p in workdir.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize("args", [[], ["train a 7B to play werewolves", "--resume", "x-1"]])
+def test_text_or_resume_exactly_one(args: list[str], tmp_path: Path) -> None:
+    result = runner.invoke(app, ["vibe", *args, "--workdir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "give either TEXT" in result.output
+
+
+def test_resume_of_an_unknown_run_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["vibe", "--resume", "nope-1", "--workdir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no vibe run 'nope-1'" in result.output
+
+
+def test_a_bad_llm_setting_is_an_error_before_anything_runs(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    args = ["vibe", "train a 7B to play werewolves", "--llm", "not a model", "--workdir", str(workdir)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert "error: --llm 'not a model' has spaces" in result.output
+    assert not workdir.exists()
+
+
+def test_an_unreachable_llm_fails_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    workdir = tmp_path / "runs"
+    result = runner.invoke(app, ["vibe", "train a 7B to play werewolves", "--llm", url, "--workdir", str(workdir)])
+    assert result.exit_code == 1
+    assert "understand:" in result.output
+    assert not workdir.exists()
+
+
+def test_a_run_through_the_cli_prints_where_the_report_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_NODES, "tests.vibe.fake_nodes:NODES")
+    workdir = tmp_path / "runs"
+    result = runner.invoke(app, ["vibe", "train a word game", "--workdir", str(workdir), "--steps", "5"])
+    assert result.exit_code == 0, result.output
+    (run_id,) = list_runs(workdir)
+    assert f"run {run_id}: done" in result.output
+    assert f"report:    {workdir.resolve() / run_id / 'report.md'}" in result.output
+    assert "step 3: train reward 1.000" in result.output
+    assert calls(workdir)[-1] == "report"
+
+
+def test_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tests.vibe.fake_nodes as fake_nodes
+
+    monkeypatch.setattr(fake_nodes, "NODES", fake_nodes.make_nodes(fake_nodes.FakeScript(fail={"validate": 9})))
+    monkeypatch.setenv(ENV_NODES, "tests.vibe.fake_nodes:NODES")
+    workdir = tmp_path / "runs"
+    result = runner.invoke(app, ["vibe", "train a word game", "--workdir", str(workdir), "--max-repairs", "1"])
+    assert result.exit_code == 1
+    assert "validate failed after 1 repair round(s)" in result.output
+    (run_id,) = list_runs(workdir)
+    assert json.loads((workdir / run_id / "run.json").read_text())["status"] == "failed"

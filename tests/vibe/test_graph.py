@@ -1,0 +1,179 @@
+"""The vibe graph: node order, the bounded repair loop, failures, refusals and the progress view (scripted nodes)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import git
+import pytest
+
+from agentjet.vibe.errors import VibeError
+from agentjet.vibe.graph import NEXT, build_graph, checkpoint_path, list_runs, run_vibe
+from agentjet.vibe.progress import PlainProgress, sparkline
+from agentjet.vibe.state import NODES, VibeOptions, new_run_id
+from tests.vibe.fake_nodes import FakeScript, calls, make_nodes
+
+HAPPY = ["understand", "generate", "validate", "red_team", "launch_and_watch", "report"]
+
+
+def _run(tmp_path: Path, script: FakeScript | None = None, *, sentence: str = "train a word game", **options: int):
+    workdir = tmp_path / "runs"
+    result = run_vibe(
+        sentence,
+        VibeOptions(workdir=str(workdir), **options),
+        run_id="t-1",
+        nodes=make_nodes(script),
+    )
+    return workdir, result
+
+
+def _subjects(workspace: Path) -> list[str]:
+    return [str(c.summary) for c in git.Repo(workspace).iter_commits()][::-1]
+
+
+def test_nodes_run_in_order_once_each(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path)
+    assert result.status == "done"
+    assert calls(workdir) == HAPPY
+    assert result.state["finished"] == HAPPY
+    assert set(result.state["timings"]) == set(HAPPY)
+    assert all(t["runs"] == 1 and t["elapsed_s"] >= 0 for t in result.state["timings"].values())
+    assert result.report == workdir / "t-1" / "report.md"
+    assert json.loads((workdir / "t-1" / "run.json").read_text())["status"] == "done"
+    json.dumps(result.state)  # the state is plain data
+
+
+def test_graph_order_table_matches_nodes() -> None:
+    chain = ["understand"]
+    while NEXT[chain[-1]] in NEXT:
+        chain.append(NEXT[chain[-1]])
+    assert tuple(chain) == NODES
+
+
+def test_failed_validation_is_repaired_then_validated_again(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"validate": 2}))
+    assert result.status == "done"
+    assert calls(workdir) == [
+        "understand", "generate", "validate", "repair", "validate", "repair", "validate",
+        "red_team", "launch_and_watch", "report",
+    ]  # fmt: skip
+    assert result.state["repair_counts"] == {"validate": 2}
+    assert [(r["node"], r["attempt"]) for r in result.state["repairs"]] == [("validate", 1), ("validate", 2)]
+    assert result.state["repairs"][0]["summary"] == "fixed validate"
+    assert result.state["failure"] is None
+    subjects = _subjects(workdir / "t-1")
+    assert subjects.count("repair(validate): scripted fix") == 2
+
+
+def test_hackable_reward_goes_back_through_validate(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"red_team": 1}))
+    assert result.status == "done"
+    assert calls(workdir)[3:7] == ["red_team", "repair", "validate", "red_team"]
+
+
+def test_repair_loop_is_bounded_and_the_report_still_runs(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"validate": 99}), max_repairs=2)
+    assert result.status == "failed"
+    rounds = ["validate", "repair", "validate", "repair", "validate"]
+    assert calls(workdir) == ["understand", "generate", *rounds, "report"]
+    assert "validate failed after 2 repair round(s)" in result.message
+    assert result.state["results"]["validate"] == {"ok": False, "call": 3}
+    assert len(result.state["errors"]) == 3
+    assert json.loads((workdir / "t-1" / "run.json").read_text()) == {"status": "failed", "repairs": 2}
+
+
+def test_no_repairs_allowed_fails_at_once(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"generate": 1}), max_repairs=0)
+    assert result.status == "failed"
+    assert calls(workdir) == ["understand", "generate", "report"]
+
+
+def test_a_repair_that_fails_counts_as_a_round(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"launch_and_watch": 1}, repair_fails=1), max_repairs=3)
+    assert result.status == "done"
+    assert calls(workdir)[4:] == ["launch_and_watch", "repair", "repair", "launch_and_watch", "report"]
+    assert result.state["repair_counts"] == {"launch_and_watch": 2}
+    assert result.state["repairs"][0]["summary"].startswith("repair failed: the fix did not parse")
+
+
+def test_repairs_exhausted_by_failing_repairs(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fail={"validate": 1}, repair_fails=5), max_repairs=2)
+    assert result.status == "failed"
+    assert calls(workdir) == ["understand", "generate", "validate", "repair", "repair", "report"]
+    assert "2 repair round(s) did not fix it" in result.message
+
+
+def test_a_fatal_error_skips_to_the_report(tmp_path: Path) -> None:
+    workdir, result = _run(tmp_path, FakeScript(fatal="red_team"))
+    assert result.status == "failed"
+    assert calls(workdir) == ["understand", "generate", "validate", "red_team", "report"]
+    assert result.message == "red_team: red_team cannot go on (scripted)"
+
+
+def test_refusal_leaves_nothing_behind(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    options = VibeOptions(workdir=str(workdir))
+    result = run_vibe("write me a poem", options, run_id="t-1", nodes=make_nodes())
+    assert result.status == "refused"
+    assert "scripted refusal" in result.message
+    assert not workdir.exists()
+
+
+def test_refusal_keeps_other_runs_and_removes_its_own_checkpoints(tmp_path: Path) -> None:
+    workdir, first = _run(tmp_path)
+    refused = run_vibe("a poem please", VibeOptions(workdir=str(workdir)), run_id="t-2", nodes=make_nodes())
+    assert (first.status, refused.status) == ("done", "refused")
+    assert list_runs(workdir) == ["t-1"]
+    assert sorted(p.name for p in workdir.iterdir()) == [".vibe", "calls.log", "t-1"]
+
+
+def test_checkpoints_are_in_sqlite_under_the_run_id(tmp_path: Path) -> None:
+    workdir, _ = _run(tmp_path)
+    with sqlite3.connect(checkpoint_path(workdir)) as conn:
+        threads = {row[0] for row in conn.execute("SELECT thread_id FROM checkpoints")}
+    assert threads == {"t-1"}
+
+
+def test_an_existing_run_id_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    workdir, _ = _run(tmp_path)
+    with pytest.raises(VibeError, match="--resume t-1"):
+        run_vibe("again", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=make_nodes())
+    assert calls(workdir) == HAPPY
+
+
+def test_a_graph_missing_a_node_is_an_error() -> None:
+    nodes = make_nodes()
+    del nodes["repair"]
+    with pytest.raises(VibeError, match="missing node functions for repair"):
+        build_graph(nodes)
+
+
+def test_plain_progress_lines_and_curve(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    workdir = tmp_path / "runs"
+    run_vibe("train", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=make_nodes(FakeScript(steps=4)),
+             progress=PlainProgress(stream, "t-1"))  # fmt: skip
+    lines = [line.split("] ", 1)[1] for line in stream.getvalue().splitlines()]
+    assert lines[0] == "run t-1"
+    assert "validate: started" in lines and "red_team: started" in lines
+    assert lines.index("validate: started") < lines.index("red_team: started")
+    assert any(line.startswith("report: done (") for line in lines)
+    steps = [line for line in lines if line.startswith("step ")]
+    assert steps[0] == "step 1: train reward 0.250 ▄"
+    assert steps[-1] == "step 4: train reward 1.000 ▁▃▆█"
+
+
+def test_sparkline_scales_between_min_and_max() -> None:
+    assert sparkline([]) == ""
+    assert sparkline([0.0, 1.0]) == "▁█"
+    assert sparkline([2.0, 2.0, 2.0]) == "▄▄▄"
+    assert sparkline(list(range(100)), width=5) == "▁▃▅▆█"  # the last 5 only: 95..99
+
+
+def test_run_ids_are_readable_and_distinct() -> None:
+    first, second = new_run_id("Train a 7B to play Werewolves!"), new_run_id("Train a 7B to play Werewolves!")
+    assert first.startswith("train-a-7b-to-play-werewolves-")
+    assert first != second
