@@ -14,6 +14,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,7 @@ class Accounting:
 
     def remove(self, run: str, timeout_s: float = 5.0) -> None:
         """Remove the run's parent in every hierarchy (after the container is gone). Logs, never raises."""
-        if not self.enabled:
+        if not self.enabled or not re.fullmatch(r"[0-9a-f]{16}", run):  # a label we did not write
             return
         dirs = [self._dir("", run)] if self.version == 2 else list(self.root.glob(f"*/{_BASE}/{run}"))
         deadline = time.monotonic() + timeout_s

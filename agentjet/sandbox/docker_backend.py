@@ -46,7 +46,10 @@ __all__ = ["DockerBackend"]
 
 _BUILD_FIX = "build it with `agentjet sandbox build` (or set AGENTJET_SANDBOX_IMAGE to a built tag)"
 _NOFILE = 1024
+_HELPER_PIDS = 8  # tini, the entry shell, timeout, the swarm forwarder and its threads: not the command's
+_DEADLINE_GRACE_S = 30.0  # the in-container kill, should this process die before it could kill the container
 _LABEL = "agentjet.sandbox.run"
+_DEADLINE_LABEL = "agentjet.sandbox.deadline"  # epoch seconds after which the container is an orphan
 _log = logging.getLogger(__name__)
 
 
@@ -90,7 +93,9 @@ class DockerBackend:
         spec = _container_spec(tag, command, workdir, limits, env, swarm, accounting.parent(run_id))
         container = None
         try:
-            container = client.containers.create(**spec, labels={_LABEL: run_id})
+            deadline = time.time() + limits.timeout_s + 2 * _DEADLINE_GRACE_S
+            labels = {_LABEL: run_id, _DEADLINE_LABEL: str(int(deadline))}
+            container = client.containers.create(**spec, labels=labels)
             return _Execution(container, limits, accounting, run_id).run()
         except _image_not_found() as exc:  # removed from the engine since the check
             self._tag = None
@@ -107,7 +112,9 @@ class DockerBackend:
             if self._client is None:
                 from agentjet.sandbox.docker_engine import connect
 
-                self._client = connect()
+                client = connect()
+                self._client = client
+                _sweep_orphans(client, self._accounting_unlocked(client))
             return self._client
 
     def _image_tag(self, client: Any) -> str:
@@ -127,12 +134,15 @@ class DockerBackend:
 
     def _accounting_for(self, client: Any) -> Accounting:
         with self._lock:
-            if self._accounting is None:
-                from agentjet.sandbox.docker_engine import engine_host
+            return self._accounting_unlocked(client)
 
-                driver = str(client.info().get("CgroupDriver", ""))
-                self._accounting = Accounting(engine_host=engine_host(), cgroup_driver=driver)
-            return self._accounting
+    def _accounting_unlocked(self, client: Any) -> Accounting:
+        if self._accounting is None:
+            from agentjet.sandbox.docker_engine import engine_host
+
+            driver = str(client.info().get("CgroupDriver", ""))
+            self._accounting = Accounting(engine_host=engine_host(), cgroup_driver=driver)
+        return self._accounting
 
 
 def _container_spec(
@@ -163,7 +173,11 @@ def _container_spec(
     spec: dict[str, Any] = {
         "image": tag,
         "command": entry_command(
-            command, copy_input=workdir is not None, swarm=swarm, file_size_bytes=limits.file_size_bytes
+            command,
+            copy_input=workdir is not None,
+            swarm=swarm,
+            file_size_bytes=limits.file_size_bytes,
+            deadline_s=limits.timeout_s + _DEADLINE_GRACE_S,
         ),
         "environment": sandbox_env(env, swarm),
         "working_dir": WORK_DIR,
@@ -182,7 +196,7 @@ def _container_spec(
         "security_opt": ["no-new-privileges"],
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,
-        "pids_limit": limits.pids,
+        "pids_limit": limits.pids + _HELPER_PIDS,
         "nano_cpus": int(limits.cpus * 1e9),
         "ulimits": ulimits,
         "init": True,
@@ -265,7 +279,7 @@ class _Execution:
 
     def _result(self, status: int | None, wall_s: float) -> RunResult:
         state = self.container.client.api.inspect_container(self.container.id)["State"]
-        usage = self.accounting.usage(self.run_id, self.limits.pids)
+        usage = self.accounting.usage(self.run_id, self.limits.pids + _HELPER_PIDS)
         stderr, big_file = split_big_file(self.stderr.text())
         evidence = Evidence(
             status=status,
@@ -297,6 +311,27 @@ def _docker_error() -> type[Exception]:
 
     error: type[Exception] = DockerException
     return error
+
+
+def _sweep_orphans(client: Any, accounting: Accounting) -> None:
+    """Remove sandbox containers (and their cgroup parents) past their deadline label: a host process
+    killed mid-run (kill -9) could not remove them. Their command was already killed from inside."""
+    now = time.time()
+    try:  # the plain list call: no inspect per container, which races with runs removing theirs
+        rows = client.api.containers(all=True, filters={"label": _DEADLINE_LABEL})
+    except _docker_error() as exc:
+        _log.warning("could not list sandbox containers: %s", exc)
+        return
+    for row in rows:
+        labels = row.get("Labels") or {}
+        try:
+            overdue = int(labels.get(_DEADLINE_LABEL, "0")) < now
+        except ValueError:
+            overdue = True
+        if overdue:
+            _log.warning("removing sandbox container %s left by an interrupted run", row["Id"][:12])
+            _remove(client.containers.prepare_model({"Id": row["Id"]}))
+            accounting.remove(labels.get(_LABEL, "missing"))
 
 
 def _image_not_found() -> type[Exception]:

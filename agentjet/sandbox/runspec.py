@@ -43,7 +43,7 @@ _COPY_IN = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ e
 # Run the command (not exec: the shell stays to look afterwards), then report a file that reached
 # RLIMIT_FSIZE: Python ignores SIGXFSZ, so a refused write may leave no other trace.
 _RUN = """cd {work} || exit 125
-"$@"
+{deadline}"$@"
 rc=$?
 big=$(find {work} /tmp /dev/shm -xdev -type f -size +{below_cap}c -print -quit 2>/dev/null)
 [ -n "$big" ] && echo "{mark}$big" >&2
@@ -83,13 +83,23 @@ def sandbox_env(env: Mapping[str, str], swarm: Bridge | None) -> dict[str, str]:
 
 
 def entry_command(
-    command: Sequence[str], *, copy_input: bool, swarm: Bridge | None, file_size_bytes: int
+    command: Sequence[str],
+    *,
+    copy_input: bool,
+    swarm: Bridge | None,
+    file_size_bytes: int,
+    deadline_s: float | None = None,
 ) -> list[str]:
     """`command` under the swarm forwarder (if any), after the copy-in step (if there is input),
-    followed by the look for a file at the size limit (reported on stderr as BIG_FILE + path)."""
+    followed by the look for a file at the size limit (reported on stderr as BIG_FILE + path).
+
+    `deadline_s`: SIGKILL the command after that long from inside too, a safety net for when the
+    host process that enforces the wall clock is gone (kill -9) and nothing else would stop it.
+    """
     wrapped = swarm.wrap(command) if swarm is not None else list(command)
+    deadline = "" if deadline_s is None else f"timeout -s KILL {deadline_s:.0f} "
     script = (_COPY_IN if copy_input else "") + _RUN.format(
-        work=WORK_DIR, below_cap=file_size_bytes - 1, mark=BIG_FILE
+        work=WORK_DIR, below_cap=file_size_bytes - 1, mark=BIG_FILE, deadline=deadline
     )
     return ["/bin/sh", "-c", script, "agentjet-entry", *wrapped]
 

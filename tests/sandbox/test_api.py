@@ -161,8 +161,9 @@ def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
     client = connect()
     label = "agentjet.sandbox.run"
 
-    def runs() -> dict[str, str]:  # container id -> run id, for every sandbox container (others' too)
-        return {c.id: c.labels[label] for c in client.containers.list(all=True, filters={"label": label})}
+    def runs(**filters: str) -> dict[str, str]:  # container id -> run id, for every sandbox container (others' too)
+        rows = client.api.containers(all=True, filters={"label": label, **filters})
+        return {row["Id"]: row["Labels"][label] for row in rows}
 
     before = runs()
     code = "from agentjet.sandbox.api import Sandbox\nprint('running', flush=True)\nSandbox('docker').run('sleep 60')"
@@ -170,7 +171,7 @@ def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
     try:
         assert child.stdout is not None and child.stdout.readline() == "running\n"
         deadline = time.monotonic() + 20
-        while not (ours := {cid: run for cid, run in runs().items() if cid not in before}):
+        while not (ours := {cid: run for cid, run in runs(status="running").items() if cid not in before}):
             assert time.monotonic() < deadline, "the container never started"
             time.sleep(0.05)
         child.send_signal(signal.SIGINT)  # Ctrl-C in the middle of the run
@@ -182,6 +183,40 @@ def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
     for run in ours.values():
         root = Path("/sys/fs/cgroup")
         assert [*root.glob(f"*/agentjet-docker/{run}"), *root.glob(f"agentjet-docker/{run}")] == []
+
+
+@pytest.mark.docker
+def test_a_container_whose_host_process_was_killed_stops_itself_and_is_swept() -> None:
+    """kill -9 of the host mid-run: the in-container deadline kills the command, the next backend removes it."""
+    sandbox_for("docker")
+    from agentjet.sandbox import docker_backend
+    from agentjet.sandbox.docker_engine import connect
+
+    client = connect()
+    label = "agentjet.sandbox.run"
+
+    def ids(**filters: str) -> set[str]:
+        return {row["Id"] for row in client.api.containers(all=True, filters={"label": label, **filters})}
+
+    before = ids()
+    code = (
+        "from agentjet.sandbox import docker_backend as d\nfrom agentjet.sandbox.api import Sandbox\n"
+        "d._DEADLINE_GRACE_S = 1.0\nprint('running', flush=True)\nSandbox('docker').run('sleep 600', timeout=1)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "running\n"
+    deadline = time.monotonic() + 20
+    while not (ours := ids(status="running") - before):
+        assert time.monotonic() < deadline, "the container never started"
+        time.sleep(0.05)
+    child.kill()  # no cleanup runs in the host process
+    child.wait()
+    container = client.containers.get(ours.pop())
+    assert container.status == "running"
+    assert container.wait(timeout=30)["StatusCode"] != 0  # killed from inside after timeout + grace
+    time.sleep(max(0.0, int(container.labels["agentjet.sandbox.deadline"]) + 1 - time.time()))
+    docker_backend.DockerBackend().check()  # a fresh backend sweeps what is past its deadline
+    assert container.id not in ids()
 
 
 # --- CLI -----------------------------------------------------------------------------------------
