@@ -7,7 +7,8 @@ capability dropped, no-new-privileges, memory (+swap = same), pids and CPU bandw
 container's cgroup, RLIMIT_CPU/FSIZE/NOFILE/CORE, tini as PID 1 (reaps orphans), no logging driver
 (output goes only to us) and no host env. Output streams through the attach API into capped
 buffers; the host kills the container on the wall clock or when output passes its cap. The
-container is always removed, even on Ctrl-C.
+container is always removed, even on Ctrl-C; if this process is killed outright, the command is
+killed from inside 30 s after its wall limit and the next backend here removes the container.
 """
 
 from __future__ import annotations
