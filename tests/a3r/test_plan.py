@@ -339,3 +339,21 @@ def test_plan_is_frozen() -> None:
     with pytest.raises(ValueError):
         plan.model = "other"  # type: ignore[misc]
     assert isinstance(plan, CampaignPlan)
+
+
+def test_readme_documents_every_key_and_param() -> None:
+    readme = (CAMPAIGNS / "README.md").read_text()
+    for name, field in CampaignPlan.model_fields.items():
+        if name in ("body", "train", "search_space", "pool", "task", "model", "name", "stage", "storage"):
+            assert name == "body" or f"| `{name}" in readme, name
+            continue
+        section = field.annotation
+        assert isinstance(section, type)
+        for sub in section.model_fields:
+            assert f"| `{name}.{sub}` |" in readme, f"{name}.{sub}"
+    for sub in ("family", "workspace", "client", "params"):
+        assert f"| `task.{sub}` |" in readme
+    for d in PARAMS.values():
+        assert f"`{d.name}`" in readme, d.name
+    for example in EXAMPLES:
+        assert f"`{example.name}`" in readme, example.name
