@@ -177,3 +177,12 @@ def test_run_ids_are_readable_and_distinct() -> None:
     first, second = new_run_id("Train a 7B to play Werewolves!"), new_run_id("Train a 7B to play Werewolves!")
     assert first.startswith("train-a-7b-to-play-werewolves-")
     assert first != second
+
+
+def test_the_package_exports_resolve() -> None:
+    import agentjet.vibe
+
+    assert all(getattr(agentjet.vibe, name) is not None for name in agentjet.vibe.__all__)
+    assert agentjet.vibe.run_vibe is run_vibe
+    with pytest.raises(AttributeError):
+        agentjet.vibe.nothing_here  # noqa: B018
