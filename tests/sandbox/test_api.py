@@ -10,6 +10,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -21,8 +22,8 @@ from agentjet.sandbox.errors import SandboxError
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.result import StopReason
 from agentjet.sandbox.verdict import Evidence, decide, exit_code_of
-
-from .conftest import sandbox_for
+from tests.conftest import TOKEN
+from tests.sandbox.conftest import sandbox_for
 
 QUICK = Limits(memory_bytes=128 * 1024**2, pids=32, timeout_s=20.0, workdir_bytes=8 * 1024**2)
 runner = CliRunner()
@@ -283,3 +284,27 @@ def test_the_package_imports_without_host_only_dependencies() -> None:
     """Code inside the sandbox imports agentjet.sandbox submodules; the image has no uvicorn."""
     code = "import sys, agentjet.sandbox.runspec, agentjet.sandbox as s; assert 'uvicorn' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+SWARM_PROBE = """
+import json, os, httpx
+server = os.environ["AGENTJET_SERVER"]
+status = httpx.get(server + "/swarm/status", timeout=10)
+config = httpx.put(server + "/swarm/config", json={}, timeout=10)
+print(json.dumps({"server": server, "status": status.status_code, "config_write": config.status_code,
+                  "token_env": os.environ.get("AGENTJET_TOKEN")}))
+"""
+
+
+def test_cli_run_with_swarm_reaches_the_server_without_the_token(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, live_server: Any, echo_backend: Any
+) -> None:
+    server = live_server(echo_backend)
+    port = server.url.rsplit(":", 1)[1]
+    monkeypatch.setenv("AGENTJET_TOKEN", TOKEN)  # where the CLI reads the token from; it must not go in
+    args = ["--backend", backend, "--swarm", server.url, "--", "python3", "-c", SWARM_PROBE]
+    code, out, err = _cli(args, tmp_path, monkeypatch)
+    assert code == 0, err
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen == {"server": f"http://127.0.0.1:{port}", "status": 200, "config_write": 403, "token_env": None}
+    assert TOKEN not in out + err
