@@ -2,7 +2,9 @@
 
 CampaignError (AgentJetError)   a campaign step cannot go on; the message names the fix
 ├── PlanError (ValueError)      a plan file is malformed; carries .path, .line and .key
-└── PlannerError                the LLM planner failed or is not configured
+├── PlannerError                the LLM planner failed or is not configured
+├── PoolError                   pool servers cannot start or be handed out (log tail in the message)
+└── ServerLost                  a trial's server died or stopped answering; carries .server, .reason
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from agentjet.core import AgentJetError
 
-__all__ = ["CampaignError", "PlanError", "PlannerError"]
+__all__ = ["CampaignError", "PlanError", "PlannerError", "PoolError", "ServerLost"]
 
 
 class CampaignError(AgentJetError):
@@ -50,3 +52,19 @@ class PlanError(CampaignError, ValueError):
 
 class PlannerError(CampaignError):
     """The LLM planner could not produce a plan (no LLM configured, bad reply, LLM unreachable)."""
+
+
+class PoolError(CampaignError):
+    """The server pool cannot do what was asked: a local server failed to start, none is free in time."""
+
+
+class ServerLost(CampaignError):
+    """A trial's server died or stopped answering mid-trial: the trial is void (retry it elsewhere).
+
+    `server` is the pool member's name (`local-0`, or a URL); `reason` says what was seen.
+    """
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"server {server} was lost during the trial: {reason}")
