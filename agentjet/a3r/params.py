@@ -127,6 +127,7 @@ class ParamSpec(BaseModel):
     log: bool = Field(False, description="sample on a log scale (needs low > 0)")
     step: float | int | None = Field(None, gt=0, description="sample on a grid low, low+step, ...")
     choices: tuple[Choice, ...] | None = Field(None, min_length=1, description="the values to pick from")
+    type: Literal["float", "int", "categorical"] | None = Field(None, description="optional; says what the rest says")
 
     @model_validator(mode="before")
     @classmethod
@@ -142,6 +143,8 @@ class ParamSpec(BaseModel):
             raise ValueError("a range needs both low and high (or give choices: [...])")
         if self.choices is not None and len(set(map(repr, self.choices))) != len(self.choices):
             raise ValueError(f"choices repeat a value: {list(self.choices)}")
+        if (self.type == "categorical") != (self.choices is not None) and self.type is not None:
+            raise ValueError(f"type: {self.type} needs " + ("choices" if self.type == "categorical" else "low/high"))
         return self
 
     @property
@@ -158,7 +161,9 @@ def check_spec(name: str, spec: ParamSpec, base: TrainConfig) -> list[tuple[str,
         return [("low", "a range needs both low and high")]
     if d.kind in ("bool", "str"):
         return [("low", f"{name} is a {d.kind} param: give choices: [...] instead of a range")]
-    if d.kind == "int" and not _all_int(spec):
+    if spec.type in ("int", "float") and d.kind in ("int", "float") and spec.type != d.kind:
+        return [("type", f"{name} is a {d.kind} param, not {spec.type}")]
+    if (d.kind == "int" or spec.type == "int") and not _all_int(spec):
         return [(f, f"{name} takes whole numbers, got {v!r}") for f, v in _fields(spec) if not _is_int(v)]
     problems: list[tuple[str, str]] = []
     if not spec.low < spec.high:
@@ -187,6 +192,8 @@ def _all_int(spec: ParamSpec) -> bool:
 def is_integral(name: str, spec: ParamSpec) -> bool:
     """Whether a range samples whole numbers: int params, and task params whose bounds are all ints."""
     kind = lookup_param(name).kind
+    if spec.type is not None and kind == "any":
+        return spec.type == "int"
     return kind == "int" or (kind == "any" and _all_int(spec))
 
 

@@ -61,6 +61,7 @@ __all__ = [
 
 SYNTHETIC = "synthetic"  # the model-free trial kind (agentjet.a3r.trial) for the scheduler bench and tests
 Metric = Literal["eval_reward", "eval_accuracy", "train_reward"]
+_METRIC_ALIASES = {"reward": "eval_reward", "accuracy": "eval_accuracy", "eval_reward_mean": "eval_reward"}
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 
@@ -77,6 +78,11 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+def _lower(value: Any) -> Any:
+    """Closed choices (`TPE`, `Maximize`) are read case-blind; other values pass unchanged."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -84,6 +90,17 @@ class _Section(BaseModel):
 class Objective(_Section):
     metric: Metric = Field("eval_reward", description="what a trial reports: eval mean reward, solved share, ...")
     direction: Literal["maximize", "minimize"] = "maximize"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        data = {"metric": data} if isinstance(data, str) else data
+        if isinstance(data, dict):
+            data = {k: _lower(v) for k, v in data.items()}
+            data["metric"] = _METRIC_ALIASES.get(data.get("metric"), data.get("metric", "eval_reward"))
+            data["direction"] = {"max": "maximize", "min": "minimize"}.get(data.get("direction"), data.get("direction"))
+            data = {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 class TaskSource(_Section):
@@ -93,6 +110,16 @@ class TaskSource(_Section):
     workspace: Path | None = None
     client: Path | None = None
     params: dict[str, Any] = Field(default_factory=dict, description="task family constructor params")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """`task: arithmetic` (a family), `task: my_client.py` (a client file), `task: ws/` (a workspace)."""
+        if not isinstance(data, str):
+            return data
+        if data in FAMILIES or data == SYNTHETIC or re.fullmatch(r"[a-z_]+", data):
+            return {"family": data}
+        return {"client": data} if data.endswith(".py") else {"workspace": data}
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TaskSource:
@@ -106,7 +133,10 @@ class TaskSource(_Section):
     def _known_family(cls, family: str | None) -> str | None:
         known = sorted([*FAMILIES, SYNTHETIC])
         if family is not None and family not in known:
-            raise ValueError(f"unknown family {family!r}; built-in families: {', '.join(known)}")
+            raise ValueError(
+                f"unknown family {family!r}; built-in families: {', '.join(known)} "
+                "(a vibe workspace or a client file: write workspace: DIR or client: FILE.py)"
+            )
         return family
 
 
@@ -118,7 +148,8 @@ class SamplerSpec(_Section):
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, data: Any) -> Any:
-        return {"name": data} if isinstance(data, str) else data
+        data = {"name": data} if isinstance(data, str) else ({} if data is None else data)
+        return {**data, "name": _lower(data["name"])} if isinstance(data, dict) and "name" in data else data
 
 
 class PrunerSpec(_Section):
@@ -129,7 +160,8 @@ class PrunerSpec(_Section):
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, data: Any) -> Any:
-        return {"name": data} if isinstance(data, str) else data
+        data = {"name": data} if isinstance(data, str) else ({"name": "none"} if data is None else data)
+        return {**data, "name": _lower(data["name"])} if isinstance(data, dict) and "name" in data else data
 
 
 class Budget(_Section):
@@ -179,6 +211,18 @@ class CampaignPlan(_Section):
     seeds: Seeds = Seeds()
     storage: str = Field("sqlite", description="sqlite | journal | an RDB URL (postgresql://...)")
     body: str = Field("", description="the markdown after the front matter: research questions")
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _one_model(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple | dict):
+            raise ValueError("model takes one name; to compare models write model: {choices: [...]} in search_space")
+        return value
+
+    @field_validator("pool", mode="before")
+    @classmethod
+    def _pool_count(cls, value: Any) -> Any:
+        return f"local:{value}" if isinstance(value, int) and not isinstance(value, bool) else value
 
     @field_validator("storage")
     @classmethod

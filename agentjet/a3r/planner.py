@@ -159,7 +159,7 @@ def _narrow_choices(spec: ParamSpec, best: Any) -> ParamSpec:
     if len(choices) <= 2 or best not in choices:
         return spec
     i = choices.index(best)
-    return ParamSpec(choices=tuple(choices[max(0, i - 1) : i + 2]))
+    return ParamSpec(choices=tuple(choices[max(0, i - 1) : i + 2]), type=spec.type)
 
 
 def _narrow_range(name: str, spec: ParamSpec, best: float) -> ParamSpec:
@@ -177,12 +177,16 @@ def _narrow_range(name: str, spec: ParamSpec, best: float) -> ParamSpec:
         new_high = base + math.ceil((new_high - base) / step) * step
         if new_low >= new_high:
             return spec
-        return ParamSpec(low=int(new_low), high=int(new_high), log=spec.log, step=spec.step)
+        return ParamSpec(low=int(new_low), high=int(new_high), log=spec.log, step=spec.step, type=spec.type)
     if spec.step is not None:
         new_low = spec.low + math.floor((new_low - spec.low) / spec.step + 1e-9) * spec.step
         new_high = spec.low + math.ceil((new_high - spec.low) / spec.step - 1e-9) * spec.step
     return ParamSpec(
-        low=max(_round(new_low), spec.low), high=min(_round(new_high), spec.high), log=spec.log, step=spec.step
+        low=max(_round(new_low), spec.low),
+        high=min(_round(new_high), spec.high),
+        log=spec.log,
+        step=spec.step,
+        type=spec.type,
     )
 
 

@@ -357,3 +357,35 @@ def test_readme_documents_every_key_and_param() -> None:
         assert f"`{d.name}`" in readme, d.name
     for example in EXAMPLES:
         assert f"`{example.name}`" in readme, example.name
+
+
+def test_shorthands_an_unseen_plan_may_use(tmp_path: Path) -> None:
+    plan = parse_plan(
+        _plan(
+            "name: s\ntask: countdown\nobjective: accuracy\npool: 3\nsampler: TPE\npruner: None\n"
+            "search_space:\n  lr: {type: float, low: 1e-4, high: 1e-2, log: true}\n"
+            "  task.temperature: {type: float, low: 0, high: 1}\n  lora_rank: {type: categorical, choices: [4, 8]}"
+        )
+    )
+    assert plan.task.family == "countdown" and plan.objective.metric == "eval_accuracy"
+    assert plan.pool.local == 3 and (plan.sampler.name, plan.pruner.name) == ("tpe", "none")
+    assert search_space_distributions(plan)["task.temperature"] == FloatDistribution(0.0, 1.0)
+    assert parse_plan(render_plan(plan)) == plan
+    assert parse_plan(_plan("name: s\ntask: my_client.py")).task.client == Path("my_client.py")
+    nulls = parse_plan(_plan("name: s\ntask: word\nsampler: null\npruner: null"))
+    assert (nulls.sampler.name, nulls.pruner.name) == ("tpe", "none")
+    assert parse_plan(_plan("name: s\ntask: ws/dir\nobjective: {direction: min}")).task.workspace == Path("ws/dir")
+    cases = [
+        ("name: s\ntask: word\nmodel: [tiny, smollm2-135m]", "model", "in search_space"),
+        ("name: s\ntask: word\nsearch_space:\n  lr: {type: int, low: 1, high: 2}", "search_space.lr.type", "float"),
+        (
+            "name: s\ntask: word\nsearch_space:\n  lr: {type: categorical, low: 0.1, high: 0.2}",
+            "search_space.lr",
+            "choices",
+        ),
+        ("name: s\ntask: chess", "task.family", "workspace: DIR"),
+    ]
+    for front, key, words in cases:
+        with pytest.raises(PlanError) as caught:
+            parse_plan(_plan(front))
+        assert caught.value.key == key and words in str(caught.value), front
