@@ -90,13 +90,18 @@ def process_mentions(pid: int, text: str) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Running (a zombie, exited but not yet reaped by its parent, is not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs: trust the signal check
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def free_port() -> int:

@@ -1,0 +1,134 @@
+"""Launching a vibe run's training on `tiny`: the server it starts (port, state dir, token file, committed
+train.yaml), the time to the first step, the sandbox rule (refuse unless the user opted out), a
+server adopted after a killed orchestrator, and a server reused by URL."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentjet.core.testing import RunningServer
+from agentjet.vibe.client_process import resolve_sandbox
+from agentjet.vibe.errors import VibeError
+from agentjet.vibe.launch import CONFIG_FILE, LaunchOptions, launch, stop
+from agentjet.vibe.report import ReportInput, write_report
+from agentjet.vibe.sandboxed_client import client_files
+from agentjet.vibe.swarm_server import process_mentions, read_launch_file
+from agentjet.vibe.watch import WatchSettings, training_record, watch
+from tests.conftest import TOKEN
+from tests.vibe.launch_helpers import make_workspace, tiny_options
+
+FAST = WatchSettings(poll_s=0.2, episode_check_every_s=0.5, budget_s=240.0)
+
+
+def test_launch_starts_its_own_server_and_measures_the_first_step(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    lines: list[str] = []
+    started = time.time()
+    run = launch(workspace, options=tiny_options(steps=3, eval_rounds=3), started_at=started, progress=lines.append)
+    try:
+        state = workspace.path / "state"
+        token_file = state / "token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert token_file.read_text().strip() == run.server.token
+        assert run.server.url.startswith("http://127.0.0.1:") and run.server.pid is not None
+        assert not process_mentions(run.server.pid, run.server.token)  # never in argv
+        assert process_mentions(run.server.pid, str(state))
+        committed = workspace.repo.git.show(f"HEAD:{CONFIG_FILE}")
+        assert yaml.safe_load(committed)["grpo"]["group_size"] == 2
+        assert any(CONFIG_FILE in subject for _, subject in workspace.history())
+        result = watch(run, settings=FAST)
+    finally:
+        stop(run)
+    assert result.status == "completed" and result.steps >= 3
+    assert run.server.cold_start_s is not None and result.time_to_first_step_s is not None
+    assert result.time_to_first_step_s >= run.server.cold_start_s  # measured from the caller's start
+    assert any("server ready" in line for line in lines) and any("UNSANDBOXED" in line for line in lines)
+    assert not run.server.is_alive() and run.client.exit_code is not None
+    assert read_launch_file(workspace.path)["server_pid"] is None
+    record = training_record(run, result)
+    assert record["server"]["how"] == "started" and record["metrics"][0]["step"] == 1
+    assert any(line.get("eval_reward_mean") is not None for line in record["metrics"])  # evals were run
+    files = write_report(workspace, ReportInput("a sentence", "done", started, training=record))
+    assert files["curves.png"].stat().st_size > 0
+    assert json.loads(files["run.json"].read_text())["time_to_first_step_s"] == round(run.time_to_first_step_s, 2)
+
+
+def test_no_sandbox_is_refused_unless_the_user_opted_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(VibeError, match="opt-out"):
+        resolve_sandbox("none", allow_unsandboxed=False, progress=lambda line: None)
+    monkeypatch.setenv("AGENTJET_SANDBOX_BACKEND", "docker")
+    monkeypatch.setenv("AGENTJET_DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    workspace = make_workspace(tmp_path / "ws")
+    options = LaunchOptions(model="tiny", steps=1, sandbox="auto")
+    with pytest.raises(VibeError, match="agentjet sandbox doctor"):
+        launch(workspace, options=options, started_at=time.time())
+    assert not (workspace.path / "state").exists()  # nothing was started
+    said: list[str] = []
+    assert resolve_sandbox("auto", allow_unsandboxed=True, progress=said.append) == "none"
+    assert "UNSANDBOXED" in said[0]
+
+
+def test_a_relaunch_adopts_the_running_server_and_replaces_the_stray_client(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    first = launch(workspace, options=tiny_options(steps=40), started_at=time.time())
+    second = None
+    try:  # the orchestrator "died" here: nothing was stopped
+        second = launch(workspace, options=tiny_options(steps=40), started_at=time.time())
+        assert second.server.adopted and second.server.pid == first.server.pid
+        assert second.target_step == first.target_step  # the run's goal is kept
+        assert first.client.process.wait(timeout=30) is not None  # the stray client was stopped
+        assert read_launch_file(workspace.path)["client_pid"] == second.client.process.pid
+    finally:
+        stop(second or first)
+        stop(first)
+    assert not first.server.is_alive()
+
+
+def test_a_server_given_by_url_is_reused_and_left_running(
+    tmp_path: Path, live_server: Callable[..., RunningServer]
+) -> None:
+    config = tmp_path / "train.yaml"
+    config.write_text("grpo:\n  group_size: 2\ncollect:\n  tasks: 1\n")
+    server = live_server(config=config)
+    workspace = make_workspace(tmp_path / "ws")
+    run = launch(workspace, options=tiny_options(steps=2, server_url=server.url, token=TOKEN), started_at=time.time())
+    try:
+        assert not run.server.is_ours and run.group_size == 2
+        result = watch(run, settings=FAST)
+    finally:
+        stop(run)
+    assert result.status == "completed"
+    assert not (workspace.path / CONFIG_FILE).exists()  # the server's own config stays in force
+    with run.server.swarm() as swarm:
+        assert swarm.status()["step"] >= 2  # still answering after stop()
+
+
+def test_a_wrong_token_for_a_reused_server_is_a_clear_error(
+    tmp_path: Path, live_server: Callable[..., RunningServer]
+) -> None:
+    server = live_server()
+    workspace = make_workspace(tmp_path / "ws")
+    with pytest.raises(VibeError, match="does not answer"):
+        launch(workspace, options=tiny_options(server_url=server.url, token="wrong"), started_at=time.time())
+
+
+def test_the_sandbox_gets_the_workspace_files_but_not_the_run_state(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    (workspace.path / "state" / "logs").mkdir(parents=True)
+    (workspace.path / "state" / "token").write_text("secret")
+    (workspace.path / "state" / "logs" / "server.log").write_text("log")
+    name, files = client_files(workspace.path, workspace.path / "client.py")
+    assert name == "client.py"
+    assert {"client.py", "reward.py", "data/train.jsonl", "data/eval.jsonl"} <= set(files)
+    assert not any(path.startswith(("state/", ".git/")) for path in files)
+    outside = tmp_path / "other_client.py"
+    outside.write_text("TASK = None\n")
+    name, files = client_files(workspace.path, outside)
+    assert name == "other_client.py" and files[name] == b"TASK = None\n"
