@@ -22,10 +22,12 @@ _HEADER = re.compile(r"^\W*(?:file\s*:\s*)?`?(?P<path>[\w./-]+\.(?:py|jsonl|json
 
 @dataclass
 class ParsedReply:
-    """The files found (path -> text) and what could not be read, in words."""
+    """The files found (path -> text), what could not be read (`problems`: the reply needs another
+    round) and what was passed over (`notes`: blocks naming no file, repeated paths)."""
 
     files: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_files(reply: str) -> ParsedReply:
@@ -44,18 +46,21 @@ def parse_files(reply: str) -> ParsedReply:
         body = "\n".join(lines[i + 1 : end if end is not None else len(lines)])
         path = _path_of(info, previous)
         if path is None:
-            parsed.problems.append(
+            parsed.notes.append(
                 f"a fenced block opened by {lines[i].strip()!r} names no file (use ```python path=FILE)"
             )
         elif end is None:
             parsed.problems.append(f"the block for {path} is never closed (a line with {fence} must end it)")
         else:
             if path in parsed.files:
-                parsed.problems.append(f"{path} came twice; the last block was kept")
+                parsed.notes.append(f"{path} came twice; the last block was kept")
             parsed.files[path] = body + "\n"
         i, previous = (end if end is not None else len(lines)) + 1, ""
     if not parsed.files and not parsed.problems:
-        parsed.problems.append("the reply holds no fenced code blocks (one ```python path=FILE block per file)")
+        parsed.problems.append(
+            "the reply holds no fenced code block naming a file (one ```python path=FILE block per file)"
+        )
+        parsed.problems += parsed.notes
     return parsed
 
 
