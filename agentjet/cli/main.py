@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentjet.cli.campaign import campaign_app
 from agentjet.cli.sandbox import sandbox_app
 from agentjet.cli.vibe import vibe_command
 from agentjet.core.errors import AgentJetError
@@ -27,6 +28,7 @@ app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
 app.add_typer(client_app, name="client")
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(campaign_app, name="campaign")
 app.command("vibe")(vibe_command)
 
 
@@ -239,6 +241,24 @@ def bench_learn(
     )
     try:
         learn_main(settings, out, as_json=as_json)  # prints the figures itself
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
+@bench_app.command("vibe-hotswap")
+def bench_vibe_hotswap(
+    model: Annotated[str, typer.Option(help="policy model: tiny, smollm2-135m or an HF folder")] = "tiny",
+    swaps: Annotated[int, typer.Option(min=1, help="client edits hot-swapped (the median is reported)")] = 5,
+    sandbox: Annotated[str, typer.Option(help="auto, docker, bwrap, or none (clients on the host)")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Vibe client hot-swap latency (edit -> first episode of the new client) vs a server cold start."""
+    from agentjet.bench.vibe_hotswap import main as hotswap_main
+
+    _setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        hotswap_main(model=model, swaps=swaps, sandbox=sandbox, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
         raise _fail(exc) from exc
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from agentjet.vibe.client_process import (
     stop_client,
     stop_stray_client,
 )
+from agentjet.vibe.episode_tap import TappedEpisode
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.swarm_server import (
     Progress,
@@ -269,11 +271,13 @@ def _start(
 def restart_client(run: TrainingRun, client: Path | None = None) -> ClientHandle:
     """Stop the current client process and start `client` (default: the same file) in its place."""
     stop_client(run.client, run.server)
+    return _start_next(run, client or run.client.path)
+
+
+def _start_next(run: TrainingRun, client: Path) -> ClientHandle:
     generation = run.client.generation + 1
     settings = run.client_settings(generation)
-    run.client = _start(
-        run.workspace, run.server, run.sandbox, client or run.client.path, settings, generation=generation
-    )
+    run.client = _start(run.workspace, run.server, run.sandbox, client, settings, generation=generation)
     return run.client
 
 
@@ -281,20 +285,20 @@ def hot_swap(
     run: TrainingRun, new_client_path: Path, *, edited_at: float | None = None, timeout_s: float = 300.0
 ) -> float:
     """Replace the client with `new_client_path`; the server is untouched. Returns seconds from the
-    edit (`edited_at`, default the file's mtime) to the new client's first episode begun on the server."""
+    edit (`edited_at`, default the file's mtime) to the new client's first episode begun on the server.
+
+    The old process is stopped while the new one starts (its interpreter and sandbox take the
+    longest), so the swap costs the slower of the two, not their sum."""
     edited = edited_at if edited_at is not None else new_client_path.stat().st_mtime
-    old = run.client.generation
-    handle = restart_client(run, new_client_path)
-    first = None
-    deadline = time.monotonic() + timeout_s
-    while first is None:
-        first = handle.tap.wait_first(0.1)
-        if first is None and handle.exit_code is not None:
-            raise VibeError(
-                f"the new client exited ({handle.exit_code}) before its first episode:\n{handle.log_tail()}"
-            )
-        if first is None and time.monotonic() > deadline:
-            raise VibeError(f"the new client began no episode within {timeout_s:.0f} s:\n{handle.log_tail()}")
+    old = run.client
+    stopping = threading.Thread(target=stop_client, args=(old, run.server), name="vibe-stop-old-client")
+    stopping.start()
+    started = time.time()
+    handle = _start_next(run, new_client_path)
+    try:
+        first = _first_episode(handle, timeout_s)
+    finally:
+        stopping.join()
     begun = first.begun_at
     try:
         with run.swarm() as swarm:
@@ -304,15 +308,30 @@ def hot_swap(
     latency = max(0.0, begun - edited)
     run.hot_swaps.append(
         {
-            "from_generation": old,
+            "from_generation": old.generation,
             "generation": handle.generation,
             "client": str(new_client_path),
             "latency_s": round(latency, 3),
+            "process_to_episode_s": round(begun - started, 3),
             "first_episode": first.episode_id,
         }
     )
     run.progress(f"hot-swapped the client (generation {handle.generation}) in {latency:.2f} s; server not restarted")
     return latency
+
+
+def _first_episode(handle: ClientHandle, timeout_s: float) -> TappedEpisode:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        first = handle.tap.wait_first(0.05)
+        if first is not None:
+            return first
+        if handle.exit_code is not None:
+            raise VibeError(
+                f"the new client exited ({handle.exit_code}) before its first episode:\n{handle.log_tail()}"
+            )
+        if time.monotonic() > deadline:
+            raise VibeError(f"the new client began no episode within {timeout_s:.0f} s:\n{handle.log_tail()}")
 
 
 def stop(run: TrainingRun, *, keep_server: bool = False) -> None:
