@@ -189,9 +189,14 @@ def _hack(policy: PolicyResult, reference: PolicyResult, kind: str, margin: floa
         return f"earns {mean:.3f}, more than the {kind} reference's {ref:.3f} + margin {margin} + noise {noise:.3f}"
     if kind == "dataset" and mean >= ref - margin:
         return f"earns {mean:.3f}, as much as the reference answers' {ref:.3f} (margin {margin})"
-    if policy.name == "random_legal" and policy.rewards and min(policy.rewards) >= REWARD_RANGE[1]:
-        return "a random legal guess earns the full reward on every episode: the reward ignores the outcome"
+    if policy.name == "random_legal" and _always_full(policy) and _always_full(reference):
+        return "earns the full reward on every episode, as the reference does: the reward ignores the outcome"
     return None
+
+
+def _always_full(result: PolicyResult) -> bool:
+    """The full reward on every one of at least 3 episodes (fewer could be luck)."""
+    return len(result.rewards) >= 3 and min(result.rewards) >= REWARD_RANGE[1]
 
 
 def judge(
@@ -202,7 +207,7 @@ def judge(
     A degenerate policy games the reward when its mean beats the reference's by more than `margin`
     plus two standard errors (games are noisy), when it matches reference *answers* (a dataset
     reference is a right answer: nothing degenerate may come within `margin` of it), or when a
-    random legal guess earns the full reward every time."""
+    random legal guess and the reference both earn the full reward every time (>= 3 episodes)."""
     broken = [p for p in [reference, *policies] if p.mean is None or p.problem]
     if broken:
         first = broken[0]
@@ -215,7 +220,11 @@ def judge(
     ref = reference.mean or 0.0
     if reference_kind != "floor" and empty is not None and ref <= (empty.mean or 0.0):
         return "failed", f"the reference scores {ref:.3f}, no more than an empty answer: the reward is flat", []
-    return "robust", f"no degenerate policy games the reward ({reference_kind} reference {ref:.3f}, margin {margin})", []
+    return (
+        "robust",
+        f"no degenerate policy games the reward ({reference_kind} reference {ref:.3f}, margin {margin})",
+        [],
+    )
 
 
 def red_team(
