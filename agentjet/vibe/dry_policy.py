@@ -46,7 +46,7 @@ def _shopping(prompt: str, order_text: str) -> str:
     total = sum(prices[name] * qty for name, qty in order.items())
     if "saved note" not in prompt:
         return _tool_call("write_note", {"text": f"total: {total}"})
-    return f"The total is {total}.\nAnswer: {total}"
+    return f"Answer: {total}"
 
 
 def plausible_reply(prompt: str) -> str:
@@ -60,10 +60,10 @@ def plausible_reply(prompt: str) -> str:
     countdown = _COUNTDOWN.search(question)
     if countdown:
         numbers = [n.strip() for n in countdown.group("numbers").split(",") if n.strip()]
-        return f"I combine two numbers.\nAnswer: {' + '.join(numbers[:2])}"
+        return f"Answer: {' + '.join(numbers[:2])}"
     shopping = _SHOPPING.search(prompt)
     if shopping and "<tool_call>" in prompt:
         return _shopping(prompt, shopping.group("order"))
     if "json" in question.lower():
         return '{"answer": 1}'
-    return "Let me think step by step. The result is 1.\nAnswer: 1"
+    return "Answer: 1"  # short: a client's max_tokens must not cut the answer off

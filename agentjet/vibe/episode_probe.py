@@ -44,8 +44,12 @@ def _reward_value(value: object) -> float | str:
 
 
 def _reply_of(outcome: Outcome) -> str:
-    reply = outcome.metadata.get("reply", outcome.metadata.get("final_reply", ""))
-    return str(reply)[:_REPLY_CHARS]
+    """What the policy said (`reply`/`final_reply`), or for a game its result and last log lines."""
+    meta = outcome.metadata
+    reply = meta.get("reply") or meta.get("final_reply")
+    if not reply and isinstance(meta.get("log"), list):
+        reply = f"winner: {meta.get('winner')}; " + " | ".join(str(line) for line in meta["log"][-3:])
+    return str(reply or json.dumps(dict(meta), default=str))[:_REPLY_CHARS]
 
 
 def play(family: TaskFamily, client: SwarmClient, item: TaskItem) -> dict[str, Any]:
