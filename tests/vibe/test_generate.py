@@ -303,3 +303,29 @@ def test_feedback_hands_a_template_workspace_to_the_llm(
     prompt = fake.prompts[0]
     assert "the 'every answer' policy beat the reference" in prompt and "class VibeCountdown" in prompt
     assert ws.history(1)[0][1] == f"generate(llm {llm.name}, round 1): reward.py"  # same data: no data commit
+
+
+# ---- the client file under `agentjet client run` ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", TEMPLATES)
+def test_the_workspace_client_runs_under_agentjet_client_run(tmp_path: Path, family: str) -> None:
+    """`agentjet client run <workspace>/client.py` from another directory: data and reward are found beside it."""
+    from typer.testing import CliRunner
+
+    from agentjet.cli.main import app
+    from agentjet.core.scripted_server import serve_scripted
+    from agentjet.vibe.dry_policy import plausible_reply
+
+    spec = make_spec(family, **TEMPLATE_PARAMS[family])
+    ws = Workspace(tmp_path / "run").init()
+    generate(spec, ws, llm=None)
+    token = "vibe-test-token"
+    with serve_scripted(plausible_reply, token=token) as server:
+        args = ["client", "run", str(ws.file("client.py")), "--server", server.url, "--episodes", "2"]
+        args += ["--group-size", "2", "--concurrency", "2", "--eval-every", "2", "--eval-episodes", "2", "--json"]
+        result = CliRunner().invoke(app, args, env={"AGENTJET_TOKEN": token})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["task"] == spec.name and summary["episodes"] == 2 and summary["errors"] == 0, summary
+    assert summary["evals"][0]["episodes"] == 2 and summary["evals"][0]["errors"] == 0
