@@ -1,0 +1,44 @@
+"""A3R fixtures: one real `local:2` pool of `tiny` servers shared by the session (starting one costs ~20 s)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+from agentjet.a3r.members import MemberState
+from agentjet.a3r.pool import ServerPool
+from agentjet.core import TrainConfig
+
+# small GRPO steps for tiny: one task group of two episodes per update; no checkpoints in trials
+TINY_TRAIN = TrainConfig.model_validate(
+    {"grpo": {"group_size": 2}, "collect": {"strategy": "tasks", "tasks": 1}, "checkpoint_every": 1000}
+)
+
+
+@pytest.fixture(scope="session")
+def _shared_tiny_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPool]:
+    runtime = tmp_path_factory.mktemp("a3r-runtime")
+    options = {"heartbeat_s": 0.2, "auto_restart": False, "progress": lambda _: None}
+    with ServerPool.from_spec("local:2", runtime, model="tiny", config=TINY_TRAIN, **options) as pool:
+        yield pool
+    pids = [m.pid for m in pool.members if m.pid is not None]
+    assert len(pids) == 2 and not any(_alive(pid) for pid in pids), "closing the pool left a server running"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.fixture
+def tiny_pool(_shared_tiny_pool: ServerPool) -> Iterator[ServerPool]:
+    """The shared pool; a test that kills a member gets it restarted afterwards, and leases are returned."""
+    yield _shared_tiny_pool
+    for member in _shared_tiny_pool.members:
+        _shared_tiny_pool.release(member)
+        if member.state is not MemberState.UP:
+            _shared_tiny_pool.restart(member)
