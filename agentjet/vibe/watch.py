@@ -148,6 +148,7 @@ class _Watcher:
         self.window_from = run.step_at_launch  # detectors see only steps after the last action
         self.failures = 0
         self.checked_at = 0.0
+        self.idle_runs, self.step_at_restart = 0, run.step_at_launch
         self.lr = 2e-4
 
     def poll(self, on_step: Callable[[dict[str, Any]], None] | None) -> Finding | None:
@@ -267,8 +268,27 @@ class _Watcher:
         if path is None:
             self.result.status, self.result.reason = "failed", f"{finding.detail} (no new client could be made)"
             return False
-        hot_swap(self.run, path)
+        try:
+            hot_swap(self.run, path)
+        except VibeError as exc:  # the new client died or began nothing: the next poll sees it, bounded
+            self.run.progress(f"the regenerated client did not take over: {exc}")
+            self.result.actions.append({"kind": "hot_swap_failed", "why": str(exc)[:500], **finding.to_dict()})
+            return True
         self.silenced.discard(finding.trouble)
+        return True
+
+    def ran_out(self) -> bool:
+        """The client finished its episodes short of the target: start it again; False after 3 fruitless runs."""
+        run = self.run
+        self.idle_runs = self.idle_runs + 1 if run.last_step == self.step_at_restart else 0
+        if self.idle_runs >= 3:
+            self.result.status = "failed"
+            self.result.reason = f"the client finished 3 times without the server training past step {run.last_step}"
+            return False
+        run.restarts += 1
+        self.step_at_restart = run.last_step
+        run.progress("the client ran out of episodes before the target step: starting it again")
+        restart_client(run)
         return True
 
 
@@ -290,10 +310,8 @@ def watch(
             break
         if finding is not None and not watcher.act(finding):
             break
-        if run.client.exit_code == 0 and run.last_step < run.target_step:
-            run.restarts += 1
-            run.progress("the client ran out of episodes before the target step: starting it again")
-            restart_client(run)
+        if run.client.exit_code == 0 and run.last_step < run.target_step and not watcher.ran_out():
+            break
         if settings.budget_s is not None and time.time() - run.started_at > settings.budget_s:
             watcher.result.status = "budget_exhausted"
             watcher.result.reason = f"the {settings.budget_s / 60:.1f} min budget ran out at step {run.last_step}"

@@ -37,6 +37,7 @@ from agentjet.tasks.base import Outcome, TaskItem  # noqa: E402
 CRASH_AFTER = {crash_after!r}
 TEMPERATURE = {temperature!r}
 PROMPT = {prompt!r}  # None: the item's own prompt
+BROKEN = {broken!r}  # every episode raises (the runner aborts it)
 _lock = threading.Lock()
 _played = 0
 
@@ -56,6 +57,8 @@ class Task:
             _played += 1
             if CRASH_AFTER is not None and _played > CRASH_AFTER:
                 os._exit(3)
+        if BROKEN:
+            raise RuntimeError("the tool this client needs is broken")
         from openai import OpenAI
 
         endpoint = llms["policy"]
@@ -76,8 +79,10 @@ VARIED_REWARD = "def score(item, answer):\n    return float(len(answer) % 3) / 2
 CONSTANT_REWARD = "def score(item, answer):\n    return 0.5\n"
 
 
-def client_source(*, crash_after: int | None = None, temperature: float = 1.0, prompt: str | None = None) -> str:
-    return _CLIENT.format(crash_after=crash_after, temperature=temperature, prompt=prompt)
+def client_source(
+    *, crash_after: int | None = None, temperature: float = 1.0, prompt: str | None = None, broken: bool = False
+) -> str:
+    return _CLIENT.format(crash_after=crash_after, temperature=temperature, prompt=prompt, broken=broken)
 
 
 def make_workspace(root: Path, *, client: str | None = None, reward: str = VARIED_REWARD) -> Workspace:

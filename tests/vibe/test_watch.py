@@ -173,6 +173,37 @@ def test_greedy_identical_completions_are_degenerate(tmp_path: Path) -> None:
     assert result.actions[-1]["kind"] == "regenerate_client"
 
 
+def test_a_regenerated_client_that_dies_at_once_is_regenerated_again(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", client=client_source(crash_after=2))
+    run = launch(workspace, options=tiny_options(steps=3), started_at=time.time())
+    replies = iter(["import a_module_that_does_not_exist\n", client_source()])
+
+    def regenerate(finding: Finding) -> Path:
+        return workspace.write("client.py", next(replies))
+
+    try:
+        result = watch(run, settings=FAST, regenerate=regenerate)
+    finally:
+        stop(run)
+    assert result.status == "completed", result.reason
+    kinds = [a["kind"] for a in result.actions]
+    assert kinds == ["regenerate_client", "hot_swap_failed", "regenerate_client"], result.actions
+    assert "before its first episode" in result.actions[1]["why"] and len(result.hot_swaps) == 1
+    assert run.client.generation == 3
+
+
+def test_a_client_whose_episodes_all_fail_is_reported_and_the_run_gives_up(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", client=client_source(broken=True))
+    run = launch(workspace, options=tiny_options(steps=2), started_at=time.time())
+    try:
+        result = watch(run, settings=FAST)  # no regenerate hook: nothing can fix it here
+    finally:
+        stop(run)
+    assert [a["kind"] for a in result.actions] == ["note"] and result.findings[0]["trouble"] == "client_errors"
+    assert "broken" in result.findings[0]["evidence"]  # the client's log tail
+    assert result.status == "failed" and "finished 3 times" in result.reason and run.restarts == 2
+
+
 def _status(url: str, token: str) -> dict[str, Any]:
     body: dict[str, Any] = httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()
     return body
@@ -184,7 +215,9 @@ def test_a_sandboxed_crashing_client_is_hot_swapped(tmp_path: Path) -> None:
 
     sandbox_for("bwrap")
     workspace = make_workspace(tmp_path / "ws", client=client_source(crash_after=3))
-    run = launch(workspace, options=tiny_options(steps=3, sandbox="bwrap", allow_unsandboxed=False), started_at=time.time())
+    run = launch(
+        workspace, options=tiny_options(steps=3, sandbox="bwrap", allow_unsandboxed=False), started_at=time.time()
+    )
     server_pid = run.server.pid
 
     def regenerate(finding: Finding) -> Path:
