@@ -21,6 +21,7 @@ _COUNTDOWN = re.compile(r"Use the numbers (?P<numbers>[\d, ]+) to make (?P<targe
 _SHOPPING = re.compile(r"What is the total cost of (?P<order>[^?]+)\?")
 _ORDER_PART = re.compile(r"(?P<qty>\d+) (?P<name>[a-z]+)")
 _PRICE = re.compile(r"(?P<name>[a-z]+): (?P<price>\d+) dollars each")
+_SAY_WORD = re.compile(r"Reply with just the word '(?P<word>[^']+)'")
 
 
 def _last_user_turn(prompt: str) -> str:
@@ -57,6 +58,9 @@ def plausible_reply(prompt: str) -> str:
     options = _OPTIONS.search(question)
     if options:
         return options.group("options").split(" | ")[0].strip()
+    word = _SAY_WORD.search(question)
+    if word:
+        return word.group("word")
     countdown = _COUNTDOWN.search(question)
     if countdown:
         numbers = [n.strip() for n in countdown.group("numbers").split(",") if n.strip()]

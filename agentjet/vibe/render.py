@@ -21,7 +21,7 @@ from agentjet.vibe.errors import VibeError
 __all__ = ["TEMPLATES", "TEMPLATE_ROOT", "render_file", "render_template"]
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "templates"
-TEMPLATES = ("countdown", "arithmetic", "tool_use", "werewolves")  # built-in families with a template
+TEMPLATES = ("countdown", "arithmetic", "tool_use", "werewolves", "word")  # every built-in family
 _MARKED = re.compile(  # `NAME = value  # vibe: key` or `NAME: type = value  # vibe: key`
     r"^(?P<lhs>\s*[A-Za-z_]\w*(?:\s*:\s*[^=]+?)?\s*=\s*)(?P<value>.+?)\s*#\s*vibe:\s*(?P<key>[\w.]+)\s*$"
 )

@@ -19,6 +19,7 @@ from agentjet.tasks.tool_env import ToolEnv
 from agentjet.tasks.tool_use import tool_use_reward
 from agentjet.tasks.werewolves.family import side_reward
 from agentjet.tasks.werewolves.state import Side
+from agentjet.tasks.word import first_word_reward
 from agentjet.vibe.contract import CODE_FILES, CONTRACT, DATA_FILES
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.fenced import parse_files, syntax_problems
@@ -36,6 +37,7 @@ TEMPLATE_PARAMS: dict[str, dict[str, Any]] = {
     "arithmetic": {"difficulty": 1, "shots": 1},
     "tool_use": {"difficulty": 2},
     "werewolves": {"trained_roles": ["werewolf"], "discussion": True, "penalty": "per_action"},
+    "word": {"max_tokens": 4},
 }
 
 
@@ -148,6 +150,10 @@ def test_template_rewards_agree_with_the_built_in_families(tmp_path: Path) -> No
             env = ToolEnv(prices=d["prices"], notes=notes, looked_up=looked)
             expected = tool_use_reward(env, final, d["order"], d["total"])["reward"]
             assert reward.score(d, {"final_reply": final, "notes": notes, "looked_up": looked}) == expected
+    reward, items = made["word"]
+    for row in items:
+        for reply in (row["data"]["word"], "Banana!", "", f"so {row['data']['word']}"):
+            assert reward.score(row["data"], reply) == first_word_reward(reply, row["data"]["word"])
     reward, items = made["werewolves"]
     for winner, invalid in (("wolves", 0), ("village", 0), ("draw", 0), ("wolves", 3)):
         side = None if winner == "draw" else Side(winner)

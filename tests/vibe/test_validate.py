@@ -221,6 +221,7 @@ def test_the_dry_policy_answers_each_family_in_its_format() -> None:
     ).startswith("SAY: ")
     assert plausible_reply(_chatml(("user", "Use the numbers 10, 7, 50 to make 33. ..."))) == "Answer: 10 + 7"
     assert plausible_reply(_chatml(("user", "Is 7 even or odd? End with `Answer: even`."))) == "Answer: 1"
+    assert plausible_reply(_chatml(("user", "Reply with just the word 'river' and nothing else."))) == "river"
     question = ("user", "What is the total cost of 2 pens and 1 apple?")
     tools = ("system", "You can call tools. To call a tool, reply with <tool_call>{...}</tool_call>")
     first = plausible_reply(_chatml(tools, question))
