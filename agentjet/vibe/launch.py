@@ -51,6 +51,7 @@ __all__ = [
     "episodes_per_step",
     "hot_swap",
     "launch",
+    "record_config",
     "client_settings",
     "restart_client",
     "stop",
@@ -171,13 +172,11 @@ def client_settings(
     )
 
 
-def _write_config(workspace: Workspace, config: TrainConfig, commit: bool) -> Path:
+def record_config(workspace: Workspace, config: TrainConfig, message: str) -> Path:
+    """Write the run's TrainConfig to train.yaml and commit it (what a restarted server reads)."""
     text = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
     path = workspace.write(CONFIG_FILE, f"# the run's TrainConfig (docs/training-config.md)\n{text}")
-    if commit:
-        workspace.commit(
-            f"launch: {CONFIG_FILE} (group_size {config.grpo.group_size}, lr {config.optim.lr})", [CONFIG_FILE]
-        )
+    workspace.commit(message, [CONFIG_FILE])
     return path
 
 
@@ -190,8 +189,13 @@ def _server_for(workspace: Workspace, options: LaunchOptions, progress: Progress
             pool = swarm.status().get("pool") or {}
         group = int(pool.get("group_size") or 4)
         return server, group * 4, group
-    config = options.train_config or default_train_config()
-    path = _write_config(workspace, config, commit=True)
+    path = workspace.path / CONFIG_FILE
+    if not (path.is_file() and "target_step" in read_launch_file(workspace.path)):  # a resume keeps its config
+        config = options.train_config or default_train_config()
+        record_config(
+            workspace, config, f"launch: {CONFIG_FILE} (group_size {config.grpo.group_size}, lr {config.optim.lr})"
+        )
+    config = TrainConfig.model_validate(yaml.safe_load(path.read_text()))
     server = ensure_server(
         workspace.path,
         model=options.model,

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from agentjet.core import AgentJetError
+from agentjet.core import AgentJetError, TrainConfig
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.launch import TrainingRun, hot_swap, restart_client
+from agentjet.vibe.launch import TrainingRun, hot_swap, record_config, restart_client
 from agentjet.vibe.trouble import (
     Action,
     ActionKind,
@@ -36,6 +36,7 @@ from agentjet.vibe.trouble import (
     flat_curve,
     zero_variance,
 )
+from agentjet.vibe.workspace import Workspace
 
 __all__ = ["Regenerate", "WatchResult", "WatchSettings", "apply_config", "training_record", "watch"]
 
@@ -251,6 +252,13 @@ class _Watcher:
 
     def _adjust(self, action: Action) -> None:
         accepted = apply_config(self.run, action.changes)
+        if self.run.server.is_ours:  # a restarted server (a resumed run) starts from train.yaml: keep it true
+            changed = ", ".join(f"{k}={v}" for k, v in action.changes.items())
+            record_config(
+                Workspace(self.run.workspace),
+                TrainConfig.model_validate(accepted),
+                f"watch: {changed} ({action.finding.trouble})",
+            )
         if "optim.lr" in action.changes:
             self.tried.lr_raises += 1
             self.lr = float(accepted["optim"]["lr"])

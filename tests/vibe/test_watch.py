@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from agentjet.vibe.launch import hot_swap, launch, stop
 from agentjet.vibe.trouble import (
@@ -158,6 +159,8 @@ def test_a_scripted_constant_reward_is_seen_as_zero_variance(tmp_path: Path) -> 
     assert troubles[:2] == ["zero_variance", "zero_variance"], result.findings
     assert [a["kind"] for a in result.actions[:2]] == ["adjust_config", "note"]  # no LLM: reported after that
     assert config["grpo"]["group_size"] == 4 and run.group_size == 4
+    assert yaml.safe_load(workspace.read("train.yaml"))["grpo"]["group_size"] == 4  # a restart would keep it
+    assert any(subject.startswith("watch: grpo.group_size=4") for _, subject in workspace.history())
     assert result.status == "completed"
 
 
