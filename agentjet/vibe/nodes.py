@@ -9,19 +9,28 @@ a run pays only for what it reaches (litellm, torch and the sandbox load slowly)
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentjet.vibe.context import NodeFn, VibeContext
+from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.state import VibeState
+from agentjet.vibe.state import RepairRecord, VibeState
 
-__all__ = ["real_nodes", "understand"]
+if TYPE_CHECKING:
+    from agentjet.vibe.spec import TaskSpec
+    from agentjet.vibe.trouble import Finding
+    from agentjet.vibe.watch import Regenerate
+    from agentjet.vibe.workspace import Workspace
+
+__all__ = ["generate", "launch_and_watch", "real_nodes", "red_team", "repair", "report", "understand", "validate"]
 
 TASK_FILE = "task.yaml"
 
 
-def _assumption_text(spec: Any) -> str:
+def _assumption_text(spec: TaskSpec) -> str:
     lines = [f"Planner: {spec.planner}. Family: {spec.family} {spec.params or ''}".rstrip()]
     lines.append(f"Model: {spec.model}" + (f" ({spec.model_note})" if spec.model_note else ""))
     lines += [f"- {assumption}" for assumption in spec.assumptions]
@@ -54,16 +63,175 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     return {"spec": spec.model_dump(mode="json"), "results": {"understand": summary}}
 
 
-def _not_built(name: str) -> NodeFn:
-    def node(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
-        raise VibeError(f"the {name} node is not built yet")
+def _spec(state: VibeState) -> TaskSpec:
+    from agentjet.vibe.spec import TaskSpec
 
-    return node
+    if not state.get("spec"):
+        raise VibeError("this step needs the task spec, and the run has none (understand did not finish)")
+    return TaskSpec.model_validate(state["spec"])
+
+
+def _workspace(state: VibeState) -> Workspace:
+    from agentjet.vibe.workspace import Workspace
+
+    return Workspace(Path(state["workspace"])).init()
+
+
+def _started_at(state: VibeState) -> float:
+    """When the run began (wall clock): the first node's start, kept in the checkpoint across resumes."""
+    starts = [t["started_at"] for t in state.get("timings", {}).values() if "started_at" in t]
+    return min(starts) if starts else time.time()
+
+
+def generate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """Write client, reward, dataset and tests (a template, or the LLM for a generated task)."""
+    from agentjet.vibe.generate import generate as generate_files
+
+    spec = _spec(state)
+    sandbox = ctx.sandbox() if spec.is_generated else None  # only LLM-written dataset.py needs one
+    files = generate_files(spec, _workspace(state), llm=ctx.llm, sandbox=sandbox, max_rounds=ctx.options.max_repairs)
+    ctx.progress.log(f"generated {', '.join(files.paths)} ({files.source})")
+    return {"results": {"generate": files.to_dict()}}
+
+
+def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """Tests, dataset schema, dry and real episodes in the sandbox; a failed check goes to repair."""
+    from agentjet.vibe.validate import validate as run_checks
+
+    report = run_checks(_workspace(state), _spec(state), sandbox=ctx.sandbox())
+    for check in report.checks:
+        ctx.progress.log(f"validate {check.name}: {'ok' if check.ok else 'FAILED'}: {check.summary}")
+    if not report.ok:
+        failed = ", ".join(f"{c.name} ({c.summary})" for c in report.failures)
+        raise NodeFailed(f"validation failed: {failed}", logs=report.logs(), report=report.to_dict())
+    return {"results": {"validate": report.to_dict()}}
+
+
+def red_team(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """Degenerate policies against the reference; a hackable (or unjudgeable) reward goes to repair."""
+    from agentjet.vibe.redteam import red_team as attack
+
+    report = attack(_workspace(state), _spec(state), sandbox=ctx.sandbox())
+    ctx.progress.log(f"red team: {report.verdict}: {report.reason}")
+    if not report.ok:
+        raise NodeFailed(
+            f"red team: {report.verdict}: {report.reason}", logs=report.evidence(), report=report.to_dict()
+        )
+    return {"results": {"red_team": report.to_dict()}}
+
+
+def repair(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """One repair round of the failing node's files (the LLM's fix, committed)."""
+    from agentjet.vibe.repair import repair as fix
+
+    failure = state.get("failure")
+    if failure is None:
+        raise VibeError("the repair step ran without a failure to repair")
+    node = failure["node"]
+    attempt = state.get("repair_counts", {}).get(node, 0) + 1
+    spec, workspace = _spec(state), _workspace(state)
+    result = fix(
+        node, failure["error"], failure["logs"], workspace, spec, ctx.llm, attempt, max_attempts=ctx.options.max_repairs
+    )
+    ctx.progress.log(f"repair({node}) {attempt}: {result.summary}")
+    return {"results": {"repair": result.to_dict()}}
+
+
+def _regenerator(state: VibeState, ctx: VibeContext, records: list[RepairRecord]) -> Regenerate | None:
+    """The watcher's hook: the LLM repairs the client from the trouble's evidence (None without an LLM:
+    a template rendered again is the same file, so the watcher tries its other remedies)."""
+    from agentjet.vibe.repair import repair as fix
+
+    if ctx.llm is None:
+        return None
+    spec, workspace = _spec(state), _workspace(state)
+
+    def regenerate(finding: Finding) -> Path | None:
+        attempt = len(records) + 1
+        try:
+            result = fix("launch_and_watch", finding.detail, finding.evidence, workspace, spec, ctx.llm, attempt,
+                         max_attempts=ctx.options.max_repairs)  # fmt: skip
+        except VibeError as exc:  # NodeFailed (unusable reply) or RepairStopped: no new client this time
+            ctx.progress.log(f"could not regenerate the client: {exc}")
+            return None
+        records.append(RepairRecord(node="launch_and_watch", attempt=attempt, error=finding.detail,
+                                    summary=f"client regenerated and hot-swapped: {result.summary}"))  # fmt: skip
+        return workspace.file("client.py")
+
+    return regenerate
+
+
+def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
+    from agentjet.vibe.launch import LaunchOptions, launch, stop
+    from agentjet.vibe.watch import WatchSettings, training_record, watch
+
+    spec, started = _spec(state), _started_at(state)
+    minutes = spec.budget.minutes
+    options = LaunchOptions(model=spec.model, steps=spec.budget.steps, seed=spec.dataset.seed)
+    records: list[RepairRecord] = []
+    run = launch(_workspace(state), options=options, started_at=started, progress=ctx.progress.log)
+    try:
+        result = watch(
+            run,
+            settings=WatchSettings(budget_s=minutes * 60 if minutes else None),
+            regenerate=_regenerator(state, ctx, records),
+            on_step=lambda line: ctx.progress.train_step(int(line["step"]), _reward(line)),
+        )
+        record = training_record(run, result)
+    finally:
+        stop(run)
+    if result.status == "failed":
+        raise NodeFailed(f"training stopped: {result.reason}", logs=_evidence(record), report=record)
+    first = record.get("time_to_first_step_s")
+    ctx.progress.log(f"trained to step {record['steps']}" + (f"; first step after {first:.1f} s" if first else ""))
+    return {"results": {"launch_and_watch": record}, "repairs": records}
+
+
+def _reward(line: Mapping[str, Any]) -> float | None:
+    value = line.get("reward_mean")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _evidence(record: Mapping[str, Any]) -> str:
+    findings = record.get("findings") or []
+    return "\n\n".join(f"{f.get('detail', '')}\n{f.get('evidence', '')}".strip() for f in findings[-3:])
+
+
+def report(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """report.md, run.json and curves.png from the state (a failed run is reported too)."""
+    from agentjet.vibe.report import ReportInput, write_report
+
+    results = state.get("results", {})
+    final = "failed" if state.get("status") == "failed" else "done"
+    data = ReportInput(
+        sentence=state["sentence"],
+        status=final,
+        started_at=_started_at(state),
+        run_id=state["run_id"],
+        message=state.get("message", ""),
+        spec=state.get("spec"),
+        generated=results.get("generate"),
+        validation=results.get("validate"),
+        red_team=results.get("red_team"),
+        repairs=state.get("repairs", []),
+        training=results.get("launch_and_watch"),
+        timings=state.get("timings", {}),
+    )
+    files = write_report(_workspace(state), data)
+    summary = json.loads(files["run.json"].read_text())
+    keep = ("status", "time_to_first_step_s", "total_s", "steps", "repairs")
+    return {"results": {"report": {k: summary.get(k) for k in keep} | {"files": sorted(files)}}}
 
 
 def real_nodes() -> dict[str, NodeFn]:
     """The production node functions by name."""
-    nodes: dict[str, NodeFn] = {"understand": understand}
-    for name in ("generate", "validate", "red_team", "launch_and_watch", "report", "repair"):
-        nodes[name] = _not_built(name)
-    return nodes
+    return {
+        "understand": understand,
+        "generate": generate,
+        "validate": validate,
+        "red_team": red_team,
+        "launch_and_watch": launch_and_watch,
+        "report": report,
+        "repair": repair,
+    }

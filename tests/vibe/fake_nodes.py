@@ -2,7 +2,8 @@
 
 Every call appends `<node>` to `<workdir>/calls.log` (one line each), so a test can count how often
 each node ran, across processes too. The script (a `FakeScript`, or JSON in $VIBE_FAKE for the CLI
-through `AGENTJET_VIBE_NODES=tests.vibe.fake_nodes:NODES`) says which nodes fail and how often,
+through `AGENTJET_VIBE_NODES=tests.vibe.fake_nodes:NODES`, or `:SANDBOXED` to keep the real
+understand and generate) says which nodes fail and how often,
 which node blocks on its first call (to be killed there), and how many train steps to report.
 """
 
@@ -137,3 +138,5 @@ def _script_from_env() -> FakeScript:
 
 
 NODES = make_nodes(_script_from_env())
+# the nodes that need a sandbox or a server, scripted; understand and generate stay real (planner, templates)
+SANDBOXED = {name: fn for name, fn in NODES.items() if name not in ("understand", "generate")}

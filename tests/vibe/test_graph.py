@@ -186,3 +186,121 @@ def test_the_package_exports_resolve() -> None:
     assert agentjet.vibe.run_vibe is run_vibe
     with pytest.raises(AttributeError):
         agentjet.vibe.nothing_here  # noqa: B018
+
+
+# -- the real nodes where they need no sandbox or server: planner, templates, repair -----------------------------------
+
+
+def test_real_understand_and_generate_write_a_committed_workspace(tmp_path: Path) -> None:
+    from agentjet.vibe.nodes import generate, understand
+    from agentjet.vibe.spec import load_spec
+
+    workdir = tmp_path / "runs"
+    nodes = make_nodes() | {"understand": understand, "generate": generate}
+    result = run_vibe("train a 7B to play werewolves", VibeOptions(workdir=str(workdir), steps=4), run_id="t-1",
+                      nodes=nodes)  # fmt: skip
+    assert result.status == "done"
+    workspace = workdir / "t-1"
+    spec = load_spec(workspace / "task.yaml")
+    assert (spec.family, spec.requested_model, spec.budget.steps, spec.planner) == (
+        "werewolves",
+        "7B",
+        4,
+        "deterministic",
+    )
+    assert spec.model != "7B" and spec.model_note  # no 7B here: the note says what trains instead
+    assert result.state["spec"] == spec.model_dump(mode="json")
+    for name in ("client.py", "reward.py", "dataset.py", "tests/test_task.py", "data/train.jsonl", "data/eval.jsonl"):
+        assert (workspace / name).is_file(), name
+    subjects = _subjects(workspace)
+    assert subjects[:3] == ["workspace: new vibe run", f"understand: task spec (werewolves, {spec.model})",
+                            subjects[2]]  # fmt: skip
+    assert subjects[2].startswith("decision(understand): Planner: deterministic")
+    assert sum(s.startswith("generate(template werewolves)") for s in subjects) == 1
+    assert all(a in (workspace / "decisions.md").read_text() for a in spec.assumptions)
+    assert result.state["results"]["generate"]["source"] == "template"
+
+
+def test_the_real_planner_refuses_and_nothing_is_written(tmp_path: Path) -> None:
+    from agentjet.vibe.nodes import understand
+
+    workdir = tmp_path / "runs"
+    nodes = make_nodes() | {"understand": understand}
+    result = run_vibe("write me a poem about autumn", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=nodes)
+    assert result.status == "refused"
+    assert "families" in result.message.lower() or "werewolves" in result.message
+    assert not workdir.exists()
+
+
+def test_real_repair_without_an_llm_stops_the_run_with_why(tmp_path: Path) -> None:
+    from agentjet.vibe.nodes import generate, repair, understand
+
+    workdir = tmp_path / "runs"
+    nodes = make_nodes(FakeScript(fail={"validate": 1})) | {"understand": understand, "generate": generate,
+                                                             "repair": repair}  # fmt: skip
+    result = run_vibe("train a 7B to play werewolves", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=nodes)
+    assert result.status == "failed"
+    assert "no LLM is configured to repair it" in result.message
+    assert calls(workdir) == ["validate", "report"]  # the fakes' calls: validate failed, repair stopped, report ran
+    assert json.loads((workdir / "t-1" / "run.json").read_text())["status"] == "failed"
+
+
+def test_real_repair_with_a_scripted_llm_commits_the_fix_and_validates_again(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from agentjet.vibe.context import VibeContext
+    from agentjet.vibe.nodes import generate, repair, understand
+    from agentjet.vibe.state import VibeState
+    from tests.vibe.fake_llm import serve_fake_llm
+
+    def offline_understand(state: VibeState, ctx: VibeContext) -> dict[str, object]:
+        return understand(state, replace(ctx, llm=None))  # the deterministic plan; the LLM is for the repair
+
+    fixed = "def score(item, answer):\n    return 0.0\n"
+    reply = f"SUMMARY: reward.py returns a float for every outcome\n```python path=reward.py\n{fixed}```\n"
+    workdir = tmp_path / "runs"
+    nodes = make_nodes(FakeScript(fail={"validate": 1})) | {"understand": offline_understand, "generate": generate,
+                                                             "repair": repair}  # fmt: skip
+    with serve_fake_llm([reply]) as fake:
+        options = VibeOptions(workdir=str(workdir), llm=fake.url)
+        result = run_vibe("train a 7B to play werewolves", options, run_id="t-1", nodes=nodes)
+    assert result.status == "done"
+    assert calls(workdir) == ["validate", "validate", "red_team", "launch_and_watch", "report"]
+    assert (workdir / "t-1" / "reward.py").read_text() == fixed
+    assert "repair(validate): reward.py returns a float for every outcome" in _subjects(workdir / "t-1")
+    assert result.state["repairs"][0]["summary"] == "reward.py returns a float for every outcome"
+    assert "validate check failed (scripted, call 1)" in fake.requests[0]["messages"][1]["content"]
+
+
+def test_live_progress_shows_nodes_repairs_curve_and_last_line() -> None:
+    from rich.console import Console
+
+    from agentjet.vibe.progress import LiveProgress
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120, color_system=None)
+    with LiveProgress(console, "t-1", "train a word game") as view:
+        for node in ("understand", "generate", "validate"):
+            view.node_started(node)
+            view.node_finished(
+                node, "failed" if node == "validate" else "done", 1.5, "tests failed" * (node == "validate")
+            )
+        view.node_started("repair")
+        view.node_finished("repair", "done", 0.5, "fixed reward.py")
+        view.node_started("validate")
+        for step, reward in enumerate([0.0, 0.5, 1.0], start=1):
+            view.train_step(step, reward)
+        view.log("first training step after 12.0 s")
+    frame = out.getvalue().split("vibe t-1")[-1]  # the last frame drawn
+    assert "«train a word game»" in frame
+    assert "✓ understand" in frame.replace("  ", " ") and "● validate" in frame.replace("  ", " ")
+    assert "repair x1" in frame and "fixed reward.py" in frame
+    assert "· report" in frame.replace("  ", " ")
+    assert "train reward ▁▅█  step 3  last 1.000" in frame
+    assert "first training step after 12.0 s" in frame
+
+
+def test_make_progress_is_plain_off_a_terminal() -> None:
+    from agentjet.vibe.progress import make_progress
+
+    assert isinstance(make_progress(io.StringIO(), "t-1"), PlainProgress)
