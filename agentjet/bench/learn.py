@@ -43,8 +43,11 @@ from agentjet.tasks.registry import load_family
 from agentjet.tasks.runner import member_seed
 
 __all__ = [
+    "EvalResult",
     "LearnSettings",
+    "evaluate",
     "main",
+    "play_train_round",
     "read_train_rewards",
     "run_learn_bench",
     "train_step",
@@ -167,24 +170,25 @@ def wait_until_rolling(client: SwarmClient) -> None:
 
 
 @dataclass(frozen=True)
-class _Eval:
+class EvalResult:
     step: int
     solved: int
     episodes: int
     reward_mean: float
 
 
-def _evaluate(
+def evaluate(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], step: int
-) -> _Eval:
+) -> EvalResult:
+    """Play every eval item once (kind `eval`: never trained); solved count and mean reward."""
     played = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
     if not played:
         raise RuntimeError("every eval episode failed: see the messages above")
     solved = sum(1 for r in played if r.solved)
-    return _Eval(step, solved, len(played), sum(r.reward for r in played) / len(played))
+    return EvalResult(step, solved, len(played), sum(r.reward for r in played) / len(played))
 
 
-def plot_learning(train: Sequence[float], evals: Sequence[_Eval], path: Path, *, title: str) -> Path:
+def plot_learning(train: Sequence[float], evals: Sequence[EvalResult], path: Path, *, title: str) -> Path:
     """Train reward per step and eval accuracy (with Wilson 95% bars) on one chart (matplotlib, Agg)."""
     import matplotlib
 
@@ -228,6 +232,16 @@ def training_server(settings: LearnSettings, max_batch: int) -> Iterator[tuple[S
             yield client, state
 
 
+def play_train_round(
+    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, settings: LearnSettings, step: int
+) -> tuple[list[float], int]:
+    """Play step `step`'s GRPO groups (seeded by the step); the train rewards and the episodes replayed."""
+    items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
+    jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
+    rewards = _play_round(pool, client, family, jobs)
+    return rewards, len(jobs) - len(rewards)
+
+
 def train_step(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, settings: LearnSettings, step: int
 ) -> tuple[list[float], int]:
@@ -235,11 +249,9 @@ def train_step(
 
     Returns the train rewards and how many episodes had to be replayed.
     """
-    items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
-    jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
-    rewards = _play_round(pool, client, family, jobs)
+    rewards, replayed = play_train_round(pool, client, family, settings, step)
     wait_for_step(client, step + 1)
-    return rewards, len(jobs) - len(rewards)
+    return rewards, replayed
 
 
 def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _stderr) -> dict[str, Any]:
@@ -259,7 +271,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
     concurrency = settings.tasks_per_step * settings.group_size
     progress(f"starting a {settings.model} server; task {settings.task} {params}; budget {settings.minutes} min")
     with training_server(settings, concurrency) as (client, state), ThreadPoolExecutor(concurrency) as pool:
-        evals = [_evaluate(pool, client, eval_family, eval_items, 0)]
+        evals = [evaluate(pool, client, eval_family, eval_items, 0)]
         progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
         errors, step = 0, 0
         deadline = started + settings.minutes * 60
@@ -270,10 +282,10 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
             minutes = (time.perf_counter() - started) / 60
             progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
             if step % settings.eval_every == 0:
-                evals.append(_evaluate(pool, client, eval_family, eval_items, step))
+                evals.append(evaluate(pool, client, eval_family, eval_items, step))
                 progress(f"eval at step {step}: {evals[-1].solved}/{evals[-1].episodes} solved")
         if evals[-1].step != step:
-            evals.append(_evaluate(pool, client, eval_family, eval_items, step))
+            evals.append(evaluate(pool, client, eval_family, eval_items, step))
         if (state / "metrics.jsonl").exists():
             shutil.copy(state / "metrics.jsonl", out / "metrics.jsonl")
     train_rewards = read_train_rewards(out / "metrics.jsonl")

@@ -36,9 +36,10 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture
 def tiny_pool(_shared_tiny_pool: ServerPool) -> Iterator[ServerPool]:
-    """The shared pool; a test that kills a member gets it restarted afterwards, and leases are returned."""
+    """The shared pool with both members up (one a test killed is restarted first) and free afterwards."""
+    for member in _shared_tiny_pool.members:
+        if member.state is not MemberState.UP:
+            _shared_tiny_pool.restart(member)
     yield _shared_tiny_pool
     for member in _shared_tiny_pool.members:
         _shared_tiny_pool.release(member)
-        if member.state is not MemberState.UP:
-            _shared_tiny_pool.restart(member)
