@@ -149,6 +149,7 @@ class _Watcher:
         self.window_from = run.step_at_launch  # detectors see only steps after the last action
         self.failures = 0
         self.checked_at = 0.0
+        self.closed: dict[str, dict[str, Any]] = {}  # episode id -> what the checks read (closed: final)
         self.idle_runs, self.step_at_restart = 0, run.step_at_launch
         self.lr = 2e-4
 
@@ -209,13 +210,7 @@ class _Watcher:
             return None
         self.checked_at = now
         ids = [e.episode_id for e in self.run.client.tap.episodes()][-self.settings.episodes_checked :]
-        episodes = []
-        with self.run.swarm() as swarm:
-            for episode_id in ids:
-                try:
-                    episodes.append(swarm.get_episode(episode_id))
-                except AgentJetError as exc:
-                    log.debug("episode %s not readable: %s", episode_id, exc)
+        episodes = [self._episode(episode_id) for episode_id in ids]
         step, least = self.run.last_step, min(4, self.settings.episodes_checked)
         for finding in (
             client_errors(episodes, share=self.settings.error_share, least=least, step=step),
@@ -228,6 +223,26 @@ class _Watcher:
                     )
                 return finding
         return None
+
+    def _episode(self, episode_id: str) -> dict[str, Any]:
+        """What the checks read of an episode (status, completions); closed ones are read once."""
+        if episode_id in self.closed:
+            return self.closed[episode_id]
+        try:
+            with self.run.swarm() as swarm:
+                body = swarm.get_episode(episode_id)
+        except AgentJetError as exc:
+            log.debug("episode %s not readable: %s", episode_id, exc)
+            return {"status": None}
+        calls = [
+            {"completion_text": c.get("completion_text"), "tool_calls": c.get("tool_calls")}
+            for c in body.get("calls") or []
+            if isinstance(c, dict)
+        ]
+        slim = {"status": body.get("status"), "calls": calls}
+        if slim["status"] != "open":
+            self.closed[episode_id] = slim
+        return slim
 
     def act(self, finding: Finding) -> bool:
         """Carry out the decided action; False when the run must stop."""
