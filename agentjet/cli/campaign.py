@@ -123,6 +123,9 @@ def start(
         typer.echo(dry_run_text(plan, pool_value))
         return
     repo_dir = repo if repo is not None else default_repo(plan.name)
+    if repo_dir.exists() and any(p.name != "runtime" for p in repo_dir.iterdir()):
+        again = " resume it (agentjet campaign resume --repo DIR), or" if (repo_dir / "plan.md").is_file() else ""
+        raise _fail(f"{repo_dir} exists and is not empty:{again} pick another --repo")
     plan_text = plan_path.read_text(encoding="utf-8")
     typer.echo(f"campaign {plan.name}: repo {repo_dir}", err=True)
     options = EngineOptions(pool=pool_value, progress=_say)
@@ -134,7 +137,15 @@ def resume(repo: RepoOption = None) -> None:
     """Go on with a stopped or killed campaign: void trials run again, finished ones never do."""
     from agentjet.a3r.engine import EngineOptions, resume_campaign
 
+    from agentjet.a3r.lock import CampaignLock
+
     found = _find_repo(repo)
+    probe = CampaignLock(found.runtime_dir)
+    try:  # a live campaign process is named (pid, heartbeat) and nothing runs
+        probe.acquire()
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+    probe.release()
     typer.echo(f"resuming {found.settings.study}: repo {found.path}", err=True)
     _run(lambda: resume_campaign(found.path, options=EngineOptions(progress=_say)), found.path)
 
@@ -148,11 +159,10 @@ def _run(session: Any, repo_dir: Path) -> None:
         typer.secho(f"interrupted: go on with agentjet campaign resume --repo {repo_dir}", err=True)
         _report_quietly(repo_dir)
         raise typer.Exit(130) from None
-    except AgentJetError as exc:
-        code = 1 if (repo_dir / "plan.md").is_file() and _has_trials(repo_dir) else 2
-        if code == 1:
+    except AgentJetError as exc:  # the plan and the repo were checked: the campaign itself failed
+        if (repo_dir / "plan.md").is_file():
             _report_quietly(repo_dir)
-        raise _fail(exc, code) from exc
+        raise _fail(exc, 1) from exc
     report = _report_quietly(repo_dir)
     states = ", ".join(f"{n} {s.lower()}" for s, n in sorted(result.states.items())) or "no trials"
     typer.secho(f"campaign {result.study}: {'finished' if result.finished else 'stopped'} ({states})", bold=True)
@@ -163,10 +173,6 @@ def _run(session: Any, repo_dir: Path) -> None:
         typer.echo(f"report: {report.path}")
     if not result.finished:
         typer.echo(f"go on with: agentjet campaign resume --repo {repo_dir}")
-
-
-def _has_trials(repo_dir: Path) -> bool:
-    return (repo_dir / "trials").is_dir()
 
 
 def _report_quietly(repo_dir: Path) -> Any:
