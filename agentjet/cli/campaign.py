@@ -136,7 +136,6 @@ def start(
 def resume(repo: RepoOption = None) -> None:
     """Go on with a stopped or killed campaign: void trials run again, finished ones never do."""
     from agentjet.a3r.engine import EngineOptions, resume_campaign
-
     from agentjet.a3r.lock import CampaignLock
 
     found = _find_repo(repo)
