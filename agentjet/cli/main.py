@@ -263,6 +263,32 @@ def bench_vibe_hotswap(
         raise _fail(exc) from exc
 
 
+@bench_app.command("campaign")
+def bench_campaign(
+    servers: Annotated[int, typer.Option(min=1, help="pool members (local:N)")] = 4,
+    trials: Annotated[int, typer.Option(min=1, help="synthetic trials")] = 40,
+    steps: Annotated[int, typer.Option(min=1, help="steps per trial (one eval report each)")] = 5,
+    step_s: Annotated[float, typer.Option(min=0.0, help="seconds each synthetic step sleeps")] = 0.2,
+    members: Annotated[str, typer.Option(help="local (real tiny servers) or synthetic (no process)")] = "local",
+    storage: Annotated[str, typer.Option(help="study storage: sqlite, journal or an RDB URL")] = "sqlite",
+    quick: Annotated[bool, typer.Option("--quick", help="8 short trials on synthetic members")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Campaign scheduler overhead per trial and pool utilisation, with fast synthetic trials on local:4."""
+    from agentjet.bench.campaign import main as campaign_main
+
+    if members not in ("local", "synthetic"):
+        raise _fail(ValueError(f"--members {members!r}: use local or synthetic"))
+    _setup_logging("WARNING")
+    try:
+        campaign_main(
+            as_json=as_json, quick=quick, servers=servers, trials=trials, steps=steps, step_s=step_s,
+            members=members, storage=storage,
+        )  # fmt: skip
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
+
+
 @client_app.command("run")
 def client_run(
     task: Annotated[str, typer.Argument(help="registered task (word, countdown, ...) or a .py client file")],
