@@ -116,14 +116,32 @@ def _header(repo: CampaignRepo, beat: Mapping[str, Any] | None, alive: bool, sou
     return lines
 
 
-def _snapshot(repo: CampaignRepo) -> tuple[list[str], list[list[str]]]:
+def _snapshot(repo: CampaignRepo, maximize: bool) -> tuple[list[str], list[list[str]]]:
     from agentjet.a3r.lock import is_alive, read_heartbeat
     from agentjet.a3r.report import load_records
 
     records, source = load_records(repo)
     beat = read_heartbeat(repo.runtime_dir)
     alive = is_alive(repo.runtime_dir)
-    return _header(repo, beat, alive, source), status_rows(records, beat if alive else None)
+    header = [*_header(repo, beat, alive, source), *_summary(records, maximize)]
+    return header, status_rows(records, beat if alive else None)
+
+
+def _summary(records: Sequence[Mapping[str, Any]], maximize: bool) -> list[str]:
+    """Trials per state and the best completed search trial so far."""
+    from agentjet.a3r.records import describe_params
+
+    states: dict[str, int] = {}
+    for rec in records:
+        states[str(rec.get("state"))] = states.get(str(rec.get("state")), 0) + 1
+    lines = [f"trials: {', '.join(f'{n} {s.lower()}' for s, n in sorted(states.items())) or 'none yet'}"]
+    done = [r for r in records if r.get("state") == "COMPLETE" and r.get("kind", "search") == "search"]
+    done = [r for r in done if isinstance(r.get("value"), int | float)]
+    if done:
+        best = (max if maximize else min)(done, key=lambda r: float(r["value"]))
+        params = describe_params(best.get("params") or {})
+        lines.append(f"best so far: trial {best['number']} -> {float(best['value']):.4f} ({params})")
+    return lines
 
 
 def _plain(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -150,18 +168,19 @@ def show_status(repo: CampaignRepo, *, once: bool, interval_s: float) -> None:
     """Plain text once when stdout is not a terminal or with `once`; else a live table until the campaign ends."""
     from agentjet.a3r.lock import is_alive
 
+    maximize = repo.load_plan().objective.direction == "maximize"
     if not sys.stdout.isatty():
-        typer.echo(_plain(*_snapshot(repo)))
+        typer.echo(_plain(*_snapshot(repo, maximize)))
         return
     from rich.console import Console
     from rich.live import Live
 
     console = Console()
     if once or not is_alive(repo.runtime_dir):
-        console.print(_rich(*_snapshot(repo)))
+        console.print(_rich(*_snapshot(repo, maximize)))
         return
-    with Live(_rich(*_snapshot(repo)), console=console, refresh_per_second=4) as live:
+    with Live(_rich(*_snapshot(repo, maximize)), console=console, refresh_per_second=4) as live:
         while is_alive(repo.runtime_dir):
             time.sleep(interval_s)
-            live.update(_rich(*_snapshot(repo)))
-        live.update(_rich(*_snapshot(repo)))
+            live.update(_rich(*_snapshot(repo, maximize)))
+        live.update(_rich(*_snapshot(repo, maximize)))
