@@ -34,10 +34,7 @@ import yaml
 
 from agentjet.bench.output import print_result, save_chart
 from agentjet.bench.proportions import Rate, difference_ci, wilson
-from agentjet.core import AgentJetError, SwarmClient, TrainConfig
-from agentjet.core.config import ServerSettings
-from agentjet.core.server.app import create_app
-from agentjet.core.testing import serve_in_thread
+from agentjet.core import AgentJetError, ServerSettings, SwarmClient, TrainConfig
 from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
 from agentjet.tasks.registry import load_family
 from agentjet.tasks.runner import member_seed
@@ -220,6 +217,9 @@ def read_train_rewards(metrics_path: Path) -> list[float]:
 @contextmanager
 def training_server(settings: LearnSettings, max_batch: int) -> Iterator[tuple[SwarmClient, Path]]:
     """A fresh in-process training server (own state dir) with `_train_config`, rolling; (client, state dir)."""
+    from agentjet.core.server.app import create_app  # here, not at import: the campaign's trials use only the
+    from agentjet.core.testing import serve_in_thread  # helpers above and should not load torch to do so
+
     with tempfile.TemporaryDirectory(prefix="agentjet-bench-learn-") as tmp:
         state = Path(tmp) / "state"
         config_file = Path(tmp) / "train.yaml"
