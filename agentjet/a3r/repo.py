@@ -250,9 +250,12 @@ def _draw_curve(folder: Path, trial: FrozenTrial, objective: str) -> None:
 
 def _ensure_identity(repo: git.Repo) -> None:
     """A committer name and email for this repo when git has none configured (CI machines)."""
-    reader = repo.config_reader()
-    if reader.has_option("user", "name") and reader.has_option("user", "email"):
+    try:  # ask git itself: it honours GIT_CONFIG_GLOBAL and the like, GitPython's reader does not
+        repo.git.config("--get", "user.name")
+        repo.git.config("--get", "user.email")
         return
+    except git.GitCommandError:
+        pass
     with repo.config_writer() as writer:
         writer.set_value("user", "name", "AgentJet campaign")
         writer.set_value("user", "email", "campaign@agentjet.invalid")
