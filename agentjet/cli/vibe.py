@@ -1,14 +1,16 @@
 """`agentjet vibe TEXT`: a sentence in, a validated and watched training run (and its report) out.
 
 Exit status: 0 the run finished, 1 it failed (the report says why), 2 nothing ran (the planner
-refused the sentence, a bad flag, no such run to resume), 130 interrupted (resumable).
+refused the sentence, a bad flag, no such run to resume), 130 interrupted by Ctrl-C or SIGTERM (resumable).
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -47,6 +49,11 @@ def _setup_logging(progress: PlainProgress | LiveProgress) -> list[tuple[logging
     for logger, handler in installed:
         logger.addHandler(handler)
     return installed
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops a run like Ctrl-C: the running step cleans up (client, server) and the run stays resumable."""
+    raise KeyboardInterrupt
 
 
 def _finish(result: RunResult, workdir: Path) -> None:
@@ -101,6 +108,7 @@ def vibe_command(
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with progress:
             if resume is not None:
@@ -122,6 +130,7 @@ def vibe_command(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     finally:
+        signal.signal(signal.SIGTERM, previous)
         for logger, handler in handlers:
             logger.removeHandler(handler)
     _finish(result, workdir)

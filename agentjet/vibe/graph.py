@@ -7,8 +7,9 @@ failing node (a reward fixed after the red team is validated again first). Each 
 refusal of the planner (or any failure before there is a plan) ends the run with nothing written.
 
 Durable: LangGraph's SqliteSaver checkpoints the state after every node in
-`<workdir>/.vibe/checkpoints.sqlite` (thread id = run id), synchronously, so after `kill -9`
-`resume_vibe` continues with the first node that had not finished; finished nodes never run again.
+`<workdir>/.vibe/checkpoints.sqlite` (thread id = run id, see runs.py), synchronously, so after
+`kill -9` `resume_vibe` continues with the first node that had not finished; finished nodes never
+run again. One process drives a run at a time (a lock file per run).
 
 Seam for tests and experiments: `run_vibe(..., nodes={name: fn})` replaces nodes in-process;
 the env var `AGENTJET_VIBE_NODES=module:attr` (a mapping of the same shape) does it for the CLI.
@@ -20,16 +21,13 @@ import importlib
 import logging
 import os
 import shutil
-import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -37,6 +35,16 @@ from langgraph.runtime import Runtime
 from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
 from agentjet.vibe.errors import PlanRefused, VibeError
 from agentjet.vibe.progress import NullProgress, ProgressSink
+from agentjet.vibe.runs import (
+    CHECKPOINTS,
+    checkpoint_path,
+    list_runs,
+    lock_path,
+    new_paths,
+    open_checkpointer,
+    remove_new,
+    run_lock,
+)
 from agentjet.vibe.state import (
     NODES,
     Failure,
@@ -66,7 +74,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CHECKPOINTS = Path(".vibe") / "checkpoints.sqlite"  # under the workdir, beside the run folders
 ENV_NODES = "AGENTJET_VIBE_NODES"  # "module:attr" naming a {node: fn} mapping that replaces real nodes
 NEXT: dict[str, str] = {
     "understand": "generate",
@@ -244,37 +251,11 @@ def resolve_nodes(overrides: Mapping[str, NodeFn] | None = None) -> dict[str, No
 # -- durable runs -------------------------------------------------------------------------------------------------
 
 
-def checkpoint_path(workdir: Path) -> Path:
-    return Path(workdir).resolve() / CHECKPOINTS
-
-
-@contextmanager
-def _checkpointer(workdir: Path) -> Iterator[SqliteSaver]:
-    path = checkpoint_path(workdir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
-
-
-def list_runs(workdir: Path) -> list[str]:
-    """Run ids with a checkpoint in `workdir` (oldest first)."""
-    path = checkpoint_path(workdir)
-    if not path.is_file():
-        return []
-    with sqlite3.connect(path) as conn:
-        try:
-            query = "SELECT thread_id, MIN(rowid) FROM checkpoints GROUP BY thread_id ORDER BY 2"
-            rows = conn.execute(query).fetchall()
-        except sqlite3.Error:
-            return []
-    return [str(row[0]) for row in rows]
-
-
 def pending_nodes(run_id: str, workdir: Path | str) -> tuple[str, ...]:
     """The nodes a resume of `run_id` would run first (empty: it finished, or there is no such run)."""
-    if run_id not in list_runs(Path(workdir)):
+    if run_id not in list_runs(workdir):
         return ()
-    with _checkpointer(Path(workdir)) as saver:
+    with open_checkpointer(workdir) as saver:
         graph: Graph = build_graph(resolve_nodes()).compile(checkpointer=saver)
         return tuple(graph.get_state(_config(run_id)).next)
 
@@ -307,27 +288,6 @@ def _context(
     return VibeContext(run_id, options, workspace, progress or NullProgress(), llm, sandbox_factory)
 
 
-def _new_paths(*paths: Path) -> list[Path]:
-    """Those of `paths` (and their missing parents) that do not exist yet, deepest first."""
-    missing: list[Path] = []
-    for path in paths:
-        for candidate in (path, *path.parents):
-            if candidate.exists():
-                break
-            missing.append(candidate)
-    return sorted(set(missing), key=lambda p: len(p.parts), reverse=True)
-
-
-def _remove(paths: list[Path]) -> None:
-    """Undo what a refused run created (the checkpoint DB and its folders): a refusal leaves nothing behind."""
-    for path in paths:
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            for sibling in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                sibling.unlink(missing_ok=True)
-
-
 def run_vibe(
     sentence: str,
     options: VibeOptions | None = None,
@@ -348,10 +308,10 @@ def run_vibe(
     workspace = workdir / run_id
     if workspace.exists() or run_id in list_runs(workdir):
         raise VibeError(f"run {run_id} exists in {workdir}: resume it with --resume {run_id}")
-    created = _new_paths(checkpoint_path(workdir))
+    created = new_paths(checkpoint_path(workdir), lock_path(workdir, run_id))
     graph_nodes = resolve_nodes(nodes)
     ctx = _context(run_id, options, workspace, progress, sandbox_factory)
-    with _checkpointer(workdir) as saver:
+    with run_lock(workdir, run_id), open_checkpointer(workdir) as saver:
         graph: Graph = build_graph(graph_nodes).compile(checkpointer=saver)
         state = _drive(graph, initial_state(run_id, sentence, options, str(workspace)), ctx)
         ended_early = state.get("status") in ("refused", "failed") and not state.get("spec")
@@ -359,7 +319,7 @@ def run_vibe(
             saver.delete_thread(run_id)
     if ended_early:
         shutil.rmtree(workspace, ignore_errors=True)  # it did not exist before this run
-        _remove(created)
+        remove_new(created)
     return _result(state)
 
 
@@ -377,7 +337,7 @@ def resume_vibe(
     if run_id not in runs:
         known = ", ".join(runs[-5:]) or "none"
         raise VibeError(f"no vibe run {run_id!r} in {checkpoint_path(workdir)} (runs there: {known}); check --workdir")
-    with _checkpointer(workdir) as saver:
+    with run_lock(workdir, run_id), open_checkpointer(workdir) as saver:
         graph: Graph = build_graph(resolve_nodes(nodes)).compile(checkpointer=saver)
         snapshot = graph.get_state(_config(run_id))
         values = cast(VibeState, snapshot.values)

@@ -1,11 +1,14 @@
-"""`agentjet vibe`: flags, exit codes, refusals that write nothing, and a run through the CLI (scripted nodes)."""
+"""`agentjet vibe`: flags, exit codes, refusals that write nothing, runs through the CLI (scripted and real nodes)."""
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import git
 import pytest
 from typer.testing import CliRunner
 
@@ -90,3 +93,30 @@ def test_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert "validate failed after 1 repair round(s)" in result.output
     (run_id,) = list_runs(workdir)
     assert json.loads((workdir / run_id / "run.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> None:
+    """The whole graph with the real nodes: planner, template, sandboxed validation and red team, training, report."""
+    from tests.sandbox.conftest import sandbox_for
+
+    sandbox_for("bwrap")
+    workdir = tmp_path / "runs"
+    argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", "train a model to say the word hello"]
+    argv += ["--model", "tiny", "--steps", "2", "--workdir", str(workdir)]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=3000)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (run_id,) = list_runs(workdir)
+    workspace = workdir / run_id
+    summary = json.loads((workspace / "run.json").read_text())
+    assert (summary["status"], summary["steps"], summary["repairs"]) == ("done", 2, 0)
+    assert 0 < summary["time_to_first_step_s"] <= summary["total_s"]
+    assert (summary["family"], summary["model"], summary["validation_ok"], summary["red_team_verdict"]) == (
+        "word", "tiny", True, "robust"
+    )  # fmt: skip
+    assert "train a model to say the word hello" in (workspace / "report.md").read_text()
+    subjects = [str(c.summary) for c in git.Repo(workspace).iter_commits()]
+    assert subjects[0] == "report: done"
+    assert any(s.startswith("generate(template word)") for s in subjects)
+    assert "step 2: train reward" in done.stdout

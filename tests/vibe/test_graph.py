@@ -128,6 +128,7 @@ def test_refusal_keeps_other_runs_and_removes_its_own_checkpoints(tmp_path: Path
     assert (first.status, refused.status) == ("done", "refused")
     assert list_runs(workdir) == ["t-1"]
     assert sorted(p.name for p in workdir.iterdir()) == [".vibe", "calls.log", "t-1"]
+    assert not [p.name for p in (workdir / ".vibe").iterdir() if "t-2" in p.name]  # its lock file is gone too
 
 
 def test_checkpoints_are_in_sqlite_under_the_run_id(tmp_path: Path) -> None:

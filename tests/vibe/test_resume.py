@@ -98,11 +98,15 @@ def test_kill_9_then_resume_continues_from_the_last_finished_node(tmp_path: Path
     try:
         # the fake logs this after it recorded its call: a kill right after "red_team: started" could beat that
         seen = _wait_for(_lines(proc.stdout), "red_team is blocking until killed", timeout_s=120)  # type: ignore[arg-type]
+        run_id = seen[0].split("] run ", 1)[1]
+        racing = subprocess.run(_vibe("--resume", run_id, "--workdir", str(workdir)), cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert racing.returncode == 2  # the run is still being driven: a second driver is refused
+        assert f"run {run_id} is being driven by another process (pid {proc.pid})" in racing.stderr
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    run_id = seen[0].split("] run ", 1)[1]
     assert [line.split("] ", 1)[1] for line in seen if "validate: " in line][-1].startswith("validate: done")
     assert list_runs(workdir) == [run_id]
     assert pending_nodes(run_id, workdir) == ("red_team",)  # validate's checkpoint was written before red_team began
@@ -125,3 +129,30 @@ def test_kill_9_then_resume_continues_from_the_last_finished_node(tmp_path: Path
     assert "understand: started" not in resumed.stdout
     assert (workdir / run_id / "report.md").is_file()
     assert pending_nodes(run_id, workdir) == ()
+
+
+def test_sigterm_stops_the_run_like_ctrl_c_and_leaves_it_resumable(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    env = {**os.environ, ENV_NODES: "tests.vibe.fake_nodes:NODES", ENV_SCRIPT: json.dumps({"block": "validate"})}
+    env["PYTHONPATH"] = str(REPO)
+    argv = _vibe("train a word game", "--workdir", str(workdir))
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = _wait_for(_lines(proc.stdout), "validate is blocking until killed", timeout_s=120)  # type: ignore[arg-type]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        proc.kill()
+    run_id = seen[0].split("] run ", 1)[1]
+    assert f"interrupted: resume with agentjet vibe --resume {run_id} --workdir {workdir}" in proc.stderr.read()  # type: ignore[union-attr]
+    assert pending_nodes(run_id, workdir) == ("validate",)
+    assert resume_vibe(run_id, workdir, nodes=make_nodes()).status == "done"
+    assert calls(workdir) == [
+        "understand",
+        "generate",
+        "validate",
+        "validate",
+        "red_team",
+        "launch_and_watch",
+        "report",
+    ]
