@@ -13,6 +13,7 @@
 3. writes `metrics.jsonl` into `out_dir` only when it finishes (pruned or not).
 A member that dies mid-trial (its process exits, or it stops answering and the health probe
 agrees) raises `ServerLost` and nothing is written: the trial is void, never half-recorded.
+Any other failure is a `CampaignError` (or the core's typed error) saying what broke.
 `task: {family: synthetic}` runs `agentjet.a3r.synthetic` instead: no model, same reporting.
 """
 
@@ -113,7 +114,9 @@ def run_trial(
         lost = _lost(server, exc)
         if lost is not None:
             raise lost from exc
-        raise
+        if isinstance(exc, AgentJetError):
+            raise
+        raise CampaignError(f"the trial failed on {server.name}, which is still up: {exc}") from exc
     return _result(
         run.curve, run.train_rewards, run.done, started, run.lines, out_dir,
         pruned=run.pruned, server=server.name, setup_s=setup_s,

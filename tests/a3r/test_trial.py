@@ -104,6 +104,15 @@ def test_a_trial_on_a_down_member_is_lost_before_it_starts(tmp_path: Path) -> No
             _run(member, plan, {"lr": 1e-3, "lora_rank": 16})
 
 
+def test_a_task_that_cannot_be_built_fails_the_trial_before_the_server_is_touched() -> None:
+    plan = parse_plan(TINY_PLAN.replace("difficulty: 1", "difficulty: 99"))
+    with ServerPool.synthetic(1) as pool:
+        with pytest.raises(CampaignError, match="cannot build the trial's task.*difficulty"):
+            _run(pool.members[0], plan, {"lr": 1e-3})
+        with pytest.raises(CampaignError, match="only synthetic trials"):  # a model trial needs a real server
+            _run(pool.members[0], parse_plan(TINY_PLAN), {"lr": 1e-3})
+
+
 def test_synthetic_trials_are_deterministic_for_a_seed_and_peak_where_documented() -> None:
     plan = parse_plan(SYNTHETIC_PLAN)
     with ServerPool.synthetic(1) as pool, pool.lease(timeout=1) as member:
