@@ -18,6 +18,7 @@ from agentjet.a3r.engine import EngineOptions, start_campaign
 from agentjet.a3r.lock import CampaignLock, is_alive, read_heartbeat
 from agentjet.a3r.plan import parse_plan
 from agentjet.cli.main import app
+from tests.vibe.fake_llm import serve_fake_llm
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_TINY = ROOT / "campaigns" / "quick-tiny.md"
@@ -69,6 +70,19 @@ def test_dry_run_shows_the_setup_and_first_trials_and_starts_nothing(
     assert len(re.findall(r"^  \d: lr=\S+, lora_rank=[24] on tiny", result.output, re.M)) == 3
     assert "nothing was started" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_prose_plan_needs_llm_and_then_goes_through_it(tmp_path: Path) -> None:
+    plan = tmp_path / "idea.md"
+    plan.write_text("# Does the learning rate matter?\n\nCompare learning rates on arithmetic with tiny.\n")
+    refused = runner.invoke(app, ["campaign", "start", str(plan), "--dry-run"])
+    assert refused.exit_code == 2 and f"{plan}:1:" in refused.output and "AGENTJET_CAMPAIGN_LLM" in refused.output
+    front = {"task": "arithmetic", "model": "tiny", "search_space": {"lr": {"low": 1e-4, "high": 1e-2, "log": True}}}
+    with serve_fake_llm([json.dumps(front)]) as fake:
+        result = runner.invoke(app, ["campaign", "start", str(plan), "--dry-run", "--llm", fake.url])
+    assert result.exit_code == 0, result.output
+    assert "plan idea (stage 1)" in result.output and "search space: lr [0.0001, 0.01] log" in result.output
+    assert len(fake.requests) == 1
 
 
 def test_a_bad_plan_is_refused_with_its_line_and_key(tmp_path: Path) -> None:
