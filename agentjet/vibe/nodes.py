@@ -25,7 +25,17 @@ if TYPE_CHECKING:
     from agentjet.vibe.watch import Regenerate
     from agentjet.vibe.workspace import Workspace
 
-__all__ = ["generate", "launch_and_watch", "real_nodes", "red_team", "repair", "report", "understand", "validate"]
+__all__ = [
+    "client_regenerator",
+    "generate",
+    "launch_and_watch",
+    "real_nodes",
+    "red_team",
+    "repair",
+    "report",
+    "understand",
+    "validate",
+]
 
 TASK_FILE = "task.yaml"
 
@@ -137,7 +147,7 @@ def repair(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     return {"results": {"repair": result.to_dict()}}
 
 
-def _regenerator(state: VibeState, ctx: VibeContext, records: list[RepairRecord]) -> Regenerate | None:
+def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairRecord]) -> Regenerate | None:
     """The watcher's hook: the LLM repairs the client from the trouble's evidence (None without an LLM:
     a template rendered again is the same file, so the watcher tries its other remedies)."""
     from agentjet.vibe.repair import repair as fix
@@ -175,7 +185,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         result = watch(
             run,
             settings=WatchSettings(budget_s=minutes * 60 if minutes else None),
-            regenerate=_regenerator(state, ctx, records),
+            regenerate=client_regenerator(state, ctx, records),
             on_step=lambda line: ctx.progress.train_step(int(line["step"]), _reward(line)),
         )
         record = training_record(run, result)

@@ -305,3 +305,37 @@ def test_make_progress_is_plain_off_a_terminal() -> None:
     from agentjet.vibe.progress import make_progress
 
     assert isinstance(make_progress(io.StringIO(), "t-1"), PlainProgress)
+
+
+def test_the_watchers_regenerate_hook_repairs_the_client_through_the_llm(tmp_path: Path) -> None:
+    from agentjet.vibe.context import VibeContext
+    from agentjet.vibe.llm import resolve_llm
+    from agentjet.vibe.nodes import client_regenerator, generate, understand
+    from agentjet.vibe.state import RepairRecord
+    from agentjet.vibe.trouble import Finding, Trouble
+    from tests.vibe.fake_llm import serve_fake_llm
+
+    workdir = tmp_path / "runs"
+    nodes = make_nodes() | {"understand": understand, "generate": generate}
+    state = run_vibe(
+        "train a 7B to play werewolves", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=nodes
+    ).state
+    crash = Finding(Trouble.CLIENT_EXITED, "the client process (generation 1) exited with status 1", 3, "KeyError: 'x'")
+    offline = VibeContext("t-1", VibeOptions(workdir=str(workdir)), workdir / "t-1")
+    assert client_regenerator(state, offline, []) is None  # no LLM: the watcher tries its other remedies
+
+    new_client = (
+        "from agentjet.tasks.werewolves import Werewolves\n\n\ndef make_task(**params):\n    return Werewolves()\n"
+    )
+    with serve_fake_llm([f"SUMMARY: guard the missing key\n```python path=client.py\n{new_client}```\n"]) as fake:
+        records: list[RepairRecord] = []
+        ctx = VibeContext("t-1", VibeOptions(workdir=str(workdir)), workdir / "t-1", llm=resolve_llm(fake.url))
+        hook = client_regenerator(state, ctx, records)
+        assert hook is not None
+        path = hook(crash)
+    assert path == (workdir / "t-1" / "client.py").resolve()
+    assert path.read_text() == new_client
+    assert records == [RepairRecord(node="launch_and_watch", attempt=1, error=crash.detail,
+                                    summary="client regenerated and hot-swapped: guard the missing key")]  # fmt: skip
+    assert "KeyError: 'x'" in fake.requests[0]["messages"][1]["content"]  # the evidence reached the prompt
+    assert _subjects(workdir / "t-1")[-1] == "repair(launch_and_watch): guard the missing key"
