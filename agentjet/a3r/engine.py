@@ -50,8 +50,8 @@ from agentjet.a3r.records import (
     study_export,
 )
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.a3r.resume import confirm_attrs, fail_and_requeue, reconcile_study
-from agentjet.a3r.study import LOCAL_STORAGES, grid_size, load_campaign_study, make_storage
+from agentjet.a3r.resume import BASELINE_RUNS, fail_and_requeue, queue_confirmations, reconcile_study
+from agentjet.a3r.study import LOCAL_STORAGES, grid_size, load_campaign_study, make_storage, suggest_all
 from agentjet.a3r.timing import CampaignResult, TrialTiming
 from agentjet.a3r.trial_worker import RunningTrial, TrialContext, run_trial_thread
 
@@ -75,6 +75,7 @@ class EngineOptions:
     heartbeat_s: float = 2.0  # campaign heartbeat file period
     pool_heartbeat_s: float = 2.0  # pool members' health checks
     max_attempts: int = 3  # runs of the same params and seed before a void failure stands
+    baseline: bool = True  # pair each confirmation re-run with a run of the plan's base config (same seed)
     pool_wait_s: float = 600.0  # give up when no pool server is up for this long
     server_start_timeout_s: float = 600.0
     progress: Callable[[str], None] | None = None  # one line per lifecycle event (the CLI prints them)
@@ -343,19 +344,21 @@ class Campaign:
             return None
 
     def _ask(self) -> RunningTrial:
+        """The next trial: a queued one (a re-run, a confirmation) first, else a fresh sample."""
         study = self._require_study()
         started = time.perf_counter()
         with self._study_lock:
-            trial = study.ask(self._dists)
+            trial = study.ask()
             attrs = trial.user_attrs
             if KIND not in attrs:
-                trial.set_user_attr(KIND, "search")
-                trial.set_user_attr(SEED, self.plan.seeds.base + trial.number)
-                trial.set_user_attr(REPO_ID, self.repo_id)
+                attrs = {KIND: "search", SEED: self.plan.seeds.base + trial.number, REPO_ID: self.repo_id}
+                for key, value in attrs.items():
+                    trial.set_user_attr(key, value)
             trial.set_user_attr(WORKER, self.lock.worker)
-            attrs = trial.user_attrs
-        self.repo.write_config(trial.number, self.plan, trial.params, attrs)
-        return RunningTrial(trial, str(attrs.get(KIND, "search")), time.perf_counter() - started)
+            params = {} if attrs.get(KIND) == "baseline" else suggest_all(trial, self._dists)
+        self.repo.write_config(trial.number, self.plan, params, attrs)
+        seed = int(attrs.get(SEED, self.plan.seeds.base + trial.number))
+        return RunningTrial(trial, str(attrs.get(KIND, "search")), params, seed, time.perf_counter() - started)
 
     def _launch(self, run: RunningTrial, member: PoolMember) -> None:
         run.member = member
@@ -404,27 +407,29 @@ class Campaign:
         return pick(done, key=lambda t: float(t.value if t.value is not None else math.nan))
 
     def _begin_confirmation(self) -> bool:
-        """Queue the confirmation re-runs once the search is over; False when there is none to run."""
+        """Queue the confirmation runs once the search is over; False when there is none to run."""
         if not self._confirmation_due():
             return False
         study = self._require_study()
         best = self._best_search()
-        n = self.plan.seeds.confirm
+        n, baseline = self.plan.seeds.confirm, self.options.baseline and bool(self.plan.search_space)
         with self._study_lock:
+            study.set_user_attr(BASELINE_RUNS, baseline)
             study.set_user_attr(CONFIRM_OF, best.number if best is not None else -1)
             if best is not None:
-                for index in range(n):
-                    attrs = confirm_attrs(best.number, index, self.plan.seeds.base, self.repo_id)
-                    study.enqueue_trial(dict(best.params), user_attrs=attrs)
+                queue_confirmations(
+                    study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id
+                )
         if best is None:
             self.repo.add_decision("search finished with no completed trial: nothing to confirm", export=self._export())
             return False
         self._phase = "confirm"
+        pairs = ", each paired with a run of the plan's base config on the same seed" if baseline else ""
         self.repo.add_decision(
             f"search finished: confirm trial {best.number} ({best.value:.4f}) with {n} fresh seeds",
-            f"params: {describe_params(best.params)}", export=self._export(),
+            f"params: {describe_params(best.params)}\n{n} re-runs with fresh seeds{pairs}", export=self._export(),
         )  # fmt: skip
-        self._say(f"confirming trial {best.number} with {n} re-runs")
+        self._say(f"confirming trial {best.number} with {n} re-runs{' and baseline runs' if baseline else ''}")
         return True
 
     def _finish_session(self) -> None:
@@ -453,10 +458,11 @@ class Campaign:
         best = self._best_search()
         if best is not None:
             lines.append(f"- best search trial {best.number}: {best.value:.4f} with {describe_params(best.params)}")
-            confirm = [t.value for t in trials if t.user_attrs.get(KIND) == "confirm" and t.value is not None]
-            if confirm:
-                spread = f" ± {statistics.stdev(confirm):.4f} (sd)" if len(confirm) > 1 else ""
-                lines.append(f"- confirmation ({len(confirm)} fresh seeds): {statistics.fmean(confirm):.4f}{spread}")
+            for kind, label in (("confirm", "confirmation re-runs"), ("baseline", "base config runs")):
+                values = [t.value for t in trials if t.user_attrs.get(KIND) == kind and t.value is not None]
+                if values:
+                    spread = f" ± {statistics.stdev(values):.4f} (sd)" if len(values) > 1 else ""
+                    lines.append(f"- {label} ({len(values)} fresh seeds): {statistics.fmean(values):.4f}{spread}")
         return "\n".join(lines)
 
     # -- status ----------------------------------------------------------------------------------
@@ -487,7 +493,7 @@ class Campaign:
     def _status(self) -> dict[str, Any]:
         with self._changed:
             running = [
-                {"number": n, "kind": r.kind, "server": r.member.name if r.member else None, "params": r.trial.params,
+                {"number": n, "kind": r.kind, "server": r.member.name if r.member else None, "params": r.params,
                  "step": r.step, "value": r.value, "elapsed_s": round(time.perf_counter() - r.launched_at, 1)}
                 for n, r in sorted(self._running.items())
             ]  # fmt: skip

@@ -5,12 +5,13 @@ was, and the repo's `study.json` (one `trial_record` per trial) says it without 
 
 | attr            | meaning                                                                     |
 |-----------------|-----------------------------------------------------------------------------|
-| `kind`          | `search` (sampled by the study) or `confirm` (a re-run of the best params)  |
+| `kind`          | `search` (sampled by the study), `confirm` (a re-run of the best params) or |
+|                 | `baseline` (a run of the plan's base config, no params, paired by seed)    |
 | `seed`          | the training seed (a re-run after a lost server keeps it)                   |
 | `attempt`       | 0 for the first run of these params and seed, +1 per re-run                 |
 | `retry_of`      | the trial whose params and seed it re-runs (absent on first attempts)       |
-| `confirm_of`    | `confirm` trials: the best search trial they re-run                         |
-| `confirm_index` | `confirm` trials: 0..seeds.confirm-1                                        |
+| `confirm_of`    | `confirm`/`baseline` trials: the best search trial they confirm             |
+| `confirm_index` | `confirm`/`baseline` trials: 0..seeds.confirm-1 (pairs share the seed)      |
 | `repo_id`       | the campaign repo that ran it (its first commit)                            |
 | `worker`        | `host:pid` of the campaign process                                          |
 | `server`        | the pool member it ran on                                                   |
@@ -49,7 +50,7 @@ __all__ = [
     "trial_record",
 ]
 
-Kind = Literal["search", "confirm"]
+Kind = Literal["search", "confirm", "baseline"]
 KIND = "kind"
 SEED = "seed"
 ATTEMPT = "attempt"

@@ -218,8 +218,8 @@ def trial_commit_message(trial: FrozenTrial) -> str:
     """`trial 7: lr=3.1e-04, lora_rank=8 -> 0.6100` (or pruned / FAIL), and the trial trailer."""
     attrs = trial.user_attrs
     tags = []
-    if attrs.get(KIND) == "confirm":
-        tags.append(f"confirm {int(attrs.get(CONFIRM_INDEX, 0)) + 1} of trial {attrs.get(CONFIRM_OF)}")
+    if attrs.get(KIND) in ("confirm", "baseline"):
+        tags.append(f"{attrs[KIND]} {int(attrs.get(CONFIRM_INDEX, 0)) + 1} for trial {attrs.get(CONFIRM_OF)}")
     if attrs.get(RETRY_OF) is not None:
         tags.append(f"re-run of trial {attrs[RETRY_OF]}")
     head = f"trial {trial.number}" + (f" ({', '.join(tags)})" if tags else "")

@@ -8,7 +8,7 @@ while it holds the repo's lock, so no other process of this repo is alive:
    this repo's; with a shared RDB study, only those whose `repo_id` is this repo's.
 2. a void trial whose re-run was never queued (the process died between `tell` and
    `enqueue_trial`) gets it now; one already queued or run is not queued twice.
-3. confirmation re-runs that were decided but not all queued are queued.
+3. confirmation runs (and their baseline pairs) that were decided but not all queued are queued.
 4. a finished trial without its commit (died between `tell` and the commit) is committed; one with
    a commit is never committed again (`CampaignRepo.committed_trials`).
 COMPLETE and PRUNED trials are never touched, so never run twice.
@@ -33,13 +33,23 @@ from agentjet.a3r.records import (
     RETRIED,
     RETRY_OF,
     SEED,
+    Kind,
     is_void,
 )
 
-__all__ = ["CONFIRM_SEED_OFFSET", "confirm_attrs", "fail_and_requeue", "reconcile_study", "retry_attrs"]
+__all__ = [
+    "BASELINE_RUNS",
+    "CONFIRM_SEED_OFFSET",
+    "confirm_attrs",
+    "fail_and_requeue",
+    "queue_confirmations",
+    "reconcile_study",
+    "retry_attrs",
+]
 
 log = logging.getLogger(__name__)
 CONFIRM_SEED_OFFSET = 100_000  # confirmation seeds: seeds.base + this + index, never a search trial's seed
+BASELINE_RUNS = "baseline_runs"  # study user attr: the confirmation pairs each re-run with a base-config run
 _RETRY_KEYS = (KIND, SEED, CONFIRM_OF, CONFIRM_INDEX, REPO_ID)
 
 
@@ -51,15 +61,41 @@ def retry_attrs(trial: FrozenTrial | Mapping[str, Any], number: int, repo_id: st
     return out
 
 
-def confirm_attrs(best: int, index: int, base_seed: int, repo_id: str) -> dict[str, Any]:
+def confirm_attrs(kind: Kind, best: int, index: int, base_seed: int, repo_id: str) -> dict[str, Any]:
+    """A confirmation re-run (`confirm`: the best params) or its pair (`baseline`: the plan's base
+    config); pair `index` shares a fresh seed, so the two differ only in the params."""
     return {
-        KIND: "confirm",
+        KIND: kind,
         SEED: base_seed + CONFIRM_SEED_OFFSET + index,
         ATTEMPT: 0,
         CONFIRM_OF: best,
         CONFIRM_INDEX: index,
         REPO_ID: repo_id,
     }
+
+
+def queue_confirmations(
+    study: optuna.Study,
+    best: FrozenTrial,
+    *,
+    runs: int,
+    baseline: bool,
+    base_seed: int,
+    repo_id: str,
+    have: set[tuple[str, int]] | None = None,
+) -> list[tuple[str, int]]:
+    """Queue `runs` confirm re-runs of `best` (each followed by its baseline pair when `baseline`),
+    skipping the (kind, index) pairs in `have`; what was queued."""
+    queued: list[tuple[str, int]] = []
+    kinds: tuple[Kind, ...] = ("confirm", "baseline") if baseline else ("confirm",)
+    for index in range(runs):
+        for kind in kinds:
+            if (kind, index) in (have or set()):
+                continue
+            params = dict(best.params) if kind == "confirm" else {}
+            study.enqueue_trial(params, user_attrs=confirm_attrs(kind, best.number, index, base_seed, repo_id))
+            queued.append((kind, index))
+    return queued
 
 
 def fail_and_requeue(
@@ -121,10 +157,16 @@ def _requeue_confirmations(
     if not isinstance(best, int) or best < 0:
         return []
     source = next((t for t in trials if t.number == best), None)
-    have = {t.user_attrs.get(CONFIRM_INDEX) for t in trials if t.user_attrs.get(KIND) == "confirm"}
-    missing = [i for i in range(confirm) if i not in have]
-    if source is None or not missing:
+    have = {
+        (str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1)))
+        for t in trials if t.user_attrs.get(KIND) in ("confirm", "baseline")
+    }  # fmt: skip
+    if source is None:
         return []
-    for index in missing:
-        study.enqueue_trial(dict(source.params), user_attrs=confirm_attrs(best, index, base_seed, repo_id))
-    return [f"confirmation re-runs {missing} of trial {best} were decided but never queued: queued now"]
+    baseline = bool(study.user_attrs.get(BASELINE_RUNS, False))
+    queued = queue_confirmations(
+        study, source, runs=confirm, baseline=baseline, base_seed=base_seed, repo_id=repo_id, have=have
+    )
+    if not queued:
+        return []
+    return [f"confirmation runs {queued} of trial {best} were decided but never queued: queued now"]

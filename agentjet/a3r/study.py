@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.pruners import BasePruner
 from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
@@ -27,6 +28,7 @@ from agentjet.a3r.plan import CampaignPlan, grid_search_space
 __all__ = [
     "LOCAL_STORAGES",
     "grid_size",
+    "suggest_all",
     "load_campaign_study",
     "make_pruner",
     "make_sampler",
@@ -92,6 +94,21 @@ def make_pruner(plan: CampaignPlan) -> BasePruner:
     return optuna.pruners.MedianPruner(
         n_startup_trials=plan.pruner.startup_trials, n_warmup_steps=plan.pruner.warmup_steps
     )
+
+
+def suggest_all(trial: optuna.Trial, distributions: dict[str, BaseDistribution]) -> dict[str, Any]:
+    """Every param of the search space for this trial (what `study.ask(distributions)` does, kept
+    separate so a queued baseline run, whose params are the plan's base config, suggests none)."""
+    for name, dist in distributions.items():
+        if isinstance(dist, FloatDistribution):
+            trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+        elif isinstance(dist, IntDistribution):
+            trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+        elif isinstance(dist, CategoricalDistribution):
+            trial.suggest_categorical(name, dist.choices)
+        else:
+            raise CampaignError(f"search_space.{name}: unsupported distribution {dist!r}")
+    return dict(trial.params)
 
 
 def grid_size(plan: CampaignPlan) -> int | None:

@@ -25,7 +25,7 @@ from agentjet.a3r.errors import CampaignError, ServerLost
 from agentjet.a3r.members import PoolMember
 from agentjet.a3r.plan import CampaignPlan, trial_setup
 from agentjet.a3r.pool import ServerPool
-from agentjet.a3r.records import FAIL_REASON, RETRIED, SEED, SERVER, STEPS_DONE, describe_params
+from agentjet.a3r.records import FAIL_REASON, RETRIED, SERVER, STEPS_DONE, describe_params
 from agentjet.a3r.repo import CampaignRepo
 from agentjet.a3r.resume import fail_and_requeue
 from agentjet.a3r.timing import TrialTiming
@@ -47,6 +47,8 @@ class RunningTrial:
 
     trial: optuna.Trial
     kind: str
+    params: dict[str, Any]  # read once at ask time: optuna.Trial.params is a storage read
+    seed: int
     ask_s: float
     member: PoolMember | None = None
     launched_at: float = 0.0
@@ -93,13 +95,12 @@ def run_trial_thread(ctx: TrialContext, run: RunningTrial) -> tuple[TrialTiming,
 
 
 def _run(ctx: TrialContext, run: RunningTrial, member: PoolMember) -> TrialResult:
-    plan, number = ctx.plan, run.trial.number
+    plan = ctx.plan
     return run_trial(
-        member, trial_setup(plan, run.trial.params), task=plan.task, steps=plan.budget.steps_per_trial,
-        eval_every=plan.budget.eval_every, eval_items=plan.budget.eval_items,
-        seed=int(run.trial.user_attrs.get(SEED, plan.seeds.base + number)),
+        member, trial_setup(plan, run.params), task=plan.task, steps=plan.budget.steps_per_trial,
+        eval_every=plan.budget.eval_every, eval_items=plan.budget.eval_items, seed=run.seed,
         report=lambda step, value: _report(ctx, run, step, value), metric=plan.objective.metric,
-        eval_seed=plan.seeds.base, out_dir=ctx.repo.trial_dir(number),
+        eval_seed=plan.seeds.base, out_dir=ctx.repo.trial_dir(run.trial.number),
     )  # fmt: skip
 
 
@@ -137,7 +138,7 @@ def _conclude(
         frozen = ctx.study.tell(trial, state=TrialState.FAIL)
     told = time.perf_counter()
     ctx.repo.record_trial(frozen, ctx.plan, ctx.export(), decision=decision)
-    ctx.say(f"trial {trial.number} on {member.name}: {describe_params(trial.params)} -> {_outcome(frozen)}")
+    ctx.say(f"trial {trial.number} on {member.name}: {describe_params(run.params)} -> {_outcome(frozen)}")
     return TrialTiming(
         trial.number, member.name, frozen.state.name, run.ask_s, run.report_s, ended - run.launched_at,
         told - started, time.perf_counter() - told, run.launched_at, ended,

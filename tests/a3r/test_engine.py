@@ -39,19 +39,26 @@ def test_a_synthetic_campaign_runs_searches_confirms_and_commits_every_trial(tmp
     trials = load_study(repo_dir).trials
     search = [t for t in trials if t.user_attrs["kind"] == "search"]
     confirm = [t for t in trials if t.user_attrs["kind"] == "confirm"]
-    assert len(search) == 6 and len(confirm) == 2
+    baseline = [t for t in trials if t.user_attrs["kind"] == "baseline"]
+    assert len(search) == 6 and len(confirm) == 2 and len(baseline) == 2
     assert all(t.state is TrialState.COMPLETE for t in trials)
     best = max(search, key=lambda t: t.value or 0.0)
     assert result.best is not None and result.best["number"] == best.number
-    assert {t.user_attrs["confirm_of"] for t in confirm} == {best.number}
-    assert all(t.params == best.params for t in confirm)
-    seeds = [t.user_attrs["seed"] for t in trials]
+    assert {t.user_attrs["confirm_of"] for t in confirm + baseline} == {best.number}
+    assert all(t.params == best.params for t in confirm) and all(t.params == {} for t in baseline)
+    seeds = [t.user_attrs["seed"] for t in search + confirm]
     assert len(set(seeds)) == len(seeds)  # confirmation seeds are fresh
+    pairs = {t.user_attrs["confirm_index"]: t.user_attrs["seed"] for t in confirm}
+    assert {t.user_attrs["confirm_index"]: t.user_attrs["seed"] for t in baseline} == pairs  # paired by seed
+    base = yaml.safe_load((repo_dir / "trials" / str(baseline[0].number) / "config.yaml").read_text())
+    assert base["params"] == {} and base["train"]["optim"]["lr"] == synthetic_plan().train.optim.lr
 
     assert sorted(trial_commits(repo_dir)) == [t.number for t in trials]  # one commit per trial
     subjects = commit_subjects(repo_dir)
     assert subjects[-1] == "campaign synth: plan"
-    assert any(s.startswith(f"trial {confirm[0].number} (confirm 1 of trial {best.number}): lr=") for s in subjects)
+    assert any(s.startswith(f"trial {confirm[0].number} (confirm 1 for trial {best.number}): lr=") for s in subjects)
+    paired = f"trial {baseline[0].number} (baseline 1 for trial {best.number}): (base config) -> "
+    assert any(s.startswith(paired) for s in subjects)
     repository = git.Repo(repo_dir)
     assert not repository.is_dirty(untracked_files=True)  # everything written is committed or ignored
     tracked = set(repository.git.ls_files().splitlines())
@@ -187,6 +194,7 @@ def test_the_wall_clock_budget_stops_new_search_trials(tmp_path: Path) -> None:
     trials = load_study(tmp_path / "c").trials
     assert 2 <= sum(t.user_attrs["kind"] == "search" for t in trials) <= 12
     assert sum(t.user_attrs["kind"] == "confirm" for t in trials) == 1
+    assert sum(t.user_attrs["kind"] == "baseline" for t in trials) == 1
     assert "wall clock budget 2s reached" in (tmp_path / "c" / "decisions.md").read_text()
 
 

@@ -111,7 +111,9 @@ def test_commit_messages_say_pruned_void_and_confirmation() -> None:
     )
     confirm = _trial(9, kind="confirm", confirm_of=2, confirm_index=1, retry_of=7)
     message = trial_commit_message(confirm)
-    assert message.startswith("trial 9 (confirm 2 of trial 2, re-run of trial 7): ")
+    assert message.startswith("trial 9 (confirm 2 for trial 2, re-run of trial 7): ")
+    baseline = trial_commit_message(_trial(10, kind="baseline", confirm_of=2, confirm_index=0))
+    assert baseline.startswith("trial 10 (baseline 1 for trial 2): lr=")
     assert message.endswith("\n\nA3R-Trial: 9\nA3R-State: COMPLETE\n")
 
 

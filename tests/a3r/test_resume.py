@@ -155,12 +155,18 @@ def test_reconcile_leaves_other_repos_running_trials_on_a_shared_study() -> None
     assert notes == [] and study.get_trials()[0].state is TrialState.RUNNING
 
 
-def test_reconcile_queues_missing_confirmation_reruns() -> None:
+def test_reconcile_queues_missing_confirmation_runs_and_their_baseline_pairs() -> None:
     study = _study_with(["complete", "complete"])
     study.set_user_attr("confirm_of", 1)
+    study.set_user_attr("baseline_runs", True)
     study.enqueue_trial(study.trials[1].params, user_attrs={"kind": "confirm", "confirm_index": 0, "confirm_of": 1})
-    notes = reconcile_study(study, repo_id="r", local_storage=True, max_attempts=3, confirm=3, base_seed=0)
-    assert notes == ["confirmation re-runs [1, 2] of trial 1 were decided but never queued: queued now"]
-    confirm = [t for t in study.get_trials() if t.user_attrs.get("kind") == "confirm"]
-    assert sorted(t.user_attrs["confirm_index"] for t in confirm) == [0, 1, 2]
-    assert len({t.user_attrs.get("seed") for t in confirm if "seed" in t.user_attrs}) == 2
+    notes = reconcile_study(study, repo_id="r", local_storage=True, max_attempts=3, confirm=2, base_seed=0)
+    queued = "[('baseline', 0), ('confirm', 1), ('baseline', 1)]"
+    assert notes == [f"confirmation runs {queued} of trial 1 were decided but never queued: queued now"]
+    assert reconcile_study(study, repo_id="r", local_storage=True, max_attempts=3, confirm=2, base_seed=0) == []
+    runs = [t for t in study.get_trials() if t.user_attrs.get("kind") in ("confirm", "baseline")]
+    assert sorted((t.user_attrs["kind"], t.user_attrs["confirm_index"]) for t in runs) == [
+        ("baseline", 0), ("baseline", 1), ("confirm", 0), ("confirm", 1),
+    ]  # fmt: skip
+    baseline = [t for t in runs if t.user_attrs["kind"] == "baseline"]
+    assert all(t.params == {} and t.user_attrs["seed"] == 100_000 + t.user_attrs["confirm_index"] for t in baseline)
