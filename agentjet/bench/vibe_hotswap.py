@@ -53,6 +53,8 @@ def _step(run: TrainingRun) -> int:
 def _swap_all(run: TrainingRun, workspace: Workspace, swaps: int) -> tuple[list[float], list[int]]:
     latencies, steps = [], [_step(run)]
     for edit in range(1, swaps + 1):
+        if run.standby is not None:  # a regeneration takes longer than warming the next process: let it warm
+            run.standby.wait_ready(120.0)
         path = workspace.write("client.py", CLIENT.format(edit=edit))
         edited = time.time()
         latencies.append(hot_swap(run, path, edited_at=edited))

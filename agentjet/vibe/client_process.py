@@ -9,6 +9,7 @@ Every client process gets its own `EpisodeTap`, so the episodes it began are kno
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -22,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from agentjet.sandbox import Sandbox, SandboxUnavailable
+from agentjet.vibe.client_standby import READY_ENV
 from agentjet.vibe.episode_tap import EpisodeTap
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.swarm_server import LOGS_DIR, Progress, ServerHandle, log_tail, process_mentions
@@ -29,8 +31,10 @@ from agentjet.vibe.swarm_server import LOGS_DIR, Progress, ServerHandle, log_tai
 __all__ = [
     "ClientHandle",
     "ClientSettings",
+    "Standby",
     "abort_left_open",
     "resolve_sandbox",
+    "spawn_standby",
     "start_client",
     "stop_client",
     "stop_stray_client",
@@ -109,11 +113,84 @@ def _argv(workspace: Path, client: Path, sandbox: str, url: str, settings: Clien
     for param in settings.params:
         flags += ["--param", param]
     if sandbox == "none":
-        head = [sys.executable, "-m", "agentjet.cli.main", "client", "run", str(client), "--server", url, "--json"]
+        head = [sys.executable, "-m", _module(sandbox), "client", "run", str(client), "--server", url, "--json"]
         return head + flags + ["--log-level", "WARNING"]
-    head = [sys.executable, "-m", "agentjet.vibe.sandboxed_client", "--workspace", str(workspace)]
+    head = [sys.executable, "-m", _module(sandbox), "--workspace", str(workspace)]
     head += ["--client", str(client), "--server", url, "--backend", sandbox]
     return head + flags + ["--memory", settings.memory, "--timeout-s", str(settings.timeout_s)]
+
+
+def _module(sandbox: str) -> str:
+    return "agentjet.cli.main" if sandbox == "none" else "agentjet.vibe.sandboxed_client"
+
+
+def _env(token: str) -> dict[str, str]:
+    return {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+
+
+def _log_path(workspace: Path, generation: int) -> Path:
+    logs = workspace / LOGS_DIR
+    logs.mkdir(parents=True, exist_ok=True)
+    return logs / f"client-{generation}.log"
+
+
+@dataclass
+class Standby:
+    """The next client process, started early and waiting for its arguments (`client_standby.py`)."""
+
+    process: subprocess.Popen[bytes]
+    generation: int
+    sandbox: str
+    ready_file: Path
+
+    def is_ready(self) -> bool:
+        """Warm: its imports and the sandbox probe are done."""
+        return self.ready_file.exists()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not self.is_ready() and self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.is_ready()
+
+    def fits(self, generation: int, sandbox: str) -> bool:
+        return self.generation == generation and self.sandbox == sandbox and self.process.poll() is None
+
+    def go(self, args: list[str]) -> subprocess.Popen[bytes]:
+        assert self.process.stdin is not None  # spawned with stdin=PIPE
+        self.process.stdin.write((json.dumps(args) + "\n").encode())
+        self.process.stdin.close()
+        return self.process
+
+    def close(self) -> None:
+        """Not needed after all: end of input makes it exit."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def spawn_standby(workspace: Path, *, token: str, sandbox: str, generation: int) -> Standby:
+    """Start the process that will be client `generation`: imports and the sandbox probe happen now."""
+    argv = [sys.executable, "-m", "agentjet.vibe.client_standby", _module(sandbox)]
+    argv += [] if sandbox == "none" else [sandbox]
+    ready = _log_path(workspace, generation).with_suffix(".ready")
+    ready.unlink(missing_ok=True)
+    with _log_path(workspace, generation).open("ab") as sink:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**_env(token), READY_ENV: str(ready)},
+            cwd=workspace,
+            start_new_session=True,
+        )
+    return Standby(process, generation, sandbox, ready)
 
 
 def start_client(
@@ -125,30 +202,33 @@ def start_client(
     sandbox: str,
     settings: ClientSettings,
     generation: int,
+    standby: Standby | None = None,
 ) -> ClientHandle:
-    """Start `client` against the server behind a fresh tap; returns at once (it runs in the background)."""
+    """Start `client` against the server behind a fresh tap (in `standby` when it fits); returns at once."""
     if not client.is_file():
         raise VibeError(f"client file {client} does not exist")
     tap = EpisodeTap(server_url).start()
-    logs = workspace / LOGS_DIR
-    logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / f"client-{generation}.log"
-    env = {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+    argv = _argv(workspace, client, sandbox, tap.url, settings)
     try:
-        with log_path.open("ab") as sink:
-            process = subprocess.Popen(
-                _argv(workspace, client, sandbox, tap.url, settings),
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=workspace,
-                start_new_session=True,
-            )
+        if standby is not None and standby.fits(generation, sandbox):
+            process = standby.go(argv[3:])  # what follows `python -m MODULE`
+        else:
+            if standby is not None:
+                standby.close()
+            with _log_path(workspace, generation).open("ab") as sink:
+                process = subprocess.Popen(
+                    argv,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    env=_env(token),
+                    cwd=workspace,
+                    start_new_session=True,
+                )
     except OSError:
         tap.close()
         raise
     log.info("client started generation=%d pid=%d sandbox=%s file=%s", generation, process.pid, sandbox, client)
-    return ClientHandle(client, generation, process, tap, log_path, sandbox, time.time())
+    return ClientHandle(client, generation, process, tap, _log_path(workspace, generation), sandbox, time.time())
 
 
 def stop_client(handle: ClientHandle, server: ServerHandle, *, timeout_s: float = 30.0) -> None:

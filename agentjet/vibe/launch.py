@@ -25,7 +25,9 @@ from agentjet.core import AgentJetError, SwarmClient, TrainConfig
 from agentjet.vibe.client_process import (
     ClientHandle,
     ClientSettings,
+    Standby,
     resolve_sandbox,
+    spawn_standby,
     start_client,
     stop_client,
     stop_stray_client,
@@ -124,6 +126,7 @@ class TrainingRun:
     hot_swaps: list[dict[str, Any]] = field(default_factory=list)
     restarts: int = 0
     progress: Progress = _quiet
+    standby: Standby | None = None  # the next client process, already started and waiting
 
     def swarm(self) -> SwarmClient:
         """A fresh SDK client for the server (close it after use)."""
@@ -248,6 +251,7 @@ def launch(
         last_step=step,
         progress=progress,
     )
+    run.standby = spawn_standby(root, token=server.token, sandbox=sandbox, generation=2)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
 
@@ -257,7 +261,14 @@ def _where(sandbox: str) -> str:
 
 
 def _start(
-    root: Path, server: ServerHandle, sandbox: str, client: Path, settings: ClientSettings, *, generation: int
+    root: Path,
+    server: ServerHandle,
+    sandbox: str,
+    client: Path,
+    settings: ClientSettings,
+    *,
+    generation: int,
+    standby: Standby | None = None,
 ) -> ClientHandle:
     handle = start_client(
         root,
@@ -267,6 +278,7 @@ def _start(
         sandbox=sandbox,
         settings=settings,
         generation=generation,
+        standby=standby,
     )
     write_launch_file(root, client_pid=handle.process.pid, client_file=str(client))
     return handle
@@ -278,11 +290,22 @@ def restart_client(run: TrainingRun, client: Path | None = None) -> ClientHandle
     return _start_next(run, client or run.client.path)
 
 
-def _start_next(run: TrainingRun, client: Path) -> ClientHandle:
+def _start_next(run: TrainingRun, client: Path, *, spawn_next: bool = True) -> ClientHandle:
+    """The next client generation, in the waiting standby; then (or later) a standby for the one after."""
     generation = run.client.generation + 1
     settings = run.client_settings(generation)
-    run.client = _start(run.workspace, run.server, run.sandbox, client, settings, generation=generation)
+    standby, run.standby = run.standby, None
+    run.client = _start(
+        run.workspace, run.server, run.sandbox, client, settings, generation=generation, standby=standby
+    )
+    if spawn_next:
+        _spawn_next(run)
     return run.client
+
+
+def _spawn_next(run: TrainingRun) -> None:
+    generation = run.client.generation + 1
+    run.standby = spawn_standby(run.workspace, token=run.server.token, sandbox=run.sandbox, generation=generation)
 
 
 def hot_swap(
@@ -298,11 +321,12 @@ def hot_swap(
     stopping = threading.Thread(target=stop_client, args=(old, run.server), name="vibe-stop-old-client")
     stopping.start()
     started = time.time()
-    handle = _start_next(run, new_client_path)
+    handle = _start_next(run, new_client_path, spawn_next=False)  # nothing else competes for the CPU now
     try:
         first = _first_episode(handle, timeout_s)
     finally:
         stopping.join()
+        _spawn_next(run)
     begun = first.begun_at
     try:
         with run.swarm() as swarm:
@@ -340,6 +364,9 @@ def _first_episode(handle: ClientHandle, timeout_s: float) -> TappedEpisode:
 
 def stop(run: TrainingRun, *, keep_server: bool = False) -> None:
     """Stop the client, then the server unless it is reused (or `keep_server`)."""
+    if run.standby is not None:
+        run.standby.close()
+        run.standby = None
     stop_client(run.client, run.server)
     write_launch_file(run.workspace, client_pid=None)
     if not keep_server and run.server.is_ours:

@@ -136,14 +136,19 @@ def test_hot_swap_returns_the_latency_to_the_new_clients_first_episode(tmp_path:
     run = launch(workspace, options=tiny_options(steps=50), started_at=time.time())
     try:
         step_before = _status(run.server.url, run.server.token)["step"]
+        assert run.standby is not None and run.standby.wait_ready(120.0)  # the next client, warm and waiting
+        standby_pid = run.standby.process.pid
         new = workspace.write("client_v2.py", client_source(temperature=0.7))
         latency = hot_swap(run, new)
         first = run.client.tap.episodes()[0]
         assert 0.0 <= latency < 300.0 and run.hot_swaps[-1]["first_episode"] == first.episode_id
         assert _status(run.server.url, run.server.token)["step"] >= step_before
         assert run.client.path == new and run.client.generation == 2
+        assert run.client.process.pid == standby_pid and run.standby.generation == 3
+        unused = run.standby.process
     finally:
         stop(run)
+    assert unused.wait(timeout=10) == 0  # a standby never needed just ends
 
 
 def test_a_scripted_constant_reward_is_seen_as_zero_variance(tmp_path: Path) -> None:
