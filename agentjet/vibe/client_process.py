@@ -266,16 +266,25 @@ def abort_left_open(server: ServerHandle, episode_ids: Sequence[str], *, newest:
     return aborted
 
 
+def _runs_in(pid: int, workspace: Path) -> bool:
+    """Process `pid` is one of this workspace's clients: it runs in it (a standby's arguments came on stdin)."""
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return process_mentions(pid, str(workspace))
+    return cwd == workspace.resolve() or process_mentions(pid, str(workspace))
+
+
 def stop_stray_client(pid: int, workspace: Path, timeout_s: float = 30.0) -> bool:
     """Stop a client a killed orchestrator left running on this workspace (by its recorded pid)."""
-    if not process_mentions(pid, str(workspace)):
+    if not _runs_in(pid, workspace):
         return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while process_mentions(pid, str(workspace)) and time.monotonic() < deadline:
+    while _runs_in(pid, workspace) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if process_mentions(pid, str(workspace)):
+    if _runs_in(pid, workspace):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     log.warning("stopped a client process pid=%d left by an earlier run", pid)

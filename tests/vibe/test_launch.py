@@ -16,7 +16,7 @@ import yaml
 from agentjet.core.testing import RunningServer
 from agentjet.vibe.client_process import resolve_sandbox
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.launch import CONFIG_FILE, LaunchOptions, launch, stop
+from agentjet.vibe.launch import CONFIG_FILE, LaunchOptions, hot_swap, launch, stop
 from agentjet.vibe.report import ReportInput, write_report
 from agentjet.vibe.sandboxed_client import client_files
 from agentjet.vibe.swarm_server import process_mentions, read_launch_file
@@ -79,7 +79,9 @@ def test_a_relaunch_adopts_the_running_server_and_replaces_the_stray_client(tmp_
     workspace = make_workspace(tmp_path / "ws")
     first = launch(workspace, options=tiny_options(steps=40), started_at=time.time())
     second = None
-    try:  # the orchestrator "died" here: nothing was stopped
+    try:
+        hot_swap(first, workspace.path / "client.py")  # the client is now a former standby: no path in its argv
+        # the orchestrator "died" here: nothing was stopped
         second = launch(workspace, options=tiny_options(steps=40), started_at=time.time())
         assert second.server.adopted and second.server.pid == first.server.pid
         assert second.target_step == first.target_step  # the run's goal is kept
