@@ -4,9 +4,7 @@ Input is the study as trial records (`agentjet.a3r.records.trial_record`: the li
 or the repo's `study.json`), so a cloned campaign repo can be analysed without its runtime dir.
 Void trials (failed and queued again) are listed but never counted. Effects use Student t
 intervals (`agentjet.a3r.stats`); importance is Optuna's PED-ANOVA over the completed search
-trials. The best result is a *finding* only when its confirmation re-runs (fresh seeds) clear
-the baseline: `baseline` re-runs of the plan's base config when the campaign made them, else
-the other completed search trials. Anything short of that is "not confirmed", with the reason.
+trials. Whether the best is a *finding* is `agentjet.a3r.confirmation`'s call.
 """
 
 from __future__ import annotations
@@ -15,12 +13,13 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from agentjet.a3r.confirmation import Confirmation, Verdict, confirm_best
 from agentjet.a3r.importance import param_importance
 from agentjet.a3r.plan import CampaignPlan
 from agentjet.a3r.planner import StageResults
-from agentjet.a3r.stats import Interval, difference_interval, mean_interval
+from agentjet.a3r.stats import Interval, mean_interval
 
 __all__ = [
     "CampaignAnalysis",
@@ -29,11 +28,11 @@ __all__ = [
     "TrialRow",
     "Verdict",
     "analyze",
+    "confirm_best",
     "level_effects",
     "trial_rows",
 ]
 
-Verdict = Literal["finding", "not confirmed", "no result"]
 _MAX_BINS = 3  # a float param's trials are split into at most this many quantile bins
 
 
@@ -51,7 +50,8 @@ class TrialRow:
     seed: int | None = None
     void: bool = False  # failed and queued to run again: shown, never counted
     fail_reason: str | None = None
-    confirm_of: int | None = None  # confirm trials: the search trial they re-run
+    confirm_of: int | None = None  # confirm/baseline trials: the search trial they confirm
+    confirm_index: int | None = None  # confirm/baseline trials: a re-run and its baseline share it (and the seed)
     curve: tuple[tuple[int, float], ...] = ()  # (step, objective) at each eval
 
     @property
@@ -68,20 +68,6 @@ class LevelEffect:
     level: str
     interval: Interval
     order: float = 0.0  # where the level sits on the param's axis (for plots); its index for choices
-
-
-@dataclass(frozen=True)
-class Confirmation:
-    """The best search trial's re-runs against the baseline, and the verdict."""
-
-    verdict: Verdict
-    reason: str
-    best_number: int | None = None
-    runs: tuple[float, ...] = ()
-    confirmed: Interval | None = None  # the re-runs' mean with its interval
-    baseline_label: str = ""
-    baseline: Interval | None = None
-    difference: Interval | None = None  # re-runs minus baseline (Welch), when both have 2+ values
 
 
 @dataclass(frozen=True)
@@ -146,6 +132,7 @@ def trial_rows(records: Sequence[Mapping[str, Any]]) -> list[TrialRow]:
                 void=str(rec.get("state")) == "FAIL" and bool(rec.get("retried")),
                 fail_reason=rec.get("fail_reason"),
                 confirm_of=_int_or_none((rec.get("user_attrs") or {}).get("confirm_of")),
+                confirm_index=_int_or_none((rec.get("user_attrs") or {}).get("confirm_index")),
                 curve=curve,
             )
         )
@@ -209,59 +196,6 @@ def _by_bin(name: str, points: Sequence[tuple[Any, float]], *, log: bool) -> lis
         level = f"{_label(low)}..{_label(high)}" if low != high else _label(low)
         out.append(LevelEffect(name, level, mean_interval([y for _, y in chunk]), order=centre))
     return out
-
-
-def confirm_best(rows: Sequence[TrialRow], best: TrialRow | None, *, maximize: bool) -> Confirmation:
-    """The verdict: a finding only when the re-runs' interval clears the baseline on the good side."""
-    if best is None:
-        return Confirmation("no result", "no search trial completed, so there is no best configuration")
-    confirms = [r for r in rows if r.kind == "confirm" and r.counted and r.value is not None]
-    runs = [r.value for r in confirms if r.confirm_of in (None, best.number) and r.value is not None]
-    if not runs:
-        others = sorted({r.confirm_of for r in confirms if r.confirm_of is not None})
-        why = (
-            f"the re-runs confirm trial {', '.join(map(str, others))}, which is no longer the best"
-            if others
-            else "no confirmation re-run of the best finished"
-        )
-        return Confirmation("not confirmed", why, best.number)
-    confirmed = mean_interval(runs)
-    label, reference = _baseline(rows, best)
-    base = Confirmation("not confirmed", "", best.number, tuple(runs), confirmed, label)
-    if not reference:
-        return _with(base, "there is nothing to compare the re-runs with (no baseline run, no other search trial)")
-    baseline = mean_interval(reference)
-    if len(runs) < 2:
-        return _with(base, f"one re-run gives no interval (set seeds.confirm >= 2); it scored {runs[0]:.4g}", baseline)
-    if len(reference) >= 2:
-        diff = difference_interval(runs, reference)
-        clears = diff.above(0) if maximize else diff.below(0)
-        what = f"re-runs minus {label}: {diff.describe()}"
-    else:
-        diff, clears = None, (confirmed.above(baseline.mean) if maximize else confirmed.below(baseline.mean))
-        what = f"re-runs {confirmed.describe()} against {label} {baseline.mean:.4g}"
-    side = "above" if maximize else "below"
-    if clears:
-        reason = f"the 95% interval lies {side} {label} ({what})"
-        return Confirmation("finding", reason, best.number, tuple(runs), confirmed, label, baseline, diff)
-    return _with(base, f"the 95% interval does not lie {side} {label} ({what})", baseline, diff)
-
-
-def _with(
-    base: Confirmation, reason: str, baseline: Interval | None = None, diff: Interval | None = None
-) -> Confirmation:
-    return Confirmation(
-        base.verdict, reason, base.best_number, base.runs, base.confirmed, base.baseline_label, baseline, diff
-    )
-
-
-def _baseline(rows: Sequence[TrialRow], best: TrialRow) -> tuple[str, list[float]]:
-    """The plan's base config re-run (kind `baseline`) when there is one, else the other search trials."""
-    runs = [r.value for r in rows if r.kind == "baseline" and r.counted and r.value is not None]
-    if runs:
-        return "the base config", runs
-    others = [r.value for r in rows if r.kind == "search" and r.counted and r.number != best.number]
-    return "the other search trials", [v for v in others if v is not None]
 
 
 def _notes(rows: Sequence[TrialRow], plan: CampaignPlan) -> list[str]:

@@ -87,11 +87,13 @@ def _curves(analysis: CampaignAnalysis) -> Figure | None:
         steps, values = [s for s, _ in row.curve], [v for _, v in row.curve]
         is_best = row.number == best
         style = _STATE_STYLE.get(row.state, "-")
-        colour = "tab:red" if is_best else ("tab:green" if row.kind == "confirm" else "0.55")
+        colour = "tab:red" if is_best else {"confirm": "tab:green", "baseline": "tab:purple"}.get(row.kind, "0.55")
         label = f"best (trial {row.number})" if is_best else None
         ax.plot(steps, values, style, color=colour, lw=2.2 if is_best else 1.0, marker=".", alpha=0.9, label=label)
     if best is not None:
         ax.plot([], [], color="tab:green", lw=1.0, label="confirmation re-runs")
+        if any(r.kind == "baseline" for r in rows):
+            ax.plot([], [], color="tab:purple", lw=1.0, label="base config")
         ax.plot([], [], ":", color="0.55", lw=1.0, label="pruned")
         ax.legend(loc="best", fontsize=8)
     ax.set_xlabel("training step")
@@ -136,13 +138,13 @@ def _confirmation(analysis: CampaignAnalysis) -> Figure | None:
     ax = fig.add_subplot()
     groups = [("best, re-run", c.confirmed, list(c.runs))]
     if c.baseline is not None:
-        groups.append((c.baseline_label.removeprefix("the "), c.baseline, []))
+        groups.append((c.baseline_label.removeprefix("the "), c.baseline, list(c.baseline_runs)))
     for x, (_, interval, points) in enumerate(groups):
         err = [[0.0], [0.0]]
         if interval.low is not None and interval.high is not None:
             err = [[interval.mean - interval.low], [interval.high - interval.mean]]
         ax.errorbar([x], [interval.mean], yerr=err, fmt="o", capsize=6, color="tab:red" if x == 0 else "0.4")
-        ax.scatter([x + 0.08] * len(points), points, s=12, color="tab:red", alpha=0.6)
+        ax.scatter([x + 0.08] * len(points), points, s=12, color="tab:red" if x == 0 else "0.4", alpha=0.6)
     ax.set_xticks(range(len(groups)), [g[0] for g in groups], fontsize=8)
     ax.set_xlim(-0.5, len(groups) - 0.5)
     ax.set_ylabel(f"{analysis.plan.objective.metric} (95% CI)")

@@ -105,7 +105,8 @@ def _curves(a: CampaignAnalysis, figures: Mapping[str, Path], figures_dir: str) 
         return ""
     return (
         "## Learning curves\n\nThe objective at each eval of every trial (red: the best; green: its re-runs; "
-        "dotted: pruned). Each trial's own curve, with its train reward, is `trials/<n>/curve.png`.\n\n" + image
+        "purple: the base config; dotted: pruned). Each trial's own curve, with its train reward, is "
+        "`trials/<n>/curve.png`.\n\n" + image
     )
 
 
@@ -116,6 +117,8 @@ def _confirmation(a: CampaignAnalysis, figures: Mapping[str, Path], figures_dir:
         out.append(f"Re-runs of trial {c.best_number}: " + ", ".join(_fmt(v) for v in c.runs) + ".")
     if c.confirmed is not None:
         out.append(f"Re-runs' mean: {c.confirmed.describe(4)}.")
+    if c.baseline_runs:
+        out.append("Runs of the plan's base config on the same seeds: " + ", ".join(map(_fmt, c.baseline_runs)) + ".")
     if c.baseline is not None:
         out.append(f"Baseline ({c.baseline_label}): {c.baseline.describe(4)}.")
     if c.difference is not None:
@@ -132,7 +135,7 @@ def _trial_line(r: TrialRow) -> str:
     state = "FAIL (void, re-run)" if r.void else r.state
     if r.state == "FAIL" and r.fail_reason:
         state += f": {r.fail_reason.splitlines()[0][:80]}"
-    kind = f"confirm of {r.confirm_of}" if r.kind == "confirm" and r.confirm_of is not None else r.kind
+    kind = f"{r.kind} for {r.confirm_of}" if r.kind in ("confirm", "baseline") and r.confirm_of is not None else r.kind
     duration = f"{r.duration_s:.1f} s" if r.duration_s is not None else ""
     cells = [str(r.number), kind, describe_params(r.params), state, _fmt(r.value), r.server or "", duration]
     cells.append("" if r.seed is None else str(r.seed))

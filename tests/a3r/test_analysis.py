@@ -208,6 +208,27 @@ def test_baseline_reruns_are_preferred_to_the_other_search_trials() -> None:
     assert c.baseline_label == "the base config" and c.verdict == "not confirmed"
 
 
+def test_base_config_runs_on_the_same_seeds_are_compared_pair_by_pair() -> None:
+    """Seeds move both runs a lot, the best gains a little on each: only the paired interval sees it."""
+    study = _study(8)
+    best = study.best_trial.number
+    confirm, base = [0.5, 0.8, 0.3, 0.9], [0.45, 0.74, 0.26, 0.84]
+    _confirm(study, best, confirm)
+    for paired in (True, False):
+        for i, value in enumerate(base):
+            attrs = {"kind": "baseline", "confirm_of": best, **({"confirm_index": i} if paired else {})}
+            study.add_trial(create_trial(params={}, distributions={}, value=value, user_attrs=attrs))
+        c = analyze(_plan(), _records(study)).confirmation
+        if paired:
+            assert c.verdict == "finding" and "on the same seeds, 4 pairs" in c.reason
+            assert c.difference is not None and c.difference.mean == pytest.approx(0.0525)
+            assert c.baseline_runs == tuple(base)
+            study = _study(8)
+            _confirm(study, best, confirm)
+        else:
+            assert c.verdict == "not confirmed" and "pairs" not in c.reason  # Welch cannot tell them apart
+
+
 @pytest.mark.parametrize(
     ("runs", "verdict", "why"),
     [

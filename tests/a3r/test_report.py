@@ -86,7 +86,7 @@ def test_report_reads_the_live_study_and_commits_report_and_figures(repo: Campai
     text = result.path.read_text()
     for number in range(len(study.trials)):  # every trial has its row in the table
         assert f"\n| {number} | " in text
-    assert "FAIL (void, re-run)" in text and "PRUNED" in text and "confirm of 7" in text
+    assert "FAIL (void, re-run)" in text and "PRUNED" in text and "confirm for 7" in text
     assert "**Finding**" in text and "Which learning rate works best?" in text
     assert set(result.figures) == {"importance", "curves", "effects", "confirmation"}
     for path in result.figures.values():
