@@ -148,10 +148,11 @@ def _method(a: CampaignAnalysis) -> str:
         "## Method\n\n"
         f"Sampler `{plan.sampler.name}` (seed {plan.sampler_seed}), pruner `{plan.pruner.name}`, "
         f"{plan.seeds.confirm} confirmation re-run(s) of the best params with fresh seeds. Intervals are Student t "
-        "(Welch for a difference): a bootstrap is too narrow at a handful of re-runs. Importance is Optuna's "
-        f"PED-ANOVA over the completed search trials (not estimated below {MIN_TRIALS}). The best result is called a "
-        "finding only when the re-runs' 95% interval lies on the better side of the baseline (re-runs of the base "
-        "config when the campaign made them, else the other completed search trials); otherwise it is not confirmed. "
+        "(paired by seed, or Welch, for a difference): a bootstrap is too narrow at a handful of re-runs. Importance "
+        f"is Optuna's PED-ANOVA over the completed search trials (not estimated below {MIN_TRIALS}). The best result "
+        "is called a finding only when the re-runs' 95% interval lies on the better side of the baseline (the plan's "
+        "base config run on the same seeds when the campaign made those runs, else the other completed search "
+        "trials); otherwise it is not confirmed. "
         "Void trials (a lost server, a stopped campaign) are listed but not counted; their params ran again."
     )
 
