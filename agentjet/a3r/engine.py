@@ -4,17 +4,18 @@
 runs it again from where the study and the repo say it is. A session:
 1. takes the repo's lock (`agentjet.a3r.lock`: a second live session is refused), opens the study
    (`agentjet.a3r.study`), reconciles study and repo (`agentjet.a3r.resume`), starts the pool;
-2. schedules: one thread per trial, each on a server acquired from the pool. The scheduler asks
-   the study for the next trial while every server is busy, so a freed server starts its next
-   trial at once; a trial reports each eval (`trial.report`, `should_prune`) and is told
+2. schedules: one thread per trial, each on a server acquired from the pool. A helper thread
+   (`agentjet.a3r.prefetch`) asks the study ahead while every server is busy, so a freed server
+   starts its next trial at once; a trial reports each eval (`trial.report`, `should_prune`) and is told
    COMPLETE / PRUNED / FAIL when it ends; its files are committed (`agentjet.a3r.repo`);
 3. a trial whose server is lost (`ServerLost`) is failed with the reason and its params and seed
    queued to run on another server (the pool restarts a local server, drops a remote one until
    its heartbeat answers again);
 4. stops starting fresh trials at `budget.trials` (search trials that count: not void) or
    `budget.wall_clock` (active campaign time, summed over sessions); queued re-runs still run;
-5. then re-runs the best search trial's params `seeds.confirm` times with fresh seeds
-   (`kind: confirm` trials, never pruned), and logs the outcome in decisions.md.
+5. then re-runs the best search trial's params `seeds.confirm` times with fresh seeds, each paired
+   with a run of the plan's base config on the same seed (`kind: confirm` / `baseline` trials,
+   never pruned), and logs the outcome in decisions.md.
 A stop request (`request_stop`: the STOP file) drains: no new trial starts, running ones finish;
 `now` also interrupts them at their next report (failed, params queued for the next resume).
 """
@@ -22,8 +23,6 @@ A stop request (`request_stop`: the STOP file) drains: no new trial starts, runn
 from __future__ import annotations
 
 import logging
-import math
-import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -34,11 +33,14 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from agentjet.a3r.curve import CurveDrawer
+from agentjet.a3r.decisions import best_search, finish_summary, start_text
 from agentjet.a3r.errors import CampaignError
 from agentjet.a3r.lock import CampaignLock, StopMode, clear_stop, stop_requested
 from agentjet.a3r.members import MemberState, PoolMember
 from agentjet.a3r.plan import CampaignPlan, parse_pool, search_space_distributions
 from agentjet.a3r.pool import ServerPool
+from agentjet.a3r.prefetch import Prefetcher
 from agentjet.a3r.records import (
     CONFIRM_OF,
     KIND,
@@ -50,8 +52,14 @@ from agentjet.a3r.records import (
     study_export,
 )
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.a3r.resume import BASELINE_RUNS, fail_and_requeue, queue_confirmations, reconcile_study
-from agentjet.a3r.study import LOCAL_STORAGES, grid_size, load_campaign_study, make_storage, suggest_all
+from agentjet.a3r.resume import (
+    BASELINE_RUNS,
+    commit_missing,
+    fail_and_requeue,
+    queue_confirmations,
+    reconcile_study,
+)
+from agentjet.a3r.study import LOCAL_STORAGES, load_campaign_study, make_storage, search_budget, suggest_all
 from agentjet.a3r.timing import CampaignResult, TrialTiming
 from agentjet.a3r.trial_worker import RunningTrial, TrialContext, run_trial_thread
 
@@ -122,7 +130,7 @@ class Campaign:
         self.repo_id = ""
         self.study: optuna.Study | None = None
         self._dists = search_space_distributions(self.plan)
-        self._budget = _search_budget(self.plan)
+        self._budget = search_budget(self.plan)
         self._study_lock = threading.RLock()
         self._changed = threading.Condition()
         self._running: dict[int, RunningTrial] = {}
@@ -148,6 +156,7 @@ class Campaign:
             self.study = self._open_study()
             self._reconcile()
             if self._pending():
+                self.repo.drawer = CurveDrawer(process=True)
                 self._start_pool()
                 beat = threading.Thread(target=self._heartbeat, name="campaign-heartbeat", daemon=True)
                 beat.start()
@@ -162,6 +171,8 @@ class Campaign:
             self._save_active()
             if self.pool is not None and self._given_pool is None:
                 self.pool.close()
+            self.repo.drawer.close()
+            self.repo.drawer = CurveDrawer()
             self.lock.beat(self._status())
             self.lock.release()
             if beat is not None:
@@ -197,33 +208,16 @@ class Campaign:
             study, repo_id=self.repo_id, local_storage=self.storage in LOCAL_STORAGES,
             max_attempts=self.options.max_attempts, confirm=self.plan.seeds.confirm, base_seed=self.plan.seeds.base,
         )  # fmt: skip
-        committed = self.repo.committed_trials()
-        missing = [
-            t for t in study.get_trials(deepcopy=False)
-            if t.state.is_finished() and t.number not in committed
-            and (self.storage in LOCAL_STORAGES or t.user_attrs.get(REPO_ID) == self.repo_id)
-        ]  # fmt: skip
-        for trial in missing:
-            self.repo.record_trial(trial, self.plan, self._export())
-        if missing:
-            notes.append(f"trials {[t.number for t in missing]} had ended without a commit: committed now")
+        notes += commit_missing(study, self.repo, self.plan, self._export, ours=self._ours)
         if sessions == 1:
-            self.repo.add_decision(f"campaign started: study {self.plan.name}", self._start_text())
+            setup = start_text(self.plan, storage=self.storage, budget=self._budget)
+            self.repo.add_decision(f"campaign started: study {self.plan.name}", setup)
         else:
             text = "\n".join(f"- {n}" for n in notes) or "- study and repo agree: nothing to repair"
             self.repo.add_decision(f"campaign resumed (session {sessions})", text)
 
-    def _start_text(self) -> str:
-        plan = self.plan
-        clock = plan.budget.wall_clock or "none"
-        return (
-            f"- sampler {plan.sampler.name} (seed {plan.sampler_seed}), pruner {plan.pruner.name}, "
-            f"objective {plan.objective.direction} {plan.objective.metric}\n"
-            f"- storage {self.storage}, pool {plan.pool.to_plan_value()}, model {plan.model}\n"
-            f"- budget: {self._budget if self._budget is not None else 'no'} trials, wall clock {clock}, "
-            f"{plan.budget.steps_per_trial} steps per trial\n"
-            f"- confirmation: {plan.seeds.confirm} re-runs of the best params with fresh seeds"
-        )
+    def _ours(self, trial: FrozenTrial) -> bool:
+        return self.storage in LOCAL_STORAGES or trial.user_attrs.get(REPO_ID) == self.repo_id
 
     def _pool_size(self) -> int:
         return len(self._given_pool.members) if self._given_pool is not None else self.plan.pool.size
@@ -283,33 +277,50 @@ class Campaign:
 
     def _schedule(self) -> None:
         self._phase = "search"
-        staged: RunningTrial | None = None
-        while True:
-            self._raise_crash()
-            self._poll_stop()
-            if staged is not None and self._stop == "now":  # asked, never launched: void like a running one
-                self._void_unlaunched(staged, "stopped before it started (stop --now)")
-                staged = None
-            if staged is None and self._has_work():
-                staged = self._ask()
-            if staged is None:
-                if self._running:
-                    self._wait_for_change()
+        asker = Prefetcher(self._ask_if_work, self._changed, name="campaign-ask")
+        run: RunningTrial | None = None
+        try:
+            while True:
+                self._raise_crash(asker.error)
+                self._poll_stop()
+                if run is not None and self._stop == "now":  # asked, never launched: void like a running one
+                    self._void_unlaunched(run, "stopped before it started (stop --now)")
+                    run = None
+                if run is None:
+                    if asker.pending:
+                        self._wait_for_change()
+                    elif (run := asker.take()) is not None:
+                        asker.request()  # one more ready while this one waits for a server
+                    elif self._has_work():
+                        asker.request()
+                    elif self._running:
+                        self._wait_for_change()
+                    elif self._stop is not None or not self._begin_confirmation():
+                        return
                     continue
-                if self._stop is None and self._begin_confirmation():
-                    continue
-                return
-            member = self._acquire()
-            if member is not None and self._stop == "now":  # came while waiting for a server
-                self._require_pool().release(member)
-            elif member is not None:
-                self._launch(staged, member)
-                staged = None
+                member = self._acquire()
+                if member is not None and self._stop == "now":  # came while waiting for a server
+                    self._require_pool().release(member)
+                elif member is not None:
+                    self._launch(run, member)
+                    run = None
+        finally:
+            left = [r for r in (asker.close(), run) if r is not None]  # only after an error
+            for unlaunched in left:
+                try:
+                    self._void_unlaunched(unlaunched, "the session ended before it started")
+                except Exception:  # the error in flight matters more; resume voids it anyway
+                    log.exception("could not fail trial %d, asked but never launched", unlaunched.trial.number)
+
+    def _ask_if_work(self) -> RunningTrial | None:
+        return self._ask() if self._stop is None and self._has_work() else None
 
     def _void_unlaunched(self, run: RunningTrial, reason: str) -> None:
-        attempts = self.options.max_attempts
-        frozen = fail_and_requeue(self._require_study(), run.trial, reason, repo_id=self.repo_id, max_attempts=attempts)
-        self.repo.record_trial(frozen, self.plan, self._export())
+        frozen = fail_and_requeue(
+            self._require_study(), run.trial, reason, repo_id=self.repo_id, max_attempts=self.options.max_attempts,
+            base_seed=self.plan.seeds.base, extra_attrs=run.tags,
+        )  # fmt: skip
+        self.repo.record_trial(frozen, self.plan, self._export)
 
     def _poll_stop(self) -> None:
         mode = stop_requested(self.repo.runtime_dir)
@@ -321,11 +332,12 @@ class Campaign:
         with self._changed:
             self._changed.wait(_POLL_S)
 
-    def _raise_crash(self) -> None:
+    def _raise_crash(self, error: BaseException | None = None) -> None:
+        self._crash = self._crash or error
         if self._crash is not None:
             self.stop(now=True)
             self._join_trials()
-            raise CampaignError(f"a trial thread crashed, so the campaign stopped: {self._crash!r}") from self._crash
+            raise CampaignError(f"the campaign stopped after an internal error: {self._crash!r}") from self._crash
 
     def _acquire(self) -> PoolMember | None:
         pool = self._require_pool()
@@ -344,21 +356,21 @@ class Campaign:
             return None
 
     def _ask(self) -> RunningTrial:
-        """The next trial: a queued one (a re-run, a confirmation) first, else a fresh sample."""
+        """The next trial: a queued one (a re-run, a confirmation) first, else a fresh sample. Only the
+        study's own work happens here; the trial's attrs and config are written by its thread."""
         study = self._require_study()
         started = time.perf_counter()
         with self._study_lock:
             trial = study.ask()
-            attrs = trial.user_attrs
-            if KIND not in attrs:
-                attrs = {KIND: "search", SEED: self.plan.seeds.base + trial.number, REPO_ID: self.repo_id}
-                for key, value in attrs.items():
-                    trial.set_user_attr(key, value)
-            trial.set_user_attr(WORKER, self.lock.worker)
-            params = {} if attrs.get(KIND) == "baseline" else suggest_all(trial, self._dists)
-        self.repo.write_config(trial.number, self.plan, params, attrs)
-        seed = int(attrs.get(SEED, self.plan.seeds.base + trial.number))
-        return RunningTrial(trial, str(attrs.get(KIND, "search")), params, seed, time.perf_counter() - started)
+            queued = dict(trial.user_attrs)
+            params = {} if queued.get(KIND) == "baseline" else suggest_all(trial, self._dists)
+        tags = {} if KIND in queued else {KIND: "search", SEED: self.plan.seeds.base + trial.number}
+        tags |= {} if REPO_ID in queued else {REPO_ID: self.repo_id}
+        attrs = {**queued, **tags, WORKER: self.lock.worker}
+        return RunningTrial(
+            trial, str(attrs[KIND]), params, int(attrs[SEED]), time.perf_counter() - started,
+            tags={**tags, WORKER: self.lock.worker}, attrs=attrs,
+        )  # fmt: skip
 
     def _launch(self, run: RunningTrial, member: PoolMember) -> None:
         run.member = member
@@ -380,6 +392,7 @@ class Campaign:
             self.plan, self.repo, self._require_study(), self._require_pool(), self.repo_id,
             self.options.max_attempts, self._stop_now, self._export, self._say,
         )  # fmt: skip
+        crash: BaseException | None = None
         try:
             timing, crash = run_trial_thread(ctx, run)
             with self._changed:
@@ -397,14 +410,7 @@ class Campaign:
     # -- confirmation and the end ----------------------------------------------------------------
 
     def _best_search(self) -> FrozenTrial | None:
-        done = [
-            t for t in self._require_study().get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if t.user_attrs.get(KIND, "search") == "search" and t.value is not None
-        ]  # fmt: skip
-        if not done:
-            return None
-        pick = max if self.plan.objective.direction == "maximize" else min
-        return pick(done, key=lambda t: float(t.value if t.value is not None else math.nan))
+        return best_search(self._require_study().get_trials(deepcopy=False), self.plan.objective.direction)
 
     def _begin_confirmation(self) -> bool:
         """Queue the confirmation runs once the search is over; False when there is none to run."""
@@ -421,13 +427,13 @@ class Campaign:
                     study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id
                 )
         if best is None:
-            self.repo.add_decision("search finished with no completed trial: nothing to confirm", export=self._export())
+            self.repo.add_decision("search finished with no completed trial: nothing to confirm", export=self._export)
             return False
         self._phase = "confirm"
         pairs = ", each paired with a run of the plan's base config on the same seed" if baseline else ""
         self.repo.add_decision(
             f"search finished: confirm trial {best.number} ({best.value:.4f}) with {n} fresh seeds",
-            f"params: {describe_params(best.params)}\n{n} re-runs with fresh seeds{pairs}", export=self._export(),
+            f"params: {describe_params(best.params)}\n{n} re-runs with fresh seeds{pairs}", export=self._export,
         )  # fmt: skip
         self._say(f"confirming trial {best.number} with {n} re-runs{' and baseline runs' if baseline else ''}")
         return True
@@ -442,28 +448,13 @@ class Campaign:
             self.repo.add_decision(
                 f"stopped by request ({self._stop})",
                 f"{counted} search trials counted so far, {waiting} queued; `resume` goes on from here",
-                export=self._export(),
+                export=self._export,
             )
             return
         study.set_user_attr(FINISHED, True)
         self._phase = "finished"
-        self.repo.add_decision("campaign finished", self._summary(), export=self._export())
-
-    def _summary(self) -> str:
-        trials = self._require_study().get_trials(deepcopy=False)
-        states: dict[str, int] = {}
-        for t in trials:
-            states[t.state.name] = states.get(t.state.name, 0) + 1
-        lines = [f"- trials: {', '.join(f'{k} {v}' for k, v in sorted(states.items()))}"]
-        best = self._best_search()
-        if best is not None:
-            lines.append(f"- best search trial {best.number}: {best.value:.4f} with {describe_params(best.params)}")
-            for kind, label in (("confirm", "confirmation re-runs"), ("baseline", "base config runs")):
-                values = [t.value for t in trials if t.user_attrs.get(KIND) == kind and t.value is not None]
-                if values:
-                    spread = f" ± {statistics.stdev(values):.4f} (sd)" if len(values) > 1 else ""
-                    lines.append(f"- {label} ({len(values)} fresh seeds): {statistics.fmean(values):.4f}{spread}")
-        return "\n".join(lines)
+        summary = finish_summary(study.get_trials(deepcopy=False), self.plan.objective.direction)
+        self.repo.add_decision("campaign finished", summary, export=self._export)
 
     # -- status ----------------------------------------------------------------------------------
 
@@ -492,11 +483,7 @@ class Campaign:
 
     def _status(self) -> dict[str, Any]:
         with self._changed:
-            running = [
-                {"number": n, "kind": r.kind, "server": r.member.name if r.member else None, "params": r.params,
-                 "step": r.step, "value": r.value, "elapsed_s": round(time.perf_counter() - r.launched_at, 1)}
-                for n, r in sorted(self._running.items())
-            ]  # fmt: skip
+            running = [r.status() for _, r in sorted(self._running.items())]
         pool = self.pool
         members = [
             {"name": m.name, "url": m.url, "state": m.state.value, "busy": m.busy, "down_reason": m.down_reason}
@@ -525,10 +512,3 @@ class Campaign:
         if self.pool is None:
             raise CampaignError("the campaign's pool is not started")
         return self.pool
-
-
-def _search_budget(plan: CampaignPlan) -> int | None:
-    size = grid_size(plan)
-    if size is None:
-        return plan.budget.trials
-    return size if plan.budget.trials is None else min(size, plan.budget.trials)

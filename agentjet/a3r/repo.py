@@ -19,7 +19,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ import yaml
 from optuna.trial import FrozenTrial
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentjet.a3r.curve import save_trial_curve
+from agentjet.a3r.curve import CurveDrawer
 from agentjet.a3r.errors import CampaignError
 from agentjet.a3r.plan import CampaignPlan, parse_plan, render_plan, trial_setup
 from agentjet.a3r.records import (
@@ -44,11 +44,12 @@ from agentjet.a3r.records import (
     trial_record,
 )
 
-__all__ = ["CampaignRepo", "CampaignSettings", "trial_commit_message"]
+__all__ = ["CampaignRepo", "CampaignSettings", "Export", "trial_commit_message"]
 
 PLAN, SETTINGS, DECISIONS, EXPORT, TRIALS, RUNTIME = (
     "plan.md", "campaign.yaml", "decisions.md", "study.json", "trials", "runtime",
 )  # fmt: skip
+Export = Mapping[str, Any] | Callable[[], Mapping[str, Any]]  # study.json's content, or how to get it now
 _TRAILER = re.compile(r"^A3R-Trial: (\d+)\s*$", re.MULTILINE)
 _GITIGNORE = "# runtime state of the campaign process: the study DB, servers, lock, heartbeat\nruntime/\n*.tmp\n"
 
@@ -77,6 +78,7 @@ class CampaignRepo:
             raise CampaignError(f"{self.path} is not a git repository: {exc}") from exc
         self._lock = threading.RLock()
         self._committed: set[int] | None = None
+        self.drawer = CurveDrawer()  # a campaign session swaps in a helper-process drawer
         self.settings = CampaignSettings.model_validate(yaml.safe_load((self.path / SETTINGS).read_text()))
 
     @classmethod
@@ -152,20 +154,24 @@ class CampaignRepo:
         return path
 
     def record_trial(
-        self, trial: FrozenTrial, plan: CampaignPlan, export: Mapping[str, Any], *, decision: str | None = None
+        self, trial: FrozenTrial, plan: CampaignPlan, export: Export, *, decision: str | None = None
     ) -> str | None:
         """Commit a finished trial's files (config, metrics, curve, result), study.json and an optional
-        decision entry. None (and nothing written) when the trial has a commit already."""
+        decision entry. None (and nothing written) when the trial has a commit already. The trial's
+        own files are written before taking the repo lock (trial threads draw side by side); the
+        export, when a callable, is taken under the lock, so each commit's study.json is current."""
+        if trial.number in self.committed_trials():
+            return None
+        folder = self.trial_dir(trial.number)
+        if not (folder / "config.yaml").is_file():
+            self.write_config(trial.number, plan, trial.params, trial.user_attrs)
+        (folder / "result.json").write_text(json.dumps(trial_record(trial), indent=1) + "\n")
+        _draw_curve(self.drawer, folder, trial, plan.objective.metric)
+        names = ("config.yaml", "metrics.jsonl", "curve.png", "result.json")
+        files = [folder / name for name in names if (folder / name).is_file()]
         with self._lock:
             if trial.number in self.committed_trials():
                 return None
-            folder = self.trial_dir(trial.number)
-            if not (folder / "config.yaml").is_file():
-                self.write_config(trial.number, plan, trial.params, trial.user_attrs)
-            (folder / "result.json").write_text(json.dumps(trial_record(trial), indent=1) + "\n")
-            _draw_curve(folder, trial, plan.objective.metric)
-            names = ("config.yaml", "metrics.jsonl", "curve.png", "result.json")
-            files = [folder / name for name in names if (folder / name).is_file()]
             if decision:
                 files.append(self._append_decision(decision))
             files.append(self._write_export(export))
@@ -174,7 +180,7 @@ class CampaignRepo:
             self._committed.add(trial.number)
             return sha
 
-    def add_decision(self, title: str, text: str = "", *, export: Mapping[str, Any] | None = None) -> str:
+    def add_decision(self, title: str, text: str = "", *, export: Export | None = None) -> str:
         """Append an entry to decisions.md and commit it (with study.json when given)."""
         with self._lock:
             body = f"{title}\n\n{text.strip()}" if text.strip() else title
@@ -199,7 +205,8 @@ class CampaignRepo:
             handle.write(f"\n## {stamp} UTC: {title}\n" + (f"\n{rest.strip()}\n" if rest.strip() else ""))
         return path
 
-    def _write_export(self, export: Mapping[str, Any]) -> Path:
+    def _write_export(self, export: Export) -> Path:
+        export = export() if callable(export) else export
         path = self.path / EXPORT
         tmp = path.with_name(f".{EXPORT}.tmp")
         tmp.write_text(json.dumps(export, indent=1, default=str) + "\n")
@@ -210,7 +217,7 @@ class CampaignRepo:
         """`git add` + `git commit` through the git CLI: its hashing and zlib run outside our GIL."""
         names = [str(Path(p).resolve().relative_to(self.path)) for p in paths]
         self._git.git.add("--", *names)
-        self._git.git.commit("--quiet", "--no-verify", "-m", message, "--", *names)
+        self._git.git.commit("--quiet", "--no-verify", "--allow-empty", "-m", message, "--", *names)
         return self._git.head.commit.hexsha
 
 
@@ -235,7 +242,7 @@ def trial_commit_message(trial: FrozenTrial) -> str:
     return f"{head}: {describe_params(trial.params)} -> {outcome}\n\nA3R-Trial: {trial.number}\nA3R-State: {state}\n"
 
 
-def _draw_curve(folder: Path, trial: FrozenTrial, objective: str) -> None:
+def _draw_curve(drawer: CurveDrawer, folder: Path, trial: FrozenTrial, objective: str) -> None:
     curve = sorted(trial.intermediate_values.items())
     train: list[tuple[int, float]] = []
     metrics = folder / "metrics.jsonl"
@@ -245,7 +252,7 @@ def _draw_curve(folder: Path, trial: FrozenTrial, objective: str) -> None:
             if isinstance(row.get("train_reward"), int | float) and isinstance(row.get("step"), int):
                 train.append((row["step"], float(row["train_reward"])))
     title = f"trial {trial.number} ({trial.state.name.lower()}): {describe_params(trial.params)}"
-    save_trial_curve(folder / "curve.png", title=title[:90], objective=objective, curve=curve, train=train)
+    drawer.draw(folder / "curve.png", title=title[:90], objective=objective, curve=curve, train=train)
 
 
 def _ensure_identity(repo: git.Repo) -> None:

@@ -17,12 +17,13 @@ COMPLETE and PRUNED trials are never touched, so never run twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from agentjet.a3r.plan import CampaignPlan
 from agentjet.a3r.records import (
     ATTEMPT,
     CONFIRM_INDEX,
@@ -36,10 +37,12 @@ from agentjet.a3r.records import (
     Kind,
     is_void,
 )
+from agentjet.a3r.repo import CampaignRepo, Export
 
 __all__ = [
     "BASELINE_RUNS",
     "CONFIRM_SEED_OFFSET",
+    "commit_missing",
     "confirm_attrs",
     "fail_and_requeue",
     "queue_confirmations",
@@ -53,10 +56,14 @@ BASELINE_RUNS = "baseline_runs"  # study user attr: the confirmation pairs each 
 _RETRY_KEYS = (KIND, SEED, CONFIRM_OF, CONFIRM_INDEX, REPO_ID)
 
 
-def retry_attrs(trial: FrozenTrial | Mapping[str, Any], number: int, repo_id: str) -> dict[str, Any]:
-    """User attrs of the re-run of trial `number`: same kind and seed, one more attempt."""
+def retry_attrs(
+    trial: FrozenTrial | Mapping[str, Any], number: int, repo_id: str, base_seed: int
+) -> dict[str, Any]:
+    """User attrs of the re-run of trial `number`: same kind and seed, one more attempt. A trial that
+    died before its attrs were written was a fresh search trial with seed `base_seed + number`."""
     attrs = trial.user_attrs if isinstance(trial, FrozenTrial) else trial
-    out = {k: attrs[k] for k in _RETRY_KEYS if k in attrs}
+    out: dict[str, Any] = {KIND: "search", SEED: base_seed + number}
+    out.update({k: attrs[k] for k in _RETRY_KEYS if k in attrs})
     out.update({ATTEMPT: int(attrs.get(ATTEMPT, 0)) + 1, RETRY_OF: number, REPO_ID: repo_id})
     return out
 
@@ -105,6 +112,7 @@ def fail_and_requeue(
     *,
     repo_id: str,
     max_attempts: int,
+    base_seed: int,
     extra_attrs: Mapping[str, Any] | None = None,
 ) -> FrozenTrial:
     """Tell a void trial FAIL (with `fail_reason`, `retried`) and queue its params again, unless it has
@@ -117,7 +125,7 @@ def fail_and_requeue(
         live.set_user_attr(key, value)
     frozen = study.tell(live.number, state=TrialState.FAIL, skip_if_finished=True)
     if retry:
-        study.enqueue_trial(dict(live.params), user_attrs=retry_attrs(attrs, live.number, repo_id))
+        study.enqueue_trial(dict(live.params), user_attrs=retry_attrs(attrs, live.number, repo_id, base_seed))
     else:
         log.error("trial %d failed %d times, not run again: %s", live.number, max_attempts, reason)
     return frozen
@@ -131,19 +139,35 @@ def reconcile_study(
     trials = study.get_trials(deepcopy=False)
     for trial in trials:
         if trial.state is TrialState.RUNNING and (local_storage or trial.user_attrs.get(REPO_ID) == repo_id):
+            missing = {KIND: "search", SEED: base_seed + trial.number}  # asked, died before its attrs
             fail_and_requeue(
-                study, trial, "the campaign process died during the trial (killed or crashed); it is void",
-                repo_id=repo_id, max_attempts=max_attempts,
+                study, trial, "the campaign process died while the trial ran or was about to; it is void",
+                repo_id=repo_id, max_attempts=max_attempts, base_seed=base_seed,
+                extra_attrs={k: v for k, v in missing.items() if k not in trial.user_attrs},
             )  # fmt: skip
             notes.append(f"trial {trial.number} was running when the campaign process died: failed, params queued")
     trials = study.get_trials(deepcopy=False)
     retried = {t.user_attrs.get(RETRY_OF) for t in trials}
     for trial in trials:
         if is_void(trial) and trial.number not in retried and _ours(trial, repo_id, local_storage):
-            study.enqueue_trial(dict(trial.params), user_attrs=retry_attrs(trial, trial.number, repo_id))
+            attrs = retry_attrs(trial, trial.number, repo_id, base_seed)
+            study.enqueue_trial(dict(trial.params), user_attrs=attrs)
             notes.append(f"trial {trial.number} was void but its re-run was never queued: queued now")
     notes += _requeue_confirmations(study, trials, repo_id=repo_id, confirm=confirm, base_seed=base_seed)
     return notes
+
+
+def commit_missing(
+    study: optuna.Study, repo: CampaignRepo, plan: CampaignPlan, export: Export, *, ours: Callable[[FrozenTrial], bool]
+) -> list[str]:
+    """Step 4: commit each finished trial of this repo that has no commit yet."""
+    committed = repo.committed_trials()
+    missing = [
+        t for t in study.get_trials(deepcopy=False) if t.state.is_finished() and t.number not in committed and ours(t)
+    ]
+    for trial in missing:
+        repo.record_trial(trial, plan, export)
+    return [f"trials {[t.number for t in missing]} had ended without a commit: committed now"] if missing else []
 
 
 def _ours(trial: FrozenTrial, repo_id: str, local_storage: bool) -> bool:

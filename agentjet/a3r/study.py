@@ -33,6 +33,7 @@ __all__ = [
     "make_pruner",
     "make_sampler",
     "make_storage",
+    "search_budget",
     "storage_path",
 ]
 
@@ -119,6 +120,15 @@ def grid_size(plan: CampaignPlan) -> int | None:
     for values in grid_search_space(plan).values():
         size *= len(values)
     return size
+
+
+def search_budget(plan: CampaignPlan) -> int | None:
+    """Search trials the campaign runs: `budget.trials`, at most the grid's size for a grid (None: until
+    the wall clock)."""
+    size = grid_size(plan)
+    if size is None:
+        return plan.budget.trials
+    return size if plan.budget.trials is None else min(size, plan.budget.trials)
 
 
 def load_campaign_study(

@@ -26,7 +26,7 @@ class TrialTiming:
     server: str
     state: str
     ask_s: float  # study.ask and the trial's attrs (done while every server was still busy)
-    report_s: float  # trial.report + should_prune, summed over its evals
+    report_s: float  # study writes while the server is held: its attrs at launch, report + should_prune
     run_s: float  # launch -> run_trial returned: the server is held
     tell_s: float  # attrs + study.tell (+ enqueue of a re-run), after the server is released
     record_s: float  # files, curve.png, study.json and the git commit, after the server is released

@@ -15,7 +15,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import optuna
@@ -50,11 +50,21 @@ class RunningTrial:
     params: dict[str, Any]  # read once at ask time: optuna.Trial.params is a storage read
     seed: int
     ask_s: float
+    tags: dict[str, Any] = field(default_factory=dict)  # user attrs its thread writes first (kind, seed, ...)
+    attrs: dict[str, Any] = field(default_factory=dict)  # all its user attrs once tagged
     member: PoolMember | None = None
     launched_at: float = 0.0
     step: int = 0
     value: float | None = None
-    report_s: float = 0.0
+    report_s: float = 0.0  # study writes while the server is held: the tags, then each report + should_prune
+
+    def status(self) -> dict[str, Any]:
+        """What the heartbeat file says about it (`agentjet campaign status` shows it live)."""
+        return {
+            "number": self.trial.number, "kind": self.kind, "server": self.member.name if self.member else None,
+            "params": self.params, "step": self.step, "value": self.value,
+            "elapsed_s": round(time.perf_counter() - self.launched_at, 1),
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,7 @@ def run_trial_thread(ctx: TrialContext, run: RunningTrial) -> tuple[TrialTiming,
     member = run.member
     crash: BaseException | None = None
     try:
+        _tag(ctx, run)
         outcome: tuple[str, Any] = ("done", _run(ctx, run, member))
     except ServerLost as exc:
         ctx.pool.mark_down(member, exc.reason)
@@ -92,6 +103,16 @@ def run_trial_thread(ctx: TrialContext, run: RunningTrial) -> tuple[TrialTiming,
     ended = time.perf_counter()
     ctx.pool.release(member)
     return _conclude(ctx, run, member, outcome, ended), crash
+
+
+def _tag(ctx: TrialContext, run: RunningTrial) -> None:
+    """The trial's attrs and config.yaml, written here rather than by the scheduler, which must be
+    free to hand the next freed server its trial."""
+    started = time.perf_counter()
+    for key, value in run.tags.items():
+        run.trial.set_user_attr(key, value)
+    ctx.repo.write_config(run.trial.number, ctx.plan, run.params, run.attrs)
+    run.report_s += time.perf_counter() - started
 
 
 def _run(ctx: TrialContext, run: RunningTrial, member: PoolMember) -> TrialResult:
@@ -110,7 +131,8 @@ def _report(ctx: TrialContext, run: RunningTrial, step: int, value: float) -> bo
     if ctx.stop_now.is_set():
         raise StopNow
     run.trial.report(value, step)  # Optuna's storages are thread-safe
-    prune = run.kind == "search" and ctx.plan.pruner.name != "none" and run.trial.should_prune()
+    pruner = ctx.plan.pruner  # the median pruner never prunes before warmup_steps: skip asking it
+    prune = run.kind == "search" and pruner.name != "none" and step >= pruner.warmup_steps and run.trial.should_prune()
     run.step, run.value = step, value
     run.report_s += time.perf_counter() - started
     return prune
@@ -128,7 +150,10 @@ def _conclude(
     if kind == "done":
         frozen = _tell_done(ctx.study, trial, detail)
     elif kind == "void":  # tell, then enqueue: the scheduler waits while this trial is still running
-        frozen = fail_and_requeue(ctx.study, trial, str(detail), repo_id=ctx.repo_id, max_attempts=ctx.max_attempts)
+        frozen = fail_and_requeue(
+            ctx.study, trial, str(detail), repo_id=ctx.repo_id, max_attempts=ctx.max_attempts,
+            base_seed=ctx.plan.seeds.base, extra_attrs=run.tags,
+        )  # fmt: skip
         decision = f"trial {trial.number} is void: {detail}; " + (
             "its params and seed are queued to run again" if frozen.user_attrs.get(RETRIED)
             else f"it ran {ctx.max_attempts} times, so the failure stands"
@@ -137,7 +162,7 @@ def _conclude(
         trial.set_user_attr(FAIL_REASON, str(detail))
         frozen = ctx.study.tell(trial, state=TrialState.FAIL)
     told = time.perf_counter()
-    ctx.repo.record_trial(frozen, ctx.plan, ctx.export(), decision=decision)
+    ctx.repo.record_trial(frozen, ctx.plan, ctx.export, decision=decision)
     ctx.say(f"trial {trial.number} on {member.name}: {describe_params(run.params)} -> {_outcome(frozen)}")
     return TrialTiming(
         trial.number, member.name, frozen.state.name, run.ask_s, run.report_s, ended - run.launched_at,

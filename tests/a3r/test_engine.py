@@ -161,8 +161,8 @@ def test_stop_now_voids_running_trials_and_resume_runs_each_once(tmp_path: Path)
     campaign.stop(now=True)
     runner.join(timeout=60)
     trials = load_study(repo_dir).trials
-    void = [t for t in trials if t.state is TrialState.FAIL]  # the two running, and one asked ahead
-    assert 2 <= len(void) <= 3 and all("stop --now" in t.user_attrs["fail_reason"] for t in void)
+    void = [t for t in trials if t.state is TrialState.FAIL]  # the two running, and up to two asked ahead
+    assert 2 <= len(void) <= 4 and all("stop --now" in t.user_attrs["fail_reason"] for t in void)
     assert sum("interrupted" in t.user_attrs["fail_reason"] for t in void) == 2
     assert sum(t.state is TrialState.WAITING for t in trials) == len(void)
     assert not any(t.state is TrialState.RUNNING for t in trials)

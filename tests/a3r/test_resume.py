@@ -68,10 +68,11 @@ def test_kill_9_mid_trial_then_resume_loses_nothing_and_runs_nothing_twice(tmp_p
         void = by_number[number]
         assert void.state is TrialState.FAIL and void.user_attrs["retried"] is True
         assert "campaign process died" in void.user_attrs["fail_reason"]
+        assert void.user_attrs["seed"] == old.user_attrs.get("seed", number)  # asked ahead: not tagged yet
         reruns = [t for t in trials if t.user_attrs.get("retry_of") == number]
         assert len(reruns) == 1, f"trial {number} re-ran {len(reruns)} times"
         assert reruns[0].state in (TrialState.COMPLETE, TrialState.PRUNED)
-        assert reruns[0].params == old.params and reruns[0].user_attrs["seed"] == old.user_attrs["seed"]
+        assert reruns[0].params == old.params and reruns[0].user_attrs["seed"] == void.user_attrs["seed"]
     for number in finished_before:  # finished trials keep their state and never run again
         assert by_number[number].state is next(t.state for t in before if t.number == number)
         assert not any(t.user_attrs.get("retry_of") == number for t in trials)
