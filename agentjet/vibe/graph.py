@@ -118,7 +118,7 @@ def _failed(name: str, state: VibeState, exc: NodeFailed) -> dict[str, Any]:
     update["failure"] = Failure(node=name, error=str(exc), logs=exc.logs)
     if name not in REPAIRABLE or rounds >= int(state["options"]["max_repairs"]):
         after = f" after {rounds} repair round(s)" if name in REPAIRABLE else ""
-        update |= {"status": "failed", "message": f"{name} failed{after}: {exc}"}
+        update |= {"status": "failed", "message": f"{name} failed{after}: {exc}", "failed_at": name}
     return update
 
 
@@ -138,7 +138,7 @@ def _repaired(state: VibeState, update: dict[str, Any], error: NodeFailed | None
     update["errors"] = [f"repair({node}): {error}"]
     if attempt >= int(state["options"]["max_repairs"]):
         message = f"{node} failed and {attempt} repair round(s) did not fix it: {error}"
-        update |= {"status": "failed", "message": message}
+        update |= {"status": "failed", "message": message, "failed_at": node}
     return update
 
 
@@ -153,7 +153,10 @@ def _call(name: str, fn: NodeFn, state: VibeState, ctx: VibeContext) -> tuple[di
     except PlanRefused as exc:
         return {"status": "refused", "message": str(exc)}, "refused", str(exc)
     except VibeError as exc:
-        return {"status": "failed", "message": f"{name}: {exc}", "errors": [f"{name}: {exc}"]}, "failed", str(exc)
+        failure = state.get("failure")
+        failed_at = failure["node"] if name == "repair" and failure else name
+        update = {"status": "failed", "message": f"{name}: {exc}", "errors": [f"{name}: {exc}"], "failed_at": failed_at}
+        return update, "failed", str(exc)
     if name == "repair":
         update = _repaired(state, update, None)
         return update, "done", update["repairs"][0]["summary"]
@@ -264,9 +267,18 @@ def _config(run_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": run_id}, "recursion_limit": _RECURSION_LIMIT}
 
 
-def _drive(graph: Graph, start: VibeState | None, ctx: VibeContext) -> VibeState:
-    graph.invoke(start, _config(ctx.run_id), context=ctx, durability="sync")
+def _drive(graph: Graph, start: VibeState | None, ctx: VibeContext, config: RunnableConfig | None = None) -> VibeState:
+    """Run from `start` (None: on from the checkpoint `config` names, default the newest) to the end."""
+    graph.invoke(start, config or _config(ctx.run_id), context=ctx, durability="sync")
     return cast(VibeState, graph.get_state(_config(ctx.run_id)).values)
+
+
+def _retry_point(graph: Graph, run_id: str, node: str) -> RunnableConfig | None:
+    """The newest checkpoint of a failed run from which `node` ran (the history is a tree: a retry forks it)."""
+    for snapshot in graph.get_state_history(_config(run_id)):
+        if snapshot.next == (node,) and snapshot.values.get("status") == "running":
+            return cast(RunnableConfig, {**snapshot.config, "recursion_limit": _RECURSION_LIMIT})
+    return None
 
 
 def _result(state: VibeState) -> RunResult:
@@ -331,7 +343,10 @@ def resume_vibe(
     progress: ProgressSink | None = None,
     sandbox_factory: Any = None,
 ) -> RunResult:
-    """Continue run `run_id` from its last checkpoint: the node that was running when it stopped runs again."""
+    """Continue run `run_id` from its last checkpoint: the node that was running when it stopped runs again.
+
+    A run that failed is retried from the node that failed it (its earlier nodes are not run again);
+    a finished or refused run is returned as it is."""
     workdir = Path(workdir).resolve()
     runs = list_runs(workdir)
     if run_id not in runs:
@@ -341,9 +356,20 @@ def resume_vibe(
         graph: Graph = build_graph(resolve_nodes(nodes)).compile(checkpointer=saver)
         snapshot = graph.get_state(_config(run_id))
         values = cast(VibeState, snapshot.values)
-        if not snapshot.next:
-            return _result(values)
+        start = None if snapshot.next else _retry_from(graph, values)
+        if not snapshot.next and start is None:
+            return _result(values)  # done, refused, or nothing to retry
         options = VibeOptions.model_validate(values["options"])
         ctx = _context(run_id, options, Path(values["workspace"]), progress, sandbox_factory)
-        log.info("vibe resume run=%s next=%s", run_id, ",".join(snapshot.next))
-        return _result(_drive(graph, None, ctx))
+        if start is not None:
+            ctx.progress.log(f"the run had failed ({values.get('message', '')}): retrying {values.get('failed_at')}")
+        log.info("vibe resume run=%s next=%s", run_id, ",".join(snapshot.next) or f"retry {values.get('failed_at')}")
+        return _result(_drive(graph, None, ctx, start))
+
+
+def _retry_from(graph: Graph, values: VibeState) -> RunnableConfig | None:
+    """Where a resume of a failed run starts: the checkpoint before the node that failed it (None: not failed)."""
+    node = values.get("failed_at")
+    if values.get("status") != "failed" or not node:
+        return None
+    return _retry_point(graph, values["run_id"], node)

@@ -86,6 +86,7 @@ class VibeState(TypedDict, total=False):
     repairs: Annotated[list[RepairRecord], operator.add]
     errors: Annotated[list[str], operator.add]  # every failure message, in order
     message: str  # the last word: the refusal text, the fatal error, or where the report is
+    failed_at: str | None  # the node whose failure failed the run (a resume retries it)
 
 
 def new_run_id(sentence: str, *, now: datetime | None = None, token: str | None = None) -> str:
@@ -119,4 +120,5 @@ def initial_state(run_id: str, sentence: str, options: VibeOptions, workspace: s
         repairs=[],
         errors=[],
         message="",
+        failed_at=None,
     )

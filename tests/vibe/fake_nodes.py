@@ -28,7 +28,7 @@ ENV_SCRIPT = "VIBE_FAKE"
 @dataclass
 class FakeScript:
     fail: dict[str, int] = field(default_factory=dict)  # node -> NodeFailed on its first N calls
-    fatal: str | None = None  # node that raises a plain VibeError (not repairable)
+    fatal: str | None = None  # node (repair too) that raises a plain VibeError (not repairable)
     crash: str | None = None  # node that raises RuntimeError on its first call (a bug: the run stops, resumable)
     block: str | None = None  # node that sleeps on its first call until the process is killed
     repair_fails: int = 0  # the repair node's first N calls fail too
@@ -113,6 +113,8 @@ def make_nodes(script: FakeScript | None = None) -> dict[str, NodeFn]:
         before = _record(ctx, "repair")
         failure = state.get("failure")
         assert failure is not None, "repair ran without a failure"
+        if script.fatal == "repair":
+            raise VibeError("no LLM is configured to repair it (scripted)")
         if before < script.repair_fails:
             raise NodeFailed("the fix did not parse (scripted)")
         workspace = Workspace(state["workspace"])

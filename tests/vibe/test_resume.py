@@ -156,3 +156,32 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_leaves_it_resumable(tmp_path: Pat
         "launch_and_watch",
         "report",
     ]
+
+
+def test_resuming_a_failed_run_retries_the_node_that_failed_it(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    nodes = make_nodes(FakeScript(fail={"red_team": 1}))  # fails once: e.g. a timeout on a busy machine
+    options = VibeOptions(workdir=str(workdir), max_repairs=0)
+    failed = run_vibe("train a word game", options, run_id="t-1", nodes=nodes)
+    assert (failed.status, failed.state["failed_at"]) == ("failed", "red_team")
+    assert json.loads((workdir / "t-1" / "run.json").read_text())["status"] == "failed"
+    result = resume_vibe("t-1", workdir, nodes=nodes)
+    assert result.status == "done"
+    assert calls(workdir) == [
+        "understand", "generate", "validate", "red_team", "report",  # the failed run
+        "red_team", "launch_and_watch", "report",  # the retry: from the node that failed
+    ]  # fmt: skip
+    assert json.loads((workdir / "t-1" / "run.json").read_text())["status"] == "done"
+    assert result.state["failed_at"] is None  # the retry forked the history before the failure
+    assert resume_vibe("t-1", workdir, nodes=nodes).status == "done"  # now finished: nothing runs
+    assert len(calls(workdir)) == 8
+
+
+def test_a_run_that_failed_in_repair_is_retried_at_the_repaired_node(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    failing = make_nodes(FakeScript(fatal="repair", fail={"validate": 1}))
+    failed = run_vibe("train a word game", VibeOptions(workdir=str(workdir)), run_id="t-1", nodes=failing)
+    assert (failed.status, failed.state["failed_at"]) == ("failed", "validate")
+    result = resume_vibe("t-1", workdir, nodes=make_nodes())  # e.g. an LLM configured since
+    assert result.status == "done"
+    assert calls(workdir)[5:] == ["validate", "red_team", "launch_and_watch", "report"]
