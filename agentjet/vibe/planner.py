@@ -136,9 +136,12 @@ def _werewolves(reading: Reading, assumptions: list[str]) -> tuple[dict[str, Any
         assumptions.append(
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
         )
-    discussion = reading.discussion if reading.discussion is not None else True
+    discussion = reading.discussion if reading.discussion is not None else False
     if reading.discussion is None:
-        assumptions.append("discussion on (the default): wolves talk at night and every player by day")
+        assumptions.append(
+            "discussion off (the default): players only kill, check, heal and vote, about 30 short calls a game, "
+            "so a CPU machine plays enough games to learn; say 'with discussion' to add talk"
+        )
     assumptions.append(
         "penalty per_action: win/loss minus 0.1 x the invalid-answer share, a graded signal while a small model "
         "is still learning the answer format"

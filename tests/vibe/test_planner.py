@@ -20,7 +20,7 @@ VILLAGE = list(VILLAGE_ROLES)
 
 # sentence -> (family, expected params subset, trained roles or None, steps or None, requested model)
 PLANS: list[tuple[str, str, dict[str, Any], list[str] | None, int | None, str | None]] = [
-    ("train a 7B to play werewolves", "werewolves", {"discussion": True}, ["werewolf"], None, "7B"),
+    ("train a 7B to play werewolves", "werewolves", {"discussion": False}, ["werewolf"], None, "7B"),
     ("teach a small model to win at werewolf as the seer", "werewolves", {}, ["seer"], None, "a small model"),
     ("RL a 0.5B on countdown for 50 steps", "countdown", {"difficulty": 1}, None, 50, "0.5B"),
     (
@@ -129,7 +129,7 @@ def test_every_guess_is_an_assumption() -> None:
     spec = _plan("train a 7B to play werewolves")
     text = " ".join(spec.assumptions)
     assert "no side or role named" in text
-    assert "discussion on" in text
+    assert "discussion off" in text
     assert f"{DEFAULT_STEPS} training steps" in text
     assert "no CUDA GPU" in spec.model_note and "7B" in spec.model_note and EMBEDDED in spec.model_note
     spec = _plan("make qwen better at grade-school math word problems, hard ones")
