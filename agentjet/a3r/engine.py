@@ -42,6 +42,7 @@ from agentjet.a3r.plan import CampaignPlan, parse_pool, search_space_distributio
 from agentjet.a3r.pool import ServerPool
 from agentjet.a3r.prefetch import Prefetcher
 from agentjet.a3r.records import (
+    CONFIRM_INDEX,
     CONFIRM_OF,
     KIND,
     REPO_ID,
@@ -270,6 +271,14 @@ class Campaign:
             return False
         return self._has_work() or self._confirmation_due()
 
+    def _others_running(self) -> bool:
+        """Trials other campaign workers run on a shared (RDB) study: the search is not over before they end.
+        A worker that died leaves its trials RUNNING until its own repo resumes."""
+        if self.storage in LOCAL_STORAGES:
+            return False
+        running = self._require_study().get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        return any(t.number not in self._running for t in running)
+
     def _confirmation_due(self) -> bool:
         return self.plan.seeds.confirm > 0 and CONFIRM_OF not in self._require_study().user_attrs
 
@@ -293,7 +302,7 @@ class Campaign:
                         asker.request()  # one more ready while this one waits for a server
                     elif self._has_work():
                         asker.request()
-                    elif self._running:
+                    elif self._running or self._others_running():
                         self._wait_for_change()
                     elif self._stop is not None or not self._begin_confirmation():
                         return
@@ -356,20 +365,21 @@ class Campaign:
             return None
 
     def _ask(self) -> RunningTrial:
-        """The next trial: a queued one (a re-run, a confirmation) first, else a fresh sample. Only the
-        study's own work happens here; the trial's attrs and config are written by its thread."""
+        """The next trial: a queued one (a re-run, a confirmation) first, else a fresh sample. Runs in the
+        prefetch thread; it claims the trial for this repo (`repo_id`: this repo runs it, whoever queued
+        it) and leaves the other attrs to the trial's thread, so the next ask comes sooner."""
         study = self._require_study()
         started = time.perf_counter()
         with self._study_lock:
             trial = study.ask()
             queued = dict(trial.user_attrs)
+            trial.set_user_attr(REPO_ID, self.repo_id)
             params = {} if queued.get(KIND) == "baseline" else suggest_all(trial, self._dists)
         tags = {} if KIND in queued else {KIND: "search", SEED: self.plan.seeds.base + trial.number}
-        tags |= {} if REPO_ID in queued else {REPO_ID: self.repo_id}
-        attrs = {**queued, **tags, WORKER: self.lock.worker}
+        tags[WORKER] = self.lock.worker
         return RunningTrial(
-            trial, str(attrs[KIND]), params, int(attrs[SEED]), time.perf_counter() - started,
-            tags={**tags, WORKER: self.lock.worker}, attrs=attrs,
+            trial, str({**queued, **tags}[KIND]), params, int({**queued, **tags}[SEED]),
+            time.perf_counter() - started, tags=tags, attrs={**queued, **tags, REPO_ID: self.repo_id},
         )  # fmt: skip
 
     def _launch(self, run: RunningTrial, member: PoolMember) -> None:
@@ -422,10 +432,12 @@ class Campaign:
         with self._study_lock:
             study.set_user_attr(BASELINE_RUNS, baseline)
             study.set_user_attr(CONFIRM_OF, best.number if best is not None else -1)
-            if best is not None:
+            if best is not None:  # `have`: runs another worker of a shared study queued a moment ago
+                have = {(str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1))) for t in study.trials}
                 queue_confirmations(
-                    study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id
-                )
+                    study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id,
+                    have=have,
+                )  # fmt: skip
         if best is None:
             self.repo.add_decision("search finished with no completed trial: nothing to confirm", export=self._export)
             return False

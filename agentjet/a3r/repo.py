@@ -2,7 +2,7 @@
 
 Layout:
     plan.md            the plan as started (re-rendered with absolute paths when it needs them)
-    campaign.yaml      how the campaign runs: study name, storage, pool override
+    campaign.yaml      how the campaign runs: repo id, study name, storage, pool override
     decisions.md       the decision log, one dated entry per decision, each committed as it happens
     study.json         every trial of the study (`records.study_export`), committed with each trial
     trials/<n>/        config.yaml (params, seed, model, full TrainConfig), metrics.jsonl (one line
@@ -19,6 +19,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ class CampaignSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="this repo's identity in a shared study")
     study: str = Field(description="the Optuna study name (the plan's name)")
     storage: str = Field("sqlite", description="sqlite | journal | an RDB URL")
     pool: str | list[Any] | None = Field(None, description="a --pool override of the plan's pool")
@@ -111,10 +113,8 @@ class CampaignRepo:
 
     @property
     def repo_id(self) -> str:
-        """The campaign repo's identity: its first commit."""
-        with self._lock:
-            first = list(self._git.iter_commits(max_parents=0))
-            return first[-1].hexsha if first else ""
+        """The campaign repo's identity (campaign.yaml `id`): which trials of a shared study are its own."""
+        return self.settings.id
 
     def load_plan(self) -> CampaignPlan:
         text = (self.path / PLAN).read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ Storage (the plan's `storage:`, or `--storage`):
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from optuna.pruners import BasePruner
 from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial, TrialState
+from sqlalchemy.exc import SQLAlchemyError
 
 from agentjet.a3r.errors import CampaignError
 from agentjet.a3r.plan import CampaignPlan, grid_search_space
@@ -59,21 +61,24 @@ def make_storage(storage: str, runtime_dir: Path) -> BaseStorage:
 
     runtime_dir.mkdir(parents=True, exist_ok=True)
     path = storage_path(storage, runtime_dir)
-    try:
-        if storage == "journal" and path is not None:
-            return JournalStorage(JournalFileBackend(str(path)))
-        url = f"sqlite:///{path}" if path is not None else storage
-        kwargs: dict[str, Any] = {}
-        if url.startswith("sqlite:///"):
-            file = url.removeprefix("sqlite:///")
-            kwargs = {"creator": lambda: _sqlite_connection(file)}
-        return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
-    except (ImportError, OSError, ValueError) as exc:
-        raise CampaignError(f"cannot open the study storage {storage!r}: {exc}") from exc
-    except Exception as exc:  # SQLAlchemy's errors (bad URL, server down, missing driver) share no base we import
-        if type(exc).__module__.startswith("sqlalchemy"):
+    if storage == "journal" and path is not None:
+        return JournalStorage(JournalFileBackend(str(path)))
+    url = f"sqlite:///{path}" if path is not None else storage
+    kwargs: dict[str, Any] = {}
+    if url.startswith("sqlite:///"):
+        file = url.removeprefix("sqlite:///")
+        kwargs = {"creator": lambda: _sqlite_connection(file)}
+    for attempt in range(3):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+        except SQLAlchemyError as exc:  # a bad URL, a server down, a missing driver
+            if attempt < 2:  # or another worker is creating the tables this very moment: try again
+                time.sleep(0.5)
+                continue
             raise CampaignError(f"cannot open the study storage {storage!r}: {exc}") from exc
-        raise
+        except (ImportError, OSError, ValueError) as exc:
+            raise CampaignError(f"cannot open the study storage {storage!r}: {exc}") from exc
+    raise AssertionError("unreachable")
 
 
 def make_sampler(plan: CampaignPlan, *, seed_offset: int = 0, parallel: bool = True) -> BaseSampler:

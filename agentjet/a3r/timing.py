@@ -25,7 +25,7 @@ class TrialTiming:
     number: int
     server: str
     state: str
-    ask_s: float  # study.ask and the trial's attrs (done while every server was still busy)
+    ask_s: float  # study.ask and its params (in the prefetch thread, while every server was busy)
     report_s: float  # study writes while the server is held: its attrs at launch, report + should_prune
     run_s: float  # launch -> run_trial returned: the server is held
     tell_s: float  # attrs + study.tell (+ enqueue of a re-run), after the server is released

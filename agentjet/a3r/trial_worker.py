@@ -50,13 +50,13 @@ class RunningTrial:
     params: dict[str, Any]  # read once at ask time: optuna.Trial.params is a storage read
     seed: int
     ask_s: float
-    tags: dict[str, Any] = field(default_factory=dict)  # user attrs its thread writes first (kind, seed, ...)
+    tags: dict[str, Any] = field(default_factory=dict)  # user attrs its thread writes first (kind, seed, worker)
     attrs: dict[str, Any] = field(default_factory=dict)  # all its user attrs once tagged
     member: PoolMember | None = None
     launched_at: float = 0.0
     step: int = 0
     value: float | None = None
-    report_s: float = 0.0  # study writes while the server is held: the tags, then each report + should_prune
+    report_s: float = 0.0  # study writes while the server is held: its tags, then each report + should_prune
 
     def status(self) -> dict[str, Any]:
         """What the heartbeat file says about it (`agentjet campaign status` shows it live)."""
@@ -106,8 +106,8 @@ def run_trial_thread(ctx: TrialContext, run: RunningTrial) -> tuple[TrialTiming,
 
 
 def _tag(ctx: TrialContext, run: RunningTrial) -> None:
-    """The trial's attrs and config.yaml, written here rather than by the scheduler, which must be
-    free to hand the next freed server its trial."""
+    """The trial's attrs and config.yaml (before the run, so a killed campaign leaves them), written
+    here rather than by the prefetch thread, which must be quick to have the next trial ready."""
     started = time.perf_counter()
     for key, value in run.tags.items():
         run.trial.set_user_attr(key, value)

@@ -227,3 +227,19 @@ def test_campaign_bench_quick_mode_reports_overhead_and_utilization() -> None:
     assert 0 < result["utilization"] <= 1.0 and result["overhead_per_trial_s"] > 0
     assert result["wall_s"] > 0 and result["states"]["COMPLETE"] >= 1
 
+
+
+def test_a_study_behind_an_rdb_url_lives_outside_the_repo(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'elsewhere' / 'studies.db'}"  # any SQLAlchemy URL, e.g. PostgreSQL
+    (tmp_path / "elsewhere").mkdir()
+    plan = synthetic_plan(name="remote-study", trials=3, confirm=1, storage=url)
+    assert start_campaign(plan, tmp_path / "c", options=SYNTH).finished
+    assert not (tmp_path / "c" / "runtime" / "study.db").exists()
+    repo = CampaignRepo(tmp_path / "c")
+    assert repo.settings.storage == url
+    trials = load_study(tmp_path / "c").trials
+    assert len(trials) == 5 and all(t.user_attrs["repo_id"] == repo.repo_id for t in trials)
+    assert sorted(trial_commits(tmp_path / "c")) == [t.number for t in trials]
+    with pytest.raises(CampaignError, match="cannot open the study storage"):
+        bad = synthetic_plan(name="nowhere", storage="nosuchdb://user@host/db")
+        start_campaign(bad, tmp_path / "d", options=SYNTH)

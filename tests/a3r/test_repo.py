@@ -47,7 +47,7 @@ def test_create_commits_the_plan_settings_gitignore_and_decision_log(tmp_path: P
     assert repo.load_plan() == synthetic_plan()
     assert yaml.safe_load((repo.path / "campaign.yaml").read_text())["storage"] == "sqlite"
     assert commit_subjects(repo.path) == ["campaign synth: plan"]
-    assert len(repo.repo_id) == 40 and repo.committed_trials() == set()
+    assert len(repo.repo_id) == 32 and repo.committed_trials() == set()
     (repo.runtime_dir / "x").parent.mkdir(parents=True)
     (repo.runtime_dir / "study.db").write_text("db")
     assert not git.Repo(repo.path).is_dirty(untracked_files=True)  # runtime/ is ignored
