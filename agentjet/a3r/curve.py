@@ -4,13 +4,16 @@ Drawn on a bare `matplotlib.figure.Figure` with the Agg canvas, never through py
 state. Rendering a PNG holds the GIL for ~0.1 s, which a campaign's scheduler and trial threads
 feel when trials are short, so a campaign session draws through `CurveDrawer(process=True)`: one
 helper process (spawned, so no threads are forked) that exits with the session, or on its own when
-the campaign process dies and its pipe closes.
+the campaign process dies (it watches its parent pid).
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -55,7 +58,10 @@ class CurveDrawer:
     def __init__(self, *, process: bool = False) -> None:
         self._pool: ProcessPoolExecutor | None = None
         if process:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with_parent, initargs=(os.getpid(),),
+            )  # fmt: skip
             self._pool.submit(_warm_up)  # import matplotlib there now, not at the first trial's end
 
     def draw(self, path: Path, *, title: str, objective: str, curve: Points, train: Points = ()) -> Path:
@@ -75,6 +81,18 @@ class CurveDrawer:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """In the helper: a thread that ends it once the campaign process is gone (a `kill -9` leaves no
+    one to shut the pool down, and the worker would wait on its queue forever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _warm_up() -> None:

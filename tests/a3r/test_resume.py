@@ -37,16 +37,17 @@ def _running_mid_trial(repo_dir: Path) -> bool:
 
 def test_kill_9_mid_trial_then_resume_loses_nothing_and_runs_nothing_twice(tmp_path: Path) -> None:
     plan_file = tmp_path / "plan.md"
-    plan_file.write_text(synthetic_text(name="killed", trials=6, steps=10, step_s=0.1, servers=2, confirm=1))
+    plan_file.write_text(synthetic_text(name="killed", trials=6, steps=10, step_s=0.2, servers=2, confirm=1))
     repo_dir = tmp_path / "campaign"
     process = subprocess.Popen(
         [sys.executable, str(PROCESS), "start", str(plan_file), str(repo_dir)],
         cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        assert wait_until(lambda: _running_mid_trial(repo_dir), timeout_s=120), process.stderr
+        assert wait_until(lambda: is_alive(repo_dir / "runtime"), timeout_s=120), process.stderr
         with pytest.raises(CampaignError, match="already running"):  # the live process holds the lock
             resume_campaign(repo_dir, options=SYNTH)
+        assert wait_until(lambda: _running_mid_trial(repo_dir), timeout_s=120), process.stderr
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     finally:
