@@ -123,7 +123,7 @@ def test_a_server_lost_mid_trial_fails_the_trial_and_reruns_its_params_on_anothe
 
 def test_a_second_session_is_refused_while_one_runs_and_stop_drains(tmp_path: Path) -> None:
     repo_dir = tmp_path / "c"
-    plan = synthetic_plan(trials=40, steps=5, step_s=0.05, confirm=1)
+    plan = synthetic_plan(trials=16, steps=5, step_s=0.05, confirm=1)
     done: list[object] = []
     runner = threading.Thread(target=lambda: done.append(start_campaign(plan, repo_dir, options=SYNTH)))
     runner.start()
@@ -137,13 +137,13 @@ def test_a_second_session_is_refused_while_one_runs_and_stop_drains(tmp_path: Pa
     assert isinstance(result, CampaignResult) and result.stopped == "drain" and not result.finished
     study = load_study(repo_dir)
     assert not any(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in study.trials)
-    assert len(study.trials) < 40
+    assert len(study.trials) < 16
     assert "stopped by request (drain)" in (repo_dir / "decisions.md").read_text()
 
     resumed = resume_campaign(repo_dir, options=SYNTH)
     assert resumed.finished
     trials = load_study(repo_dir).trials
-    assert sum(t.user_attrs["kind"] == "search" for t in trials) == 40
+    assert sum(t.user_attrs["kind"] == "search" for t in trials) == 16
     assert sorted(trial_commits(repo_dir)) == [t.number for t in trials]
 
 
