@@ -220,7 +220,7 @@ def test_ctrl_c_or_kill_aborts_every_open_episode(
         with SwarmClient(server.url, TOKEN) as client:
             _wait_in_flight(client, 3, calls=3)
             proc.send_signal(signum)
-            out, err = proc.communicate(timeout=30)
+            out, err = proc.communicate(timeout=120)  # generous: for a loaded machine
             episodes = client.status()["episodes"]
     finally:
         proc.kill()
