@@ -10,6 +10,7 @@ import git
 import pytest
 import yaml
 from optuna.trial import TrialState
+from typer.testing import CliRunner
 
 from agentjet.a3r.engine import Campaign, CampaignResult, EngineOptions, resume_campaign, start_campaign
 from agentjet.a3r.errors import CampaignError
@@ -18,7 +19,7 @@ from agentjet.a3r.members import SyntheticMember
 from agentjet.a3r.plan import parse_plan
 from agentjet.a3r.pool import ServerPool
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.bench.campaign import run_campaign_bench
+from agentjet.cli.main import app
 from tests.a3r.campaign_helpers import (
     commit_subjects,
     load_study,
@@ -222,11 +223,13 @@ def test_a_pool_with_no_server_left_ends_the_session_with_a_clear_error(tmp_path
 
 
 def test_campaign_bench_quick_mode_reports_overhead_and_utilization() -> None:
-    result = run_campaign_bench(quick=True)
+    reply = CliRunner().invoke(app, ["bench", "campaign", "--quick", "--json"])
+    assert reply.exit_code == 0, reply.output
+    result = json.loads(reply.stdout)
     assert result["trials"] >= 8 and result["servers"] == 4 and result["members"] == "synthetic"
     assert 0 < result["utilization"] <= 1.0 and result["overhead_per_trial_s"] > 0
     assert result["wall_s"] > 0 and result["states"]["COMPLETE"] >= 1
-
+    assert result["meets_target"] == (result["utilization"] >= 0.9)
 
 
 def test_a_study_behind_an_rdb_url_lives_outside_the_repo(tmp_path: Path) -> None:
