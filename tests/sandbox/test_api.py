@@ -24,6 +24,7 @@ from agentjet.sandbox.result import StopReason
 from agentjet.sandbox.verdict import Evidence, decide, exit_code_of
 from tests.conftest import TOKEN
 from tests.sandbox.conftest import sandbox_for
+from tests.signals import sigint_default
 
 QUICK = Limits(memory_bytes=128 * 1024**2, pids=32, timeout_s=20.0, workdir_bytes=8 * 1024**2)
 runner = CliRunner()
@@ -168,7 +169,7 @@ def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
 
     before = runs()
     code = "from agentjet.sandbox.api import Sandbox\nprint('running', flush=True)\nSandbox('docker').run('sleep 60')"
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         assert child.stdout is not None and child.stdout.readline() == "running\n"
         deadline = time.monotonic() + 20
@@ -204,7 +205,7 @@ def test_a_container_whose_host_process_was_killed_stops_itself_and_is_swept() -
         "from agentjet.sandbox import docker_backend as d\nfrom agentjet.sandbox.api import Sandbox\n"
         "d._DEADLINE_GRACE_S = 1.0\nprint('running', flush=True)\nSandbox('docker').run('sleep 600', timeout=1)"
     )
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     assert child.stdout is not None and child.stdout.readline() == "running\n"
     deadline = time.monotonic() + 20
     while not (ours := ids(status="running") - before):

@@ -245,7 +245,7 @@ def test_a_killed_host_process_takes_its_sandbox_down(bwrap: BwrapBackend, tmp_p
         assert _processes_with(f"sleep\0{marker}")
         host.kill()
         host.wait()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # generous for a loaded machine
         while _processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _processes_with(f"sleep\0{marker}") == []

@@ -25,6 +25,7 @@ from agentjet.core.testing import RunningServer
 from agentjet.tasks.base import Endpoint, Outcome, TaskItem
 from agentjet.tasks.runner import RunSettings, TaskRunner, member_seed
 from agentjet.tasks.word import WORDS, FirstWord
+from tests.signals import sigint_default
 from tests.tasks.swarm_helpers import TOKEN, ChatFamily, chat, journal, say_the_word
 
 ServerFactory = Callable[..., RunningServer]
@@ -214,7 +215,11 @@ def test_ctrl_c_or_kill_aborts_every_open_episode(
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTJET_") or k == "AGENTJET_CACHE_DIR"}
     proc = subprocess.Popen(
-        command, env={**env, "AGENTJET_TOKEN": TOKEN}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        command,
+        env={**env, "AGENTJET_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=sigint_default,
     )
     try:
         with SwarmClient(server.url, TOKEN) as client:
