@@ -10,14 +10,12 @@ reward.py come along.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from agentjet.tasks.base import Endpoint, Outcome, Split, TaskItem
+from agentjet.tasks.folder_data import load_beside, read_items
 from agentjet.tasks.tool_use import ToolUse
 
 HERE = Path(__file__).resolve().parent
@@ -25,28 +23,7 @@ NAME = "tool_use"  # vibe: name
 PARAMS: dict[str, Any] = {}  # vibe: params
 
 
-def load_beside(name: str) -> ModuleType:
-    """The module `<name>.py` next to this file, loaded by path (this folder need not be on sys.path)."""
-    path = HERE / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"vibe_{name}_{abs(hash(str(path)))}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def read_items(split: Split, count: int, seed: int) -> list[TaskItem]:
-    """`count` items of data/<split>.jsonl starting at row `seed`, cycling when the file is shorter."""
-    lines = (HERE / "data" / f"{split}.jsonl").read_text().splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
-    if not rows:
-        raise ValueError(f"data/{split}.jsonl is empty: run `python3 dataset.py`")
-    picked = [rows[(seed + i) % len(rows)] for i in range(count)]
-    return [TaskItem(str(row["task_id"]), int(row["seed"]), dict(row["data"])) for row in picked]
-
-
-reward = load_beside("reward")
+reward = load_beside(HERE, "reward")
 
 
 class VibeToolUse:
@@ -59,7 +36,7 @@ class VibeToolUse:
         self.agent = ToolUse(**params)
 
     def items(self, split: Split, *, count: int, seed: int) -> list[TaskItem]:
-        return read_items(split, count, seed)
+        return read_items(HERE, split, count, seed)
 
     def run(self, item: TaskItem, llms: Mapping[str, Endpoint]) -> Outcome:
         played = self.agent.run(item, llms)  # the whole tool loop; the built-in reward it computes is not used
