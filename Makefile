@@ -21,15 +21,18 @@ demo: setup
 	$(VENV)/bin/agentjet models prepare smollm2-135m
 	$(VENV)/bin/agentjet demo
 
-# As root (CI): start a private Docker engine unless one runs, build or reuse the sandbox image, run the
-# whole suite with the docker and bwrap tests required (never skipped), stop the engine if we started it.
+# As root (CI): install PostgreSQL's server binaries when missing (the tests start their own throwaway
+# cluster), start a private Docker engine unless one runs, build or reuse the sandbox image, run the whole
+# suite with the docker, bwrap and PostgreSQL tests required (never skipped), stop the engine if we started it.
 test: setup
 	$(VENV)/bin/agentjet models prepare tiny
 ifeq ($(shell id -u),0)
-	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 \
+	tests/ensure-postgres.sh
+	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 \
 		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q'
 else
 	@echo "make test: not root, so no sandbox engine or image; the docker and bwrap tests will skip" >&2
+	@echo "make test: the PostgreSQL tests skip unless initdb is installed" >&2
 	$(VENV)/bin/pytest -q
 endif
 

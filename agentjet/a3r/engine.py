@@ -69,7 +69,8 @@ __all__ = ["Campaign", "CampaignResult", "EngineOptions", "TrialTiming", "resume
 log = logging.getLogger(__name__)
 ACTIVE_S = "active_s"  # study user attr: campaign time used so far, summed over sessions
 FINISHED = "finished"  # study user attr: the campaign ran to its end (search and confirmation)
-SESSIONS = "sessions"  # study user attr: campaign sessions so far (1 = the start, then each resume)
+SESSIONS = "sessions"  # study user attr: campaign sessions so far, all workers (1 = the start, then each resume)
+REPO_SESSIONS = "sessions:"  # + repo id: that repo's sessions on the study (several repos share an RDB study)
 _POLL_S = 0.25
 _ACTIVE_EVERY_S = 10.0
 
@@ -143,6 +144,7 @@ class Campaign:
         self._active_before = 0.0
         self._session_start = time.monotonic()
         self._said_clock = False
+        self._launched = 0  # trials this session started
         self._no_server_since: float | None = None
         self._phase = "starting"
 
@@ -205,17 +207,24 @@ class Campaign:
         study = self._require_study()
         sessions = int(study.user_attrs.get(SESSIONS, 0)) + 1
         study.set_user_attr(SESSIONS, sessions)
+        here = int(study.user_attrs.get(REPO_SESSIONS + self.repo_id, 0)) + 1
+        study.set_user_attr(REPO_SESSIONS + self.repo_id, here)
         notes = reconcile_study(
             study, repo_id=self.repo_id, local_storage=self.storage in LOCAL_STORAGES,
             max_attempts=self.options.max_attempts, confirm=self.plan.seeds.confirm, base_seed=self.plan.seeds.base,
         )  # fmt: skip
         notes += commit_missing(study, self.repo, self.plan, self._export, ours=self._ours)
-        if sessions == 1:
+        if here == 1:
             setup = start_text(self.plan, storage=self.storage, budget=self._budget)
-            self.repo.add_decision(f"campaign started: study {self.plan.name}", setup)
+            if sessions == 1:
+                self.repo.add_decision(f"campaign started: study {self.plan.name}", setup)
+            else:  # another worker's repo started this shared study
+                so_far = len(study.get_trials(deepcopy=False))
+                joined = f"- joined the shared study: {so_far} trials so far from other workers\n{setup}"
+                self.repo.add_decision(f"campaign started: joined study {self.plan.name}", joined)
         else:
             text = "\n".join(f"- {n}" for n in notes) or "- study and repo agree: nothing to repair"
-            self.repo.add_decision(f"campaign resumed (session {sessions})", text)
+            self.repo.add_decision(f"campaign resumed (session {here})", text)
 
     def _ours(self, trial: FrozenTrial) -> bool:
         return self.storage in LOCAL_STORAGES or trial.user_attrs.get(REPO_ID) == self.repo_id
@@ -385,6 +394,7 @@ class Campaign:
     def _launch(self, run: RunningTrial, member: PoolMember) -> None:
         run.member = member
         run.launched_at = time.perf_counter()
+        self._launched += 1
         with self._changed:
             self._running[run.trial.number] = run
         thread = threading.Thread(target=self._trial_thread, args=(run,), name=f"trial-{run.trial.number}")
@@ -453,7 +463,8 @@ class Campaign:
     def _finish_session(self) -> None:
         study = self._require_study()
         self._join_trials()
-        if study.user_attrs.get(FINISHED):
+        ended_elsewhere = bool(study.user_attrs.get(FINISHED))
+        if ended_elsewhere and not self._launched:  # e.g. `resume` of a finished campaign: nothing to say
             return
         if self._stop is not None:
             waiting, counted = self._counts()
@@ -466,6 +477,8 @@ class Campaign:
         study.set_user_attr(FINISHED, True)
         self._phase = "finished"
         summary = finish_summary(study.get_trials(deepcopy=False), self.plan.objective.direction)
+        if ended_elsewhere:  # a shared study: the last worker to end set the flag; each repo says so once
+            summary = f"- the shared study was ended by another worker as this one finished its trials\n{summary}"
         self.repo.add_decision("campaign finished", summary, export=self._export)
 
     # -- status ----------------------------------------------------------------------------------
