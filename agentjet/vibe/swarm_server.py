@@ -40,6 +40,7 @@ __all__ = [
     "log_tail",
     "process_mentions",
     "read_launch_file",
+    "start_server",
     "stop_server",
     "write_launch_file",
 ]
@@ -191,24 +192,44 @@ def ensure_server(
     if adopted is not None:
         progress(f"server already running (pid {adopted.pid}, {adopted.url}): adopted, not restarted")
         return adopted
-    state = workspace / STATE_DIR
+
+    def remember(handle: ServerHandle) -> None:  # before it is ready: a resumed run adopts a starting server
+        write_launch_file(workspace, server_pid=handle.pid, server_url=handle.url, model=model)
+
+    return start_server(
+        workspace / STATE_DIR, workspace / LOGS_DIR / "server.log", model=model, config_path=config_path,
+        progress=progress, ready_timeout_s=ready_timeout_s, on_spawn=remember,
+    )  # fmt: skip
+
+
+def start_server(
+    state: Path,
+    log_path: Path,
+    *,
+    model: str,
+    config_path: Path | None = None,
+    progress: Progress = lambda _: None,
+    ready_timeout_s: float = 600.0,
+    on_spawn: Callable[[ServerHandle], None] | None = None,
+) -> ServerHandle:
+    """`agentjet server start` in its own session on a free loopback port with a fresh token in
+    `state/token`, waited for until it rolls; stopped again (and VibeError with its log) if it never does."""
     state.mkdir(parents=True, exist_ok=True)
-    logs = workspace / LOGS_DIR
-    logs.mkdir(parents=True, exist_ok=True)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     token = _write_token(state / "token")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{free_port()}"
     argv = [sys.executable, "-m", "agentjet.cli.main", "server", "start", "--model", model, "--host", "127.0.0.1"]
-    argv += ["--port", str(port), "--state-dir", str(state), "--config", str(config_path), "--log-level", "WARNING"]
+    argv += ["--port", url.rpartition(":")[2], "--state-dir", str(state), "--log-level", "WARNING"]
+    argv += ["--config", str(config_path)] if config_path is not None else []
     env = {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false"}
     progress(f"starting a {model} server on {url} (state {state})")
-    log_path = logs / "server.log"
     started = time.monotonic()
     with log_path.open("ab") as sink:
         process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     handle = ServerHandle(url, token, model, pid=process.pid, process=process, state_dir=state, log_path=log_path)
-    write_launch_file(workspace, server_pid=process.pid, server_url=url, model=model)
     try:
+        if on_spawn is not None:
+            on_spawn(handle)
         _wait_ready(handle, started, ready_timeout_s, progress)
     except BaseException:
         stop_server(handle)
