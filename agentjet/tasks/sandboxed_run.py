@@ -1,6 +1,6 @@
 """`agentjet client run --sandbox docker|bwrap`: the same run, re-executed inside a sandbox.
 
-The host never imports the task (a client file is untrusted code): it stages the file into the
+The host never imports the task (a client file is untrusted code): it stages the file's folder into the
 sandbox's work dir, starts a `SwarmBridge` to the one server (the token stays here) and runs
 `python3 -m agentjet.cli.main client run ... --json` inside, which reaches the server at
 `http://127.0.0.1:PORT` through the forwarder. The inner summary comes back as JSON on stdout.
@@ -21,11 +21,20 @@ from agentjet.core import ConfigError
 from agentjet.sandbox.api import Sandbox
 from agentjet.sandbox.bridge import SwarmAccess
 from agentjet.sandbox.errors import SandboxError
+from agentjet.sandbox.folder import folder_files
 from agentjet.sandbox.limits import Limits, parse_size
 from agentjet.sandbox.result import RunResult
 from agentjet.tasks.runner import RunSettings
 
-__all__ = ["SANDBOXES", "SandboxedRun", "client_limits", "explain", "inner_command", "run_in_sandbox"]
+__all__ = [
+    "SANDBOXES",
+    "SandboxedRun",
+    "client_limits",
+    "explain",
+    "inner_command",
+    "parse_summary",
+    "run_in_sandbox",
+]
 
 SANDBOXES = ("none", "docker", "bwrap")
 _NAMED = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
@@ -57,12 +66,14 @@ def _one_server(servers: Sequence[str]) -> tuple[str | None, str]:
 
 
 def _staged_task(task: str) -> tuple[str, dict[str, str | bytes] | None]:
-    """(the task as the inner run names it, files to stage): a client file is copied in by its name."""
+    """(the task as the inner run names it, files to stage): a client file comes with its folder
+    (sibling modules, `data/`), minus version control, virtual environments and caches."""
     path = Path(task)
     if task.endswith(".py") or "/" in task:
         if not path.is_file():
             raise ConfigError(f"client file {task!r} does not exist")
-        return path.name, {path.name: path.read_bytes()}
+        files: dict[str, str | bytes] = dict(folder_files(path.resolve().parent))
+        return path.name, files
     return task, None
 
 
@@ -107,7 +118,7 @@ def run_in_sandbox(
     result = sandbox.run(
         command, files=files, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=_ENV
     )
-    return SandboxedRun(_summary(result.stdout), result)
+    return SandboxedRun(parse_summary(result.stdout), result)
 
 
 _ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -118,7 +129,7 @@ def _port(url: str) -> int:
     return parts.port or (443 if parts.scheme == "https" else 80)
 
 
-def _summary(stdout: str) -> dict[str, Any] | None:
+def parse_summary(stdout: str) -> dict[str, Any] | None:
     """The inner `--json` summary: the last JSON object on stdout (a client file may print too)."""
     start = stdout.rfind("\n{")
     text = stdout[start + 1 :] if start >= 0 else stdout

@@ -7,7 +7,10 @@ contract in words, as an LLM is told it.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from pathlib import Path
+
+from agentjet.sandbox.folder import NEVER_STAGED, SECRET_NAMES, folder_files
 
 __all__ = [
     "CLIENT",
@@ -17,6 +20,7 @@ __all__ = [
     "DATA_FILES",
     "REWARD",
     "REWARD_RANGE",
+    "RUN_OUTPUTS",
     "SKIPPED_DIRS",
     "TESTS",
     "workspace_files",
@@ -26,7 +30,8 @@ CLIENT, REWARD, DATASET, TESTS = "client.py", "reward.py", "dataset.py", "tests/
 CODE_FILES = (CLIENT, REWARD, DATASET, TESTS)
 DATA_FILES = {"train": "data/train.jsonl", "eval": "data/eval.jsonl"}
 REWARD_RANGE = (-1.0, 1.0)  # every reward a generated task gives lies here; 1 = fully solved
-SKIPPED_DIRS = frozenset({".git", ".vibe", "state", "logs", "__pycache__", ".pytest_cache"})  # never staged
+SKIPPED_DIRS = NEVER_STAGED | {".vibe", "state", "logs"}  # never staged: git, caches, the run's own state
+RUN_OUTPUTS = frozenset({"report.md", "run.json", "curves.png"})  # written by the report node, not generated
 
 CONTRACT = f"""\
 The workspace is a folder with exactly these files (paths relative to it):
@@ -68,13 +73,6 @@ not on `sys.path`.
 """
 
 
-def workspace_files(root: Path) -> dict[str, bytes]:
-    """Every file of the workspace that a sandbox needs (run state, git and caches left out)."""
-    files: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if relative.parts[0] in SKIPPED_DIRS or "__pycache__" in relative.parts:
-            continue
-        if path.is_file() and not path.is_symlink():
-            files[relative.as_posix()] = path.read_bytes()
-    return files
+def workspace_files(root: Path, *, skip_names: Set[str] = frozenset()) -> dict[str, bytes]:
+    """Every file of the workspace that a sandbox needs (run state, git, caches and secrets left out)."""
+    return folder_files(root, skip_dirs=SKIPPED_DIRS, skip_names=SECRET_NAMES | skip_names)

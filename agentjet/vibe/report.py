@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentjet.vibe.contract import RUN_OUTPUTS, workspace_files
 from agentjet.vibe.report_text import render
-from agentjet.vibe.sandboxed_client import SKIPPED_DIRS
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["REPORT_FILES", "ReportInput", "plot_curves", "run_summary", "write_report"]
 
-REPORT_FILES = ("report.md", "run.json", "curves.png")
+REPORT_FILES = tuple(sorted(RUN_OUTPUTS))
 
 
 @dataclass
@@ -122,14 +122,8 @@ def plot_curves(metrics: Sequence[Mapping[str, Any]], path: Path, *, title: str)
 
 
 def _generated_files(workspace: Path) -> list[tuple[str, int]]:
-    files = []
-    for path in sorted(workspace.rglob("*")):
-        relative = path.relative_to(workspace)
-        if relative.parts[0] in SKIPPED_DIRS or "__pycache__" in relative.parts or relative.name in REPORT_FILES:
-            continue
-        if path.is_file() and relative.name != ".gitignore":
-            files.append((relative.as_posix(), len(path.read_bytes().splitlines())))
-    return files
+    files = workspace_files(workspace, skip_names=RUN_OUTPUTS | {".gitignore"})
+    return [(name, len(blob.splitlines())) for name, blob in files.items()]
 
 
 def write_report(workspace: Workspace, data: ReportInput, *, commit: bool = True) -> dict[str, Path]:

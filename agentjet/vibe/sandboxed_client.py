@@ -22,12 +22,11 @@ from types import FrameType
 
 from agentjet.sandbox import Sandbox, SandboxError, SwarmAccess
 from agentjet.tasks.runner import RunSettings
-from agentjet.tasks.sandboxed_run import client_limits, inner_command
+from agentjet.tasks.sandboxed_run import client_limits, inner_command, parse_summary
+from agentjet.vibe.contract import RUN_OUTPUTS, workspace_files
 
-__all__ = ["SKIPPED_DIRS", "client_files", "main"]
+__all__ = ["client_files", "main"]
 
-SKIPPED_DIRS = frozenset({".git", ".vibe", "state", "logs", "__pycache__", ".pytest_cache"})
-_SKIPPED_FILES = frozenset({"report.md", "run.json", "curves.png"})
 _ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -35,13 +34,7 @@ def client_files(workspace: Path, client: Path) -> tuple[str, dict[str, bytes]]:
     """(the client's name inside the sandbox, files to stage): the workspace minus run state and git.
 
     A client file outside the workspace is staged at the top under its own name."""
-    files: dict[str, bytes] = {}
-    for path in sorted(workspace.rglob("*")):
-        relative = path.relative_to(workspace)
-        if relative.parts[0] in SKIPPED_DIRS or "__pycache__" in relative.parts or relative.name in _SKIPPED_FILES:
-            continue
-        if path.is_file() and not path.is_symlink():
-            files[relative.as_posix()] = path.read_bytes()
+    files = workspace_files(workspace, skip_names=RUN_OUTPUTS)
     client = client.resolve()
     try:
         name = client.relative_to(workspace.resolve()).as_posix()
@@ -98,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"sandbox error: {exc}\n")
         return 1
     sys.stderr.write(result.stderr)
-    summary = _summary(result.stdout)
+    summary = parse_summary(result.stdout)
     if summary is None:
         sys.stderr.write(
             f"\nthe sandboxed client ended without a summary: exit {result.exit_code}, stopped by "
@@ -107,16 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     sys.stdout.write(json.dumps(summary) + "\n")
     return 0
-
-
-def _summary(stdout: str) -> dict[str, object] | None:
-    start = stdout.rfind("\n{")
-    text = stdout[start + 1 :] if start >= 0 else stdout
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 if __name__ == "__main__":

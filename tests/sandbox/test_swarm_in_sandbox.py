@@ -31,9 +31,15 @@ CONFIG = TrainConfig(  # one update per group of two episodes
 
 CLIENT_FILE = '''
 import os
+import sys
+from pathlib import Path
 import httpx
 from openai import OpenAI
 from agentjet.tasks.base import Outcome, TaskItem
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import probe_helper  # a sibling module, staged with the client's folder
 
 class Probe:
     """Answers one chat call, and reports what the sandbox lets it see and do."""
@@ -59,6 +65,9 @@ class Probe:
             put_config=put,
             stop_engine=stop,
             uid=os.getuid(),
+            helper=probe_helper.GREETING,
+            data=(HERE / "data" / "items.txt").read_text().strip(),
+            staged=sorted(p.relative_to(HERE).as_posix() for p in HERE.rglob("*") if p.is_file()),
         )
 
 TASK = Probe()
@@ -102,8 +111,15 @@ def test_word_trains_from_inside_the_sandbox(backend: str, server: RunningServer
 def test_a_client_file_runs_sandboxed_from_the_cli_without_the_token(
     backend: str, server: RunningServer, tmp_path: Path
 ) -> None:
-    client = tmp_path / "probe_client.py"
+    folder = tmp_path / "my-agent"  # the client's folder is staged: sibling modules and data come along
+    (folder / "data").mkdir(parents=True)
+    client = folder / "probe_client.py"
     client.write_text(CLIENT_FILE)
+    (folder / "probe_helper.py").write_text("GREETING = 'hello from a sibling'\n")
+    (folder / "data" / "items.txt").write_text("three items\n")
+    for never in (".git/config", ".venv/pyvenv.cfg", "__pycache__/x.pyc", "token", ".env"):
+        (folder / never).parent.mkdir(parents=True, exist_ok=True)
+        (folder / never).write_text(TOKEN)
     argv = ["client", "run", str(client), "--server", server.url, "--token", TOKEN, "--sandbox", backend]
     argv += ["--episodes", "2", "--group-size", "2", "--json", "--sandbox-timeout", "300"]
     result = CliRunner().invoke(app, argv)
@@ -117,6 +133,8 @@ def test_a_client_file_runs_sandboxed_from_the_cli_without_the_token(
         assert seen["token_env"] is False and seen["uid"] == 65534
         assert seen["server"] == f"http://127.0.0.1:{port}" and seen["base_url"] == f"http://127.0.0.1:{port}/v1"
         assert seen["put_config"] == 403 and seen["stop_engine"] == 403
+        assert seen["helper"] == "hello from a sibling" and seen["data"] == "three items"
+        assert seen["staged"] == ["data/items.txt", "probe_client.py", "probe_helper.py"]  # no git, venv, secrets
     with SwarmClient(server.url, TOKEN) as host_side:
         assert wait_for_step(host_side, 1)["state"] == "rolling"  # it trained, and was never stopped
 
