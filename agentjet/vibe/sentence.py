@@ -22,6 +22,9 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btool[- ]?(?:use|using|calling|calls?)\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
+        r"\blook (?:things|facts|it|them) up\b",
+        r"\b(?:take|taking|keep|keeping) notes?\b",
+        r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
         r"\bshopping\b",
     ),
@@ -96,6 +99,7 @@ _ROLE_PHRASES = (
         rf"\b(?:train|teach|play|playing|plays|for|on|with) ((?:the|a|an) {_ROLE}(?:\s*(?:,|and|&)\s*{_ONE_ROLE})*)"
         rf"\b(?!\s+(?:games?|side|team|{_ROLE})\b)"
     ),
+    re.compile(rf"\b(?:train|teach|coach) ({_ROLE_LIST})\b(?!\s+(?:games?|side|team)\b)"),  # "train villagers"
     re.compile(rf"\b(?:and|&) ((?:the|a|an) {_ROLE})\b(?!\s+games?\b)"),  # "the village side and the wolves"
 )
 

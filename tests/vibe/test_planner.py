@@ -66,6 +66,9 @@ PLANS: list[tuple[str, str, dict[str, Any], list[str] | None, int | None, str | 
     ("train a werewolves village team model, level 2", "werewolves", {}, VILLAGE, None, None),
     ("let the wolves learn to deceive", "werewolves", {}, ["werewolf"], None, None),
     ("Get SmolLM to play Werewolf as the Witch.", "werewolves", {}, ["witch"], None, "smollm"),
+    ("train villagers to beat the wolves", "werewolves", {}, VILLAGE, None, None),
+    ("teach an agent to look things up and take notes", "tool_use", {}, None, None, None),
+    ("train qwen 0.5b to play werewolf as the seer", "werewolves", {}, ["seer"], None, "qwen 0.5B"),
 ]
 
 REFUSED = [
