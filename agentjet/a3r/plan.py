@@ -341,6 +341,12 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
         if d.target in targets and not name.startswith("task."):
             problems.append((("search_space", name), f"{targets[d.target]} and {name} both set {d.target}"))
         targets[d.target] = name
+        if d.target == "server.model" and plan.pool.servers:
+            problems.append((
+                ("search_space", name),
+                "the pool has server URLs, and a remote server cannot switch models: search over models on "
+                "local:N servers only, or leave model out of the search space",
+            ))  # fmt: skip
     task = plan.task
     for key in ("workspace", "client"):
         value: Path | None = getattr(task, key)

@@ -133,6 +133,13 @@ BAD_PLANS: list[tuple[str, str, int, str | None, str]] = [
     ),
     ("alias twice", SPACE + "lr: [0.1]\n  learning_rate: [0.2]", 6, "search_space.learning_rate", "both set optim.lr"),
     ("bad storage", MINIMAL + "\nstorage: mongo", 4, "storage", "postgresql://"),
+    (
+        "models on remote servers",
+        SPACE + "model: [tiny, smollm2-135m]\npool: [local:1, http://gpu-a:8710]",
+        5,
+        "search_space.model",
+        "cannot switch models",
+    ),
     ("body key", MINIMAL + "\nbody: hi", 4, "body", "prose after the front matter"),
     ("bad name", "name: '../x'\ntask: {family: word}", 2, "name", "pattern"),
     ("bad metric", MINIMAL + "\nobjective:\n  metric: loss", 5, "objective.metric", "eval_reward"),
