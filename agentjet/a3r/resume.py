@@ -56,9 +56,7 @@ BASELINE_RUNS = "baseline_runs"  # study user attr: the confirmation pairs each 
 _RETRY_KEYS = (KIND, SEED, CONFIRM_OF, CONFIRM_INDEX, REPO_ID)
 
 
-def retry_attrs(
-    trial: FrozenTrial | Mapping[str, Any], number: int, repo_id: str, base_seed: int
-) -> dict[str, Any]:
+def retry_attrs(trial: FrozenTrial | Mapping[str, Any], number: int, repo_id: str, base_seed: int) -> dict[str, Any]:
     """User attrs of the re-run of trial `number`: same kind and seed, one more attempt. A trial that
     died before its attrs were written was a fresh search trial with seed `base_seed + number`."""
     attrs = trial.user_attrs if isinstance(trial, FrozenTrial) else trial

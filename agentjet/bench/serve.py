@@ -60,9 +60,7 @@ def _stderr(message: str) -> None:
 
 # ---- servers in subprocesses ------------------------------------------------------------------
 @contextmanager
-def _worker(
-    kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32
-) -> Iterator[tuple[str, int]]:
+def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32) -> Iterator[tuple[str, int]]:
     """Run `python -m agentjet.bench.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
     device = _best_device() if kind == "model" else "cpu"
     command = [

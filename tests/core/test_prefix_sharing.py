@@ -98,8 +98,9 @@ def _loss_and_grads(
 def test_shared_prefix_gives_the_unshared_loss_and_gradients(tiny_model: Path, lora: bool, budget: int) -> None:
     samples = _workload()
     advantages = [1.0, -0.5, -0.5, 0.3, 1.5, -1.5, 0.5, -0.5]
-    shared, plain = _trainer(tiny_model, share=True, lora=lora, budget=budget), _trainer(
-        tiny_model, share=False, lora=lora, budget=budget
+    shared, plain = (
+        _trainer(tiny_model, share=True, lora=lora, budget=budget),
+        _trainer(tiny_model, share=False, lora=lora, budget=budget),
     )
     totals = shared.accumulate_gradients(samples, advantages)
     assert totals.prefix_tokens_saved == 2 * 49 + 3 * 49
