@@ -28,7 +28,7 @@ from typing import Any
 
 from agentjet.bench.output import print_result
 
-__all__ = ["main", "run_merging_bench"]
+__all__ = ["episode_samples", "main", "on_policy", "run_merging_bench"]
 
 Progress = Callable[[str], None]
 _MODES = ("token", "prefix", "text", "off")  # the long `off` last: early progress lines are informative
@@ -39,7 +39,7 @@ def _stderr(message: str) -> None:
     sys.stderr.flush()
 
 
-def _on_policy(trainer: Any, episodes: Sequence[Any]) -> list[Any]:
+def on_policy(trainer: Any, episodes: Sequence[Any]) -> list[Any]:
     """The episodes with each call's completion logprobs set to the current policy's.
 
     One forward per episode over its token-merged timeline gives every call's tokens.
@@ -64,7 +64,7 @@ def _on_policy(trainer: Any, episodes: Sequence[Any]) -> list[Any]:
     return out
 
 
-def _samples(episodes: Sequence[Any], match: str) -> tuple[list[Any], list[float]]:
+def episode_samples(episodes: Sequence[Any], match: str) -> tuple[list[Any], list[float]]:
     from agentjet.core.advantages import group_advantages
     from agentjet.core.merging import merge_timelines
 
@@ -111,14 +111,14 @@ def run_merging_bench(
     trainer = Trainer(model_path, config, seed=0)
     episodes = build_workload(tokenizer, groups=groups, group_size=group_size, turns=turns)
     progress(f"workload: {len(episodes)} episodes x {turns} calls; computing behaviour logprobs")
-    episodes = _on_policy(trainer, episodes)
+    episodes = on_policy(trainer, episodes)
 
     result: dict[str, Any] = {"model": model, "groups": groups, "group_size": group_size, "turns": turns}
     result["torch_threads"] = torch.get_num_threads()
     measured: dict[str, tuple[float, dict[str, Any]]] = {}  # mode -> (loss, grads)
     for mode in _MODES:
         match = "off" if mode == "off" else ("text" if mode == "text" else "token")
-        samples, advantages = _samples(episodes, match)
+        samples, advantages = episode_samples(episodes, match)
         share = mode == "prefix"
         trainer.config = config.model_copy(update={"optim": config.optim.model_copy(update={"share_prefix": share})})
         tokens = sum(len(s.token_ids) for s in samples)

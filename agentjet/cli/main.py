@@ -143,6 +143,25 @@ def bench_serve(
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
+@bench_app.command("train-memory")
+def bench_train_memory(
+    model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
+    budget: Annotated[
+        list[int] | None, typer.Option(help="micro_batch_tokens to measure (repeatable; default 4096, 1024, 512)")
+    ] = None,
+    groups: Annotated[int, typer.Option(min=1, help="GRPO groups (tasks) of 8 episodes in the batch")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Peak memory and update time of one training step per micro-batch token budget (a process each)."""
+    from agentjet.bench.train_memory import main as train_memory_main
+
+    _setup_logging("WARNING")
+    try:
+        train_memory_main(model=model, budgets=budget or [4096, 1024, 512], groups=groups, as_json=as_json)
+    except (AgentJetError, RuntimeError) as exc:
+        raise _fail(exc) from exc
+
+
 @bench_app.command("merging")
 def bench_merging(
     model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",

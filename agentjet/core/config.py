@@ -58,7 +58,7 @@ class OptimConfig(_Section):
     lr: float = Field(1e-5, gt=0, le=1, description="AdamW learning rate")
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
     grad_clip: float = Field(1.0, gt=0, description="max global grad norm")
-    micro_batch_tokens: int = Field(4096, ge=64, description="token budget of one micro-batch")
+    micro_batch_tokens: int = Field(512, ge=64, description="token budget of one micro-batch (bounds memory)")
     share_prefix: bool = Field(
         True, description="run a prompt prefix shared by several samples (a GRPO group) once per update"
     )
