@@ -131,6 +131,11 @@ def _levels(analysis: CampaignAnalysis, levels: Sequence[LevelEffect]) -> str:
     clear = all(top.interval.above(m) if analysis.maximize else top.interval.below(m) for m in others)
     if not top.interval.known:
         tell = f"the best level ({top.level}) rests on one trial, so the data cannot tell the levels apart"
+    elif top.interval.sd == 0:  # a zero-width interval from a few equal scores is no evidence of precision
+        tell = (
+            f"{top.level} has the best mean, but its {top.interval.n} trials scored exactly alike, which gives "
+            "no spread to judge by: the levels are not told apart"
+        )
     elif clear:
         tell = f"{top.level} is best and its 95% interval clears every other level's mean"
     else:

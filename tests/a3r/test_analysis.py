@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from typing import Any
 
 import optuna
@@ -310,3 +311,13 @@ def test_answers_speak_from_the_data_and_do_not_guess() -> None:
     assert "Best lr at each lora_rank" in answer(questions[1], result)
     assert answer(questions[2], result).startswith("Yes: the best configuration")
     assert "did not measure this directly" in answer(questions[3], result)
+
+
+def test_a_best_level_whose_trials_tie_exactly_is_not_called_clear() -> None:
+    study = _study(20)
+    result = analyze(_plan(), _records(study))
+    lr_levels = result.effects["lr"]
+    tied = [replace(lv, interval=mean_interval([5.0, 5.0])) if i == 0 else lv for i, lv in enumerate(lr_levels)]
+    result = replace(result, effects={**result.effects, "lr": tied})
+    text = answer("Which learning rate is best?", result)
+    assert "scored exactly alike" in text and "clears" not in text
