@@ -11,7 +11,6 @@ after `max_rounds` it is a VibeError. Every write is a commit of the workspace.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentjet.sandbox import Limits, Sandbox
+from agentjet.tasks.folder_data import load_beside
 from agentjet.vibe.codegen_prompt import Message, retry_message, system_message, task_message
 from agentjet.vibe.contract import CODE_FILES, DATA_FILES, DATASET, workspace_files
 from agentjet.vibe.errors import VibeError
@@ -109,12 +109,10 @@ def _from_template(spec: TaskSpec, workspace: Workspace, *, ignored_feedback: bo
 
 def _load(path: Path) -> Any:
     """A rendered template module (our own code, so it may run on the host)."""
-    loader = importlib.util.spec_from_file_location(f"vibe_template_{path.stem}", path)
-    if loader is None or loader.loader is None:
-        raise VibeError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(module)
-    return module
+    try:
+        return load_beside(path.parent, path.stem)
+    except ImportError as exc:
+        raise VibeError(str(exc)) from exc
 
 
 def _data_message(spec: TaskSpec) -> str:
