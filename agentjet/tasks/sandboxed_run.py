@@ -27,12 +27,14 @@ from agentjet.sandbox.result import RunResult
 from agentjet.tasks.runner import RunSettings
 
 __all__ = [
+    "PYTHON_ENV",
     "SANDBOXES",
     "SandboxedRun",
     "client_limits",
     "explain",
     "inner_command",
     "parse_summary",
+    "port_of",
     "run_in_sandbox",
 ]
 
@@ -109,22 +111,24 @@ def run_in_sandbox(
     if backend not in SANDBOXES[1:]:
         raise ConfigError(f"unknown sandbox {backend!r}: use {', '.join(SANDBOXES)}")
     name, url = _one_server(servers)
-    inside = f"http://127.0.0.1:{_port(url)}"  # the forwarder listens on the server's own port
+    inside = f"http://127.0.0.1:{port_of(url)}"  # the forwarder listens on the server's own port
     inner_task, files = _staged_task(task)
     command = inner_command(
         inner_task, f"{name}={inside}" if name else inside, params=params, settings=settings, log_level=log_level
     )
     sandbox = Sandbox(backend)
     result = sandbox.run(
-        command, files=files, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=_ENV
+        command, files=files, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=PYTHON_ENV
     )
     return SandboxedRun(parse_summary(result.stdout), result)
 
 
-_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
+# the environment of a Python process in a sandbox: unbuffered output, no tokenizer thread pools
+PYTHON_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
-def _port(url: str) -> int:
+def port_of(url: str) -> int:
+    """The server URL's port: the forwarder inside a sandbox listens on the same one."""
     parts = urlsplit(url)
     return parts.port or (443 if parts.scheme == "https" else 80)
 

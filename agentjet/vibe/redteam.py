@@ -22,10 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from agentjet.core.scripted_server import serve_scripted
 from agentjet.sandbox import Limits, Sandbox, SandboxError, SwarmAccess
+from agentjet.tasks.sandboxed_run import PYTHON_ENV, port_of
 from agentjet.vibe.contract import REWARD_RANGE, workspace_files
 from agentjet.vibe.degenerate import DEGENERATE, Policy, last_user_message
 from agentjet.vibe.episode_probe import EPISODE_MARK, LOAD_ERROR_MARK
@@ -42,7 +42,6 @@ _SAMPLE_CHARS = 240
 PROBE_FILE = "_vibe_probe.py"  # validate's episode probe, staged beside the workspace files
 _PROBE_SOURCE = Path(__file__).resolve().parent / "episode_probe.py"
 _TEMPLATE_MODEL = "tiny"  # prompts rendered with SmolLM2's tokenizer and chat template (tiny shares them)
-_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 @dataclass(frozen=True)
@@ -143,11 +142,13 @@ def _play(
     episode probe: eval episodes only, one record each) in the sandbox."""
     recorded, token = _Recorded(policy), secrets.token_urlsafe(24)
     with serve_scripted(recorded, token=token, model=_TEMPLATE_MODEL) as server:
-        port = urlsplit(server.url).port  # the forwarder listens on the server's own port inside
+        port = port_of(server.url)  # the forwarder listens on the server's own port inside
         command = f"python3 {PROBE_FILE} --server http://127.0.0.1:{port} --episodes {episodes} --seed {seed}"
         limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
         try:
-            result = sandbox.run(command, files=files, limits=limits, swarm=SwarmAccess(server.url, token), env=_ENV)
+            result = sandbox.run(
+                command, files=files, limits=limits, swarm=SwarmAccess(server.url, token), env=PYTHON_ENV
+            )
         except SandboxError as exc:
             refused = f"the sandbox refused the run: {exc}"
             return PolicyResult(name, description, None, 0, 0, samples=recorded.samples, problem=refused)

@@ -22,12 +22,10 @@ from types import FrameType
 
 from agentjet.sandbox import Sandbox, SandboxError, SwarmAccess
 from agentjet.tasks.runner import RunSettings
-from agentjet.tasks.sandboxed_run import client_limits, inner_command, parse_summary
+from agentjet.tasks.sandboxed_run import PYTHON_ENV, client_limits, inner_command, parse_summary, port_of
 from agentjet.vibe.contract import RUN_OUTPUTS, workspace_files
 
 __all__ = ["client_files", "main"]
-
-_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def client_files(workspace: Path, client: Path) -> tuple[str, dict[str, bytes]]:
@@ -78,12 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     task, files = client_files(args.workspace, args.client)
-    port = int(args.server.rsplit(":", 1)[1].split("/")[0])
+    port = port_of(args.server)
     command = inner_command(task, f"http://127.0.0.1:{port}", params=args.param, settings=settings, log_level="WARNING")
     limits = client_limits(memory=args.memory, timeout_s=args.timeout_s)
     access = SwarmAccess(args.server, os.environ.get("AGENTJET_TOKEN"))
     try:
-        result = Sandbox(args.backend).run(command, files=files, limits=limits, swarm=access, env=_ENV)
+        result = Sandbox(args.backend).run(command, files=files, limits=limits, swarm=access, env=PYTHON_ENV)
     except KeyboardInterrupt:
         sys.stderr.write("sandboxed client stopped; its open episodes were aborted\n")
         return 130

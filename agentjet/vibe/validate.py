@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from agentjet.sandbox import Limits, RunResult, Sandbox, SandboxError, SwarmAccess
+from agentjet.tasks.sandboxed_run import PYTHON_ENV, port_of
 from agentjet.vibe.contract import DATA_FILES, REWARD_RANGE, TESTS, workspace_files
 from agentjet.vibe.dataset_check import check_rows
 from agentjet.vibe.episode_probe import EPISODE_MARK, LOAD_ERROR_MARK
@@ -151,7 +151,7 @@ def _tests(sandbox: Sandbox, root: Path, options: ValidateOptions) -> Check:
     if not (root / TESTS).is_file():
         return Check("tests", False, f"{TESTS} is missing", f"the workspace has no {TESTS}")
     limits = Limits(memory_bytes=1024**3, timeout_s=options.tests_timeout_s)
-    result = sandbox.run(f"python3 {TESTS}", files=workspace_files(root), limits=limits, env=_ENV)
+    result = sandbox.run(f"python3 {TESTS}", files=workspace_files(root), limits=limits, env=PYTHON_ENV)
     output = "\n".join(part for part in (result.stdout.strip(), result.stderr.strip()) if part)
     last = output.splitlines()[-1] if output else "(no output)"
     if result.ok:
@@ -210,18 +210,15 @@ def _real_run(
         return Check("real_run", False, f"no {spec.model} server to play against: {exc}", log_tail(str(exc)))
 
 
-_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
-
-
 def _episodes(
     name: str, sandbox: Sandbox, root: Path, server: SwarmAccess, count: int, timeout_s: float, seed: int
 ) -> Check:
     """Play `count` eval episodes through the probe in the sandbox; judge every episode's record."""
     files = {**workspace_files(root), PROBE_FILE: _PROBE_SOURCE.read_bytes()}
-    port = urlsplit(server.url).port or 80  # the forwarder listens on the server's own port inside
+    port = port_of(server.url)  # the forwarder listens on the server's own port inside
     command = f"python3 {PROBE_FILE} --server http://127.0.0.1:{port} --episodes {count} --seed {seed}"
     limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
-    result = sandbox.run(command, files=files, limits=limits, swarm=server, env=_ENV)
+    result = sandbox.run(command, files=files, limits=limits, swarm=server, env=PYTHON_ENV)
     records, load_error = _records(result.stdout)
     if load_error is not None:
         tail = log_tail(f"{load_error.get('error', '')}\n{load_error.get('traceback', '')}\n{result.stderr}")
