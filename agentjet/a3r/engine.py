@@ -22,15 +22,17 @@ A stop request (`request_stop`: the STOP file) drains: no new trial starts, runn
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import optuna
+from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial, TrialState
 
 from agentjet.a3r.curve import CurveDrawer
@@ -60,7 +62,15 @@ from agentjet.a3r.resume import (
     queue_confirmations,
     reconcile_study,
 )
-from agentjet.a3r.study import LOCAL_STORAGES, load_campaign_study, make_storage, search_budget, suggest_all
+from agentjet.a3r.study import (
+    LOCAL_STORAGES,
+    load_campaign_study,
+    make_storage,
+    search_budget,
+    storage_path,
+    suggest_all,
+)
+from agentjet.a3r.study_mutex import study_mutex
 from agentjet.a3r.timing import CampaignResult, TrialTiming
 from agentjet.a3r.trial_worker import RunningTrial, TrialContext, run_trial_thread
 
@@ -131,6 +141,7 @@ class Campaign:
         self.lock = CampaignLock(repo.runtime_dir)
         self.repo_id = ""
         self.study: optuna.Study | None = None
+        self._storage: BaseStorage | None = None
         self._dists = search_space_distributions(self.plan)
         self._budget = search_budget(self.plan)
         self._study_lock = threading.RLock()
@@ -197,22 +208,34 @@ class Campaign:
 
     def _open_study(self) -> optuna.Study:
         storage = make_storage(self.storage, self.repo.runtime_dir)
+        self._storage = storage
         study = load_campaign_study(self.plan, storage, parallel=self._pool_size() > 1)
         self.repo_id = self.repo.repo_id
         self._active_before = float(study.user_attrs.get(ACTIVE_S, 0.0))
         self._session_start = time.monotonic()
         return study
 
-    def _reconcile(self) -> None:
+    @contextlib.contextmanager
+    def _study_mutex(self) -> Iterator[optuna.Study]:
+        """The study, locked against this process's threads and every other worker sharing it: for
+        each read-then-write (is it queued yet? then queue it) that must not run twice."""
         study = self._require_study()
-        sessions = int(study.user_attrs.get(SESSIONS, 0)) + 1
-        study.set_user_attr(SESSIONS, sessions)
-        here = int(study.user_attrs.get(REPO_SESSIONS + self.repo_id, 0)) + 1
-        study.set_user_attr(REPO_SESSIONS + self.repo_id, here)
-        notes = reconcile_study(
-            study, repo_id=self.repo_id, local_storage=self.storage in LOCAL_STORAGES,
-            max_attempts=self.options.max_attempts, confirm=self.plan.seeds.confirm, base_seed=self.plan.seeds.base,
-        )  # fmt: skip
+        file = storage_path(self.storage, self.repo.runtime_dir)
+        assert self._storage is not None  # opened with the study
+        with self._study_lock, study_mutex(self._storage, study.study_name, file=file):
+            yield study
+
+    def _reconcile(self) -> None:
+        with self._study_mutex() as study:  # a resumed worker must not requeue what another is queueing
+            sessions = int(study.user_attrs.get(SESSIONS, 0)) + 1
+            study.set_user_attr(SESSIONS, sessions)
+            here = int(study.user_attrs.get(REPO_SESSIONS + self.repo_id, 0)) + 1
+            study.set_user_attr(REPO_SESSIONS + self.repo_id, here)
+            notes = reconcile_study(
+                study, repo_id=self.repo_id, local_storage=self.storage in LOCAL_STORAGES,
+                max_attempts=self.options.max_attempts, confirm=self.plan.seeds.confirm,
+                base_seed=self.plan.seeds.base,
+            )  # fmt: skip
         notes += commit_missing(study, self.repo, self.plan, self._export, ours=self._ours)
         if here == 1:
             setup = start_text(self.plan, storage=self.storage, budget=self._budget)
@@ -436,18 +459,23 @@ class Campaign:
         """Queue the confirmation runs once the search is over; False when there is none to run."""
         if not self._confirmation_due():
             return False
-        study = self._require_study()
-        best = self._best_search()
         n, baseline = self.plan.seeds.confirm, self.options.baseline and bool(self.plan.search_space)
-        with self._study_lock:
-            study.set_user_attr(BASELINE_RUNS, baseline)
-            study.set_user_attr(CONFIRM_OF, best.number if best is not None else -1)
-            if best is not None:  # `have`: runs another worker of a shared study queued a moment ago
-                have = {(str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1))) for t in study.trials}
-                queue_confirmations(
-                    study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id,
-                    have=have,
-                )  # fmt: skip
+        with self._study_mutex() as study:
+            decided = study.user_attrs.get(CONFIRM_OF)
+            if decided is not None:  # another worker of the shared study decided a moment ago: follow it
+                best = next((t for t in study.get_trials(deepcopy=False) if t.number == decided), None)
+                baseline = bool(study.user_attrs.get(BASELINE_RUNS, baseline))
+            else:  # queue first, then say so: a crash in between leaves runs `have` keeps from doubling
+                best = self._best_search()
+                if best is not None:
+                    trials = study.get_trials(deepcopy=False)
+                    have = {(str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1))) for t in trials}
+                    queue_confirmations(
+                        study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id,
+                        have=have,
+                    )  # fmt: skip
+                study.set_user_attr(BASELINE_RUNS, baseline)
+                study.set_user_attr(CONFIRM_OF, best.number if best is not None else -1)
         if best is None:
             self.repo.add_decision("search finished with no completed trial: nothing to confirm", export=self._export)
             return False

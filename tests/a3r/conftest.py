@@ -10,11 +10,19 @@ import pytest
 from agentjet.a3r.members import MemberState
 from agentjet.a3r.pool import ServerPool
 from agentjet.core import TrainConfig
+from tests.postgres import PostgresServer, postgres_server
 
 # small GRPO steps for tiny: one task group of two episodes per update; no checkpoints in trials
 TINY_TRAIN = TrainConfig.model_validate(
     {"grpo": {"group_size": 2}, "collect": {"strategy": "tasks", "tasks": 1}, "checkpoint_every": 1000}
 )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL cluster on loopback for the session (skips, or fails in CI, without one)."""
+    with postgres_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

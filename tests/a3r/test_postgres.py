@@ -7,27 +7,19 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
-import pytest
 from optuna.trial import FrozenTrial, TrialState
 
 from agentjet.a3r.lock import is_alive, read_heartbeat
 from agentjet.a3r.records import is_void
 from agentjet.a3r.repo import CampaignRepo
 from tests.a3r.campaign_helpers import synthetic_text, trial_commits, wait_until
-from tests.postgres import PostgresServer, postgres_server
+from tests.postgres import PostgresServer
 
 PROCESS = Path(__file__).with_name("campaign_process.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with postgres_server() as server:
-        yield server
 
 
 def _worker(*args: str) -> subprocess.Popen[bytes]:
@@ -92,11 +84,6 @@ def test_two_workers_share_one_postgresql_study(tmp_path: Path, postgres: Postgr
     _assert_shared_study_is_consistent(url, repos, search_budget=10)
 
 
-@pytest.mark.xfail(
-    reason="known bug: after a kill -9 and resume the confirmation pair can be queued and run "
-    "by both workers (seen once in CI: confirm and baseline on seed 100000 ran twice)",
-    strict=False,
-)
 def test_a_worker_killed_mid_trial_resumes_its_own_trials_on_the_shared_study(
     tmp_path: Path, postgres: PostgresServer
 ) -> None:
