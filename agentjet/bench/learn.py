@@ -202,7 +202,9 @@ def plot_learning(train: Sequence[float], evals: Sequence[EvalResult], path: Pat
         [hi - a for a, (_, hi) in zip(accuracy, bounds, strict=True)],
     ]
     ax.errorbar(steps, accuracy, yerr=errors, fmt="o-", linewidth=2, capsize=3, label="held-out eval accuracy (95% CI)")
-    ax.set(xlabel="training step", ylabel="reward / accuracy", ylim=(-0.05, 1.05), title=title)
+    low = min([-0.05, *(r - 0.05 for r in train)])  # a penalised reward goes below 0: keep it in view
+    ax.set(xlabel="training step", ylabel="reward / accuracy", ylim=(low, 1.05))
+    ax.set_title(title, fontsize=9, wrap=True)
     return save_chart(fig, ax, path)
 
 
