@@ -44,7 +44,6 @@ from agentjet.a3r.plan import CampaignPlan, parse_pool, search_space_distributio
 from agentjet.a3r.pool import ServerPool
 from agentjet.a3r.prefetch import Prefetcher
 from agentjet.a3r.records import (
-    CONFIRM_INDEX,
     CONFIRM_OF,
     KIND,
     REPO_ID,
@@ -465,15 +464,12 @@ class Campaign:
             if decided is not None:  # another worker of the shared study decided a moment ago: follow it
                 best = next((t for t in study.get_trials(deepcopy=False) if t.number == decided), None)
                 baseline = bool(study.user_attrs.get(BASELINE_RUNS, baseline))
-            else:  # queue first, then say so: a crash in between leaves runs `have` keeps from doubling
+            else:  # queue first, then say so: after a crash in between, queueing again skips what is there
                 best = self._best_search()
                 if best is not None:
-                    trials = study.get_trials(deepcopy=False)
-                    have = {(str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1))) for t in trials}
                     queue_confirmations(
-                        study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id,
-                        have=have,
-                    )  # fmt: skip
+                        study, best, runs=n, baseline=baseline, base_seed=self.plan.seeds.base, repo_id=self.repo_id
+                    )
                 study.set_user_attr(BASELINE_RUNS, baseline)
                 study.set_user_attr(CONFIRM_OF, best.number if best is not None else -1)
         if best is None:

@@ -87,15 +87,19 @@ def queue_confirmations(
     baseline: bool,
     base_seed: int,
     repo_id: str,
-    have: set[tuple[str, int]] | None = None,
 ) -> list[tuple[str, int]]:
     """Queue `runs` confirm re-runs of `best` (each followed by its baseline pair when `baseline`),
-    skipping the (kind, index) pairs in `have`; what was queued."""
+    skipping the (kind, index) pairs the study already holds (queued, run, or retried); what was
+    queued. Across workers, call it under `study_mutex`."""
+    have = {
+        (str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1)))
+        for t in study.get_trials(deepcopy=False) if t.user_attrs.get(KIND) in ("confirm", "baseline")
+    }  # fmt: skip
     queued: list[tuple[str, int]] = []
     kinds: tuple[Kind, ...] = ("confirm", "baseline") if baseline else ("confirm",)
     for index in range(runs):
         for kind in kinds:
-            if (kind, index) in (have or set()):
+            if (kind, index) in have:
                 continue
             params = dict(best.params) if kind == "confirm" else {}
             study.enqueue_trial(params, user_attrs=confirm_attrs(kind, best.number, index, base_seed, repo_id))
@@ -179,16 +183,10 @@ def _requeue_confirmations(
     if not isinstance(best, int) or best < 0:
         return []
     source = next((t for t in trials if t.number == best), None)
-    have = {
-        (str(t.user_attrs.get(KIND)), int(t.user_attrs.get(CONFIRM_INDEX, -1)))
-        for t in trials if t.user_attrs.get(KIND) in ("confirm", "baseline")
-    }  # fmt: skip
     if source is None:
         return []
     baseline = bool(study.user_attrs.get(BASELINE_RUNS, False))
-    queued = queue_confirmations(
-        study, source, runs=confirm, baseline=baseline, base_seed=base_seed, repo_id=repo_id, have=have
-    )
+    queued = queue_confirmations(study, source, runs=confirm, baseline=baseline, base_seed=base_seed, repo_id=repo_id)
     if not queued:
         return []
     return [f"confirmation runs {queued} of trial {best} were decided but never queued: queued now"]
