@@ -6,6 +6,7 @@ what separate processes have: advisory locks belong to a connection and `flock` 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -44,20 +45,12 @@ def _queue_once(make: StorageFactory, ready: threading.Barrier, *, locked: bool)
     storage, file = make()
     study = optuna.load_study(study_name=STUDY, storage=storage)
     ready.wait()
-    lock = study_mutex(storage, STUDY, file=file) if locked else _nothing()
+    lock = study_mutex(storage, STUDY, file=file) if locked else contextlib.nullcontext()
     with lock:
         queued = any(t.user_attrs.get("kind") == "confirm" for t in study.get_trials(deepcopy=False))
         time.sleep(0.3)  # the window between the check and the write, widened
         if not queued:
             study.enqueue_trial({}, user_attrs={"kind": "confirm"})
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _race(make: StorageFactory, *, locked: bool, workers: int = 3) -> int:
