@@ -24,10 +24,21 @@ from typing import Any, Literal
 from agentjet.core.chat_format import parse_tool_calls
 from agentjet.core.types import CallRecord
 
-__all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "common_prefix", "merge_timelines"]
+__all__ = ["Drift", "DriftReason", "MatchLevel", "Sample", "common_prefix", "merge_timelines", "sampling_temperature"]
 
 MatchLevel = Literal["token", "text", "off"]
 _PROMPT_VERSION = -1  # policy version recorded on positions that were not sampled
+
+
+def sampling_temperature(call: CallRecord) -> float:
+    """The temperature a call's behaviour logprobs were taken at: log_softmax(logits / T).
+
+    The trainer must score the same tempered distribution, or the PPO ratio is off by the
+    temperature alone (at T = 0.5 a third of the tokens clipped before any update). Greedy
+    calls (T = 0) record plain log_softmax, so they count as 1.0, as does a record without one.
+    """
+    value = call.sampling.get("temperature")
+    return float(value) if isinstance(value, int | float) and value > 0 else 1.0
 
 
 class DriftReason(StrEnum):
@@ -62,6 +73,7 @@ class Sample:
     behaviour_logprobs: tuple[float, ...]  # 0.0 on context positions
     policy_versions: tuple[int, ...]  # -1 on context positions
     calls: tuple[tuple[int, int], ...]  # (call_index, choice_index) of every call folded in
+    temperatures: tuple[float, ...] = ()  # the sampling temperature of each token's call (1.0 on context); () = all 1.0
 
     def trainable_pairs(self) -> list[tuple[int, float]]:
         return [(t, lp) for t, lp, m in zip(self.token_ids, self.behaviour_logprobs, self.loss_mask, strict=True) if m]
@@ -75,6 +87,7 @@ class _Timeline:
     mask: list[bool] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
+    temperatures: list[float] = field(default_factory=list)
     calls: list[tuple[int, int]] = field(default_factory=list)
     prompt_ends: list[int] = field(default_factory=list)  # where each folded call's prompt ended
     lengths: list[int] = field(default_factory=list)  # sequence length after each folded call
@@ -99,6 +112,7 @@ class _Timeline:
         self.mask += [False] * len(context) + [True] * len(call.completion_ids)
         self.logprobs += [0.0] * len(context) + list(call.completion_logprobs)
         self.versions += [_PROMPT_VERSION] * len(context) + [call.policy_version] * len(call.completion_ids)
+        self.temperatures += [1.0] * len(context) + [sampling_temperature(call)] * len(call.completion_ids)
         self.calls.append((call.call_index, call.choice_index))
         self.prompt_ends.append(len(call.prompt_ids))
         self.lengths.append(len(self.tokens))
@@ -113,6 +127,7 @@ class _Timeline:
             tuple(self.logprobs),
             tuple(self.versions),
             tuple(self.calls),
+            tuple(self.temperatures),
         )
 
 

@@ -28,6 +28,7 @@ class MicroBatch:
     attention_mask: Tensor  # (B, T) long, 1 on real tokens
     loss_mask: Tensor  # (B, T-1) bool, True where target token t+1 was sampled
     behaviour_logprobs: Tensor  # (B, T-1) float32, logprob of target t+1 when it was sampled
+    temperatures: Tensor  # (B, T-1) float32, the temperature target t+1 was sampled at (1.0 elsewhere)
     advantages: Tensor  # (B,) float32
     indices: tuple[int, ...]  # positions of these samples in the step's input
 
@@ -62,6 +63,7 @@ def collate(
     attention = torch.zeros((rows, width), dtype=torch.long)  # (B, T)
     loss_mask = torch.zeros((rows, width), dtype=torch.bool)  # (B, T), unshifted
     behaviour = torch.zeros((rows, width), dtype=torch.float32)  # (B, T), unshifted
+    temperatures = torch.ones((rows, width), dtype=torch.float32)  # (B, T), unshifted
     for row, i in enumerate(indices):
         sample = samples[i]
         n = len(sample.token_ids)
@@ -69,11 +71,14 @@ def collate(
         attention[row, :n] = 1
         loss_mask[row, :n] = torch.tensor(sample.loss_mask, dtype=torch.bool)
         behaviour[row, :n] = torch.tensor(sample.behaviour_logprobs, dtype=torch.float32)
+        if sample.temperatures:
+            temperatures[row, :n] = torch.tensor(sample.temperatures, dtype=torch.float32)
     return MicroBatch(
         token_ids=token_ids.to(device),
         attention_mask=attention.to(device),
         loss_mask=loss_mask[:, 1:].to(device),  # (B, T-1); a trainable first token has no context: dropped
         behaviour_logprobs=behaviour[:, 1:].to(device),  # (B, T-1)
+        temperatures=temperatures[:, 1:].to(device),  # (B, T-1)
         advantages=torch.tensor([advantages[i] for i in indices], dtype=torch.float32, device=device),  # (B,)
         indices=tuple(indices),
     )

@@ -97,6 +97,7 @@ def suffix_samples(samples: Sequence[Sample], group: PrefixGroup) -> list[Sample
             loss_mask=samples[i].loss_mask[cut:],
             behaviour_logprobs=samples[i].behaviour_logprobs[cut:],
             policy_versions=samples[i].policy_versions[cut:],
+            temperatures=samples[i].temperatures[cut:],
         )
         for i in group.indices
     ]

@@ -3,9 +3,9 @@
 `Trainer.step(samples, advantages)` takes merged samples (`merging.py`) and one GRPO advantage
 per sample (`advantages.py`; the samples of one episode share it), packs them into right-padded
 micro-batches under `optim.micro_batch_tokens`, and minimises the PPO-clip objective against
-the behaviour logprobs recorded at sampling time, plus `grpo.kl_coef` x the k3 KL estimate to
-the reference policy (the base model: the LoRA adapter disabled, or a frozen copy under full
-fine-tuning). The loss is a token-level mean over every trainable token of the whole batch:
+the behaviour logprobs recorded at sampling time (scored at the temperature each token was
+sampled at), plus `grpo.kl_coef` x the k3 KL estimate to the reference policy (the base model:
+the LoRA adapter disabled, or a frozen copy under full fine-tuning). The loss is a token-level mean over every trainable token of the whole batch:
 each micro-batch's sum is divided by the batch total, so neither merging nor micro-batching
 changes the loss or the gradients. With `optim.share_prefix`, samples that start with the same
 long prompt (a GRPO group) run that prefix once and their suffixes attend to its keys/values
@@ -73,12 +73,15 @@ def sequence_logprobs(
     attention_mask: Tensor,
     prefix: SharedPrefix | None = None,
     positions: Tensor | None = None,
+    temperatures: Tensor | None = None,
 ) -> Tensor:
     """Logprob of each next token under `model`: out[b, t] = log p(token_ids[b, t+1] | token_ids[b, :t+1]).
 
     With `positions` (K,) only those t are computed, out is (B, K): the vocabulary projection and
     softmax, a large share of a small model's cost, then run only where a target is trained.
     With `prefix`, every row continues that shared prefix (positions and attention follow it).
+    With `temperatures` (shaped like out), each position's logits are divided by its temperature
+    first: the distribution the token was sampled from, as its behaviour logprob was recorded.
     """
     keep = torch.arange(token_ids.shape[1] - 1, device=token_ids.device) if positions is None else positions  # (K,)
     kwargs: dict[str, Any] = {"input_ids": token_ids, "attention_mask": attention_mask, "logits_to_keep": keep}
@@ -86,6 +89,8 @@ def sequence_logprobs(
         kwargs["attention_mask"] = prefix.attention_mask(attention_mask)  # (B, P+T)
         kwargs["cache"] = prefix.cache_for(token_ids.shape[0])
     logits: Tensor = model(**kwargs).logits.float()  # (B, K, V), row k predicts token keep[k]+1
+    if temperatures is not None:
+        logits = logits / temperatures.unsqueeze(-1)  # (B, K, V)
     targets = token_ids[:, keep + 1].unsqueeze(-1)  # (B, K, 1)
     picked = logits.gather(-1, targets).squeeze(-1)  # (B, K)
     return picked - torch.logsumexp(logits, dim=-1)  # (B, K)
@@ -244,12 +249,15 @@ class Trainer:
         """(this micro-batch's share of the batch loss, its share of the KL, its clipped-token count)."""
         grpo = self.config.grpo
         keep = batch.loss_mask.any(dim=0).nonzero().squeeze(1)  # (K,) positions with a trained target in some row
-        logprobs = sequence_logprobs(self.model, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
+        temperatures = batch.temperatures[:, keep]  # (B, K)
+        logprobs = sequence_logprobs(
+            self.model, batch.token_ids, batch.attention_mask, prefix, keep, temperatures
+        )  # (B, K)
         behaviour = batch.behaviour_logprobs[:, keep]  # (B, K)
         per_token, active = self.loss_fn(logprobs, behaviour, batch.advantages, grpo.clip_eps)
         kl = torch.zeros_like(logprobs)  # (B, K)
         if grpo.kl_coef > 0:
-            kl = kl_k3(logprobs, self._reference_logprobs(batch, reference, keep))  # (B, K)
+            kl = kl_k3(logprobs, self._reference_logprobs(batch, reference, keep, temperatures))  # (B, K)
             per_token = per_token + grpo.kl_coef * kl  # (B, K)
         mask = batch.loss_mask[:, keep]  # (B, K) bool
         loss = torch.where(mask, per_token, 0.0).sum() / tokens  # (), masked: padding never reaches a grad
@@ -257,12 +265,16 @@ class Trainer:
         return loss, kl_share, (active & mask).sum()
 
     @torch.no_grad()
-    def _reference_logprobs(self, batch: MicroBatch, prefix: SharedPrefix | None, keep: Tensor) -> Tensor:
+    def _reference_logprobs(
+        self, batch: MicroBatch, prefix: SharedPrefix | None, keep: Tensor, temperatures: Tensor
+    ) -> Tensor:
+        """The reference policy's logprobs (B, K), at the same temperatures as the policy's."""
+        args = (batch.token_ids, batch.attention_mask, prefix, keep, temperatures)
         if self.reference is not None:
-            return sequence_logprobs(self.reference, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
+            return sequence_logprobs(self.reference, *args)  # (B, K)
         assert isinstance(self.model, peft.PeftModel)
         with self.model.disable_adapter():  # the reference policy = the base weights
-            return sequence_logprobs(self.model, batch.token_ids, batch.attention_mask, prefix, keep)  # (B, K)
+            return sequence_logprobs(self.model, *args)  # (B, K)
 
     @torch.no_grad()
     def _reference_prefix(self, token_ids: Sequence[int]) -> SharedPrefix:
