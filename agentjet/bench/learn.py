@@ -4,7 +4,7 @@ A real server (uvicorn on loopback, the embedded transformers backend, the LoRA 
 on a fresh state dir. First the held-out eval split is played with the base policy (kind
 `eval`: never trained, greedy unless `--eval-temperature`), giving `base_accuracy` (share of
 episodes with reward 1: exact answers, won games). Then rounds: `tasks_per_step` fresh train
-items x a GRPO group of `group_size` episodes (temperature 1), after which the server trains
+items x a GRPO group of `group_size` episodes (at the family's own temperature), after which the server trains
 one step and hot-loads the adapter; every `eval_every` steps, and once more at the end, the
 same eval split is played again. Rounds stop when `minutes` of wall time are spent (or
 `steps` steps). The JSON says where the policy started and ended, with a 95% interval for the
@@ -13,6 +13,8 @@ change (Newcombe), and a PNG shows the train reward per step and the eval accura
 Keys: task, params, model, base_accuracy, final_accuracy, accuracy_change, ci95_low, ci95_high
 (of final - base), eval_episodes, steps, minutes, train_rewards, evals ([step, accuracy, reward
 mean]), errors, png; for werewolves also win_rate_before and win_rate_after (= the accuracies).
+Families that count their answers (werewolves: `invalid` and `actions` per server in the
+outcome's metadata) also get eval_invalid_share ([step, share of answers that were invalid]).
 """
 
 from __future__ import annotations
@@ -106,6 +108,16 @@ def _train_config(settings: LearnSettings) -> TrainConfig:
 class _Played:
     reward: float
     solved: bool  # an exact answer or a won game (`metadata["won"]` where the family reports one)
+    invalid: int = 0  # answers the family found invalid (replaced by a default), where it counts them
+    actions: int = 0  # answers it counted
+
+
+def answer_counts(metadata: Mapping[str, Any]) -> tuple[int, int]:
+    """(invalid, actions) of the policy server's answers from an outcome's metadata; (0, 0) if not counted."""
+    invalid, actions = metadata.get("invalid"), metadata.get("actions")
+    if not (isinstance(invalid, Mapping) and isinstance(actions, Mapping)):
+        return 0, 0
+    return int(invalid.get(POLICY, 0)), int(actions.get(POLICY, 0))
 
 
 def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> _Played | None:
@@ -120,7 +132,7 @@ def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) ->
             episode.end(reward, dict(outcome.metadata))
             won = outcome.metadata.get("won")
             solved = bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
-            return _Played(reward, solved)
+            return _Played(reward, solved, *answer_counts(outcome.metadata))
     except (AgentJetError, OSError, ValueError, KeyError) as exc:
         _stderr(f"episode failed task={item.task_id}: {type(exc).__name__}: {exc}")
         return None
@@ -172,6 +184,13 @@ class EvalResult:
     solved: int
     episodes: int
     reward_mean: float
+    invalid: int = 0
+    actions: int = 0
+
+    @property
+    def invalid_share(self) -> float | None:
+        """Share of the counted answers that were invalid; None when the family counts none."""
+        return self.invalid / self.actions if self.actions else None
 
 
 def evaluate(
@@ -182,7 +201,16 @@ def evaluate(
     if not played:
         raise RuntimeError("every eval episode failed: see the messages above")
     solved = sum(1 for r in played if r.solved)
-    return EvalResult(step, solved, len(played), sum(r.reward for r in played) / len(played))
+    reward_mean = sum(r.reward for r in played) / len(played)
+    invalid, actions = sum(r.invalid for r in played), sum(r.actions for r in played)
+    return EvalResult(step, solved, len(played), reward_mean, invalid, actions)
+
+
+def describe_eval(result: EvalResult) -> str:
+    """One progress line: solved count, mean reward and, where counted, the invalid-answer share."""
+    line = f"{result.solved}/{result.episodes} solved, mean reward {result.reward_mean:.3f}"
+    share = result.invalid_share
+    return line if share is None else f"{line}, {share:.0%} of {result.actions} answers invalid"
 
 
 def plot_learning(train: Sequence[float], evals: Sequence[EvalResult], path: Path, *, title: str) -> Path:
@@ -274,7 +302,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
     progress(f"starting a {settings.model} server; task {settings.task} {params}; budget {settings.minutes} min")
     with training_server(settings, concurrency) as (client, state), ThreadPoolExecutor(concurrency) as pool:
         evals = [evaluate(pool, client, eval_family, eval_items, 0)]
-        progress(f"base: {evals[0].solved}/{evals[0].episodes} solved, mean reward {evals[0].reward_mean:.3f}")
+        progress(f"base: {describe_eval(evals[0])}")
         errors, step = 0, 0
         deadline = started + settings.minutes * 60
         while time.perf_counter() < deadline and (settings.steps is None or step < settings.steps):
@@ -285,7 +313,7 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
             progress(f"step {step}: train reward {sum(rewards) / len(rewards):.3f} ({minutes:.1f} min)")
             if step % settings.eval_every == 0:
                 evals.append(evaluate(pool, client, eval_family, eval_items, step))
-                progress(f"eval at step {step}: {evals[-1].solved}/{evals[-1].episodes} solved")
+                progress(f"eval at step {step}: {describe_eval(evals[-1])}")
         if evals[-1].step != step:
             evals.append(evaluate(pool, client, eval_family, eval_items, step))
         if (state / "metrics.jsonl").exists():
@@ -313,6 +341,8 @@ def run_learn_bench(settings: LearnSettings, out: Path, progress: Progress = _st
         "errors": errors,
         "png": str(png),
     }
+    if any(e.invalid_share is not None for e in evals):
+        result["eval_invalid_share"] = [[e.step, round(e.invalid_share or 0.0, 4)] for e in evals]
     if settings.task == "werewolves":
         result["win_rate_before"], result["win_rate_after"] = result["base_accuracy"], result["final_accuracy"]
     (out / "learn.json").write_text(json.dumps(result, indent=2) + "\n")

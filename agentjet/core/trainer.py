@@ -5,11 +5,12 @@ per sample (`advantages.py`; the samples of one episode share it), packs them in
 micro-batches under `optim.micro_batch_tokens`, and minimises the PPO-clip objective against
 the behaviour logprobs recorded at sampling time (scored at the temperature each token was
 sampled at), plus `grpo.kl_coef` x the k3 KL estimate to the reference policy (the base model:
-the LoRA adapter disabled, or a frozen copy under full fine-tuning). The loss is a token-level mean over every trainable token of the whole batch:
-each micro-batch's sum is divided by the batch total, so neither merging nor micro-batching
-changes the loss or the gradients. With `optim.share_prefix`, samples that start with the same
-long prompt (a GRPO group) run that prefix once and their suffixes attend to its keys/values
-(`prefix_sharing.py`); again the loss and the gradients do not change.
+the LoRA adapter disabled, or a frozen copy under full fine-tuning). The loss is a token-level
+mean over every trainable token of the whole batch: each micro-batch's sum is divided by the
+batch total, so neither merging nor micro-batching changes the loss or the gradients. With
+`optim.share_prefix`, samples that start with the same long prompt (a GRPO group) run that
+prefix once and their suffixes attend to its keys/values (`prefix_sharing.py`); again the loss
+and the gradients do not change.
 """
 
 from __future__ import annotations

@@ -42,9 +42,7 @@ def _sampled_calls(backend: TransformersBackend, temperature: float) -> list[Cal
         params = SamplingParams(max_tokens=12, temperature=temperature, seed=index)
         generation = asyncio.run(backend.generate(GenerationRequest(f"r{index}", prompt, params)))
         record = call_record(index, list(prompt), list(generation.completion_ids))
-        calls.append(
-            replace(record, completion_logprobs=generation.logprobs, sampling={"temperature": temperature})
-        )
+        calls.append(replace(record, completion_logprobs=generation.logprobs, sampling={"temperature": temperature}))
     return calls
 
 
