@@ -34,7 +34,7 @@ def sampling_temperature(call: CallRecord) -> float:
     """The temperature a call's behaviour logprobs were taken at: log_softmax(logits / T).
 
     The trainer must score the same tempered distribution, or the PPO ratio is off by the
-    temperature alone (at T = 0.5 a third of the tokens clipped before any update). Greedy
+    temperature alone (at T = 0.5, 19-46% of a fresh batch's tokens clipped before any update). Greedy
     calls (T = 0) record plain log_softmax, so they count as 1.0, as does a record without one.
     """
     value = call.sampling.get("temperature")

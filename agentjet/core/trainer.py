@@ -250,7 +250,8 @@ class Trainer:
         """(this micro-batch's share of the batch loss, its share of the KL, its clipped-token count)."""
         grpo = self.config.grpo
         keep = batch.loss_mask.any(dim=0).nonzero().squeeze(1)  # (K,) positions with a trained target in some row
-        temperatures = batch.temperatures[:, keep]  # (B, K)
+        tempered = batch.temperatures[:, keep]  # (B, K)
+        temperatures = None if bool(tempered.eq(1.0).all()) else tempered  # all 1.0: skip a (B, K, V) division
         logprobs = sequence_logprobs(
             self.model, batch.token_ids, batch.attention_mask, prefix, keep, temperatures
         )  # (B, K)
@@ -267,7 +268,7 @@ class Trainer:
 
     @torch.no_grad()
     def _reference_logprobs(
-        self, batch: MicroBatch, prefix: SharedPrefix | None, keep: Tensor, temperatures: Tensor
+        self, batch: MicroBatch, prefix: SharedPrefix | None, keep: Tensor, temperatures: Tensor | None
     ) -> Tensor:
         """The reference policy's logprobs (B, K), at the same temperatures as the policy's."""
         args = (batch.token_ids, batch.attention_mask, prefix, keep, temperatures)

@@ -2,7 +2,7 @@
 
 The backend records log_softmax(logits / T) at each sampled token. A trainer that scored plain
 logits would see a PPO ratio off by the temperature alone and clip tokens before any update
-(at T = 0.5, about a third of them); these tests sample real calls from the tiny model and
+(at T = 0.5, 19% of these calls' tokens); these tests sample real calls from the tiny model and
 check that the first step's ratio is exactly one.
 """
 
