@@ -4,7 +4,8 @@ CampaignError (AgentJetError)   a campaign step cannot go on; the message names 
 ├── PlanError (ValueError)      a plan file is malformed; carries .path, .line and .key
 ├── PlannerError                the LLM planner failed or is not configured
 ├── PoolError                   pool servers cannot start or be handed out (log tail in the message)
-└── ServerLost                  a trial's server died or stopped answering; carries .server, .reason
+├── ServerLost                  a trial's server died or stopped answering; carries .server, .reason
+└── StaleServer                 a trial's server is not fresh (trained or pooled before it); .server, .reason
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from agentjet.core import AgentJetError
 
-__all__ = ["CampaignError", "PlanError", "PlannerError", "PoolError", "ServerLost"]
+__all__ = ["CampaignError", "PlanError", "PlannerError", "PoolError", "ServerLost", "StaleServer"]
 
 
 class CampaignError(AgentJetError):
@@ -68,3 +69,16 @@ class ServerLost(CampaignError):
         self.server = server
         self.reason = reason
         super().__init__(f"server {server} was lost during the trial: {reason}")
+
+
+class StaleServer(CampaignError):
+    """A trial's server had trained or pooled episodes before the trial: its steps would not start at 1.
+
+    The trial fails rather than be recorded on another run's adapter. `server` is the member's
+    name; `reason` says what its `GET /swarm/status` showed.
+    """
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"server {server} is not fresh for the trial: {reason}")

@@ -2,10 +2,13 @@
 
 Each lives in `<runtime>/<name>/`: `token` (generated once, mode 600, handed to the server in
 the environment, never in argv), `server.log` (stdout and stderr of every start, appended),
-`train.yaml` (the TrainConfig it starts with) and `state/` (its `--state-dir`). It listens on a
-free port of 127.0.0.1 (a new one when the old port is taken). A *fresh* restart deletes
-`state/` first: a new journal, adapter and optimiser, which is how a trial gets a fresh adapter
-(the core has no reset endpoint). The server runs in its own session (a Ctrl-C in the terminal
+`train.yaml` (the TrainConfig it starts with), `server.pid` (its process) and `state/` (its
+`--state-dir`). It listens on a free port of 127.0.0.1 (a new one when the old port is taken).
+Every start, the first of a campaign session included, deletes `state/` first: a new journal,
+adapter and optimiser, which is how a trial gets a fresh adapter (the core has no reset
+endpoint). A server left in `state/` by a session that was `kill -9`ed would restore that run's
+adapter and step, so it is never reused, and one still shutting down (named by `server.pid`) is
+stopped before its dir is deleted. The server runs in its own session (a Ctrl-C in the terminal
 reaches the campaign, which stops it) under `agentjet.a3r.server_process`, which ends it if the
 campaign process dies without stopping it.
 """
@@ -13,6 +16,7 @@ campaign process dies without stopping it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import shutil
@@ -25,14 +29,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+import psutil
 import yaml
 
 from agentjet.a3r.errors import PoolError
+from agentjet.a3r.freshness import stale_reason
 from agentjet.a3r.members import MemberState, PoolMember, health_state, probe_health
 from agentjet.core import AgentJetError, TrainConfig
 
 __all__ = ["LocalMember", "Progress", "free_port", "log_tail"]
 
+log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
 # machine settings a server keeps (where models are cached); every other AGENTJET_* is the campaign's, not its
 _KEEP_ENV = {"AGENTJET_CACHE_DIR"}
@@ -70,6 +77,7 @@ class LocalMember(PoolMember):
     """One `agentjet server start` subprocess on 127.0.0.1, owned by the pool."""
 
     kind = "local"
+    restartable = True
 
     def __init__(self, name: str, home: Path, *, model: str, config: TrainConfig | None = None) -> None:
         home.mkdir(parents=True, exist_ok=True)
@@ -84,6 +92,7 @@ class LocalMember(PoolMember):
         self.state_dir = home / "state"
         self.config_path = home / "train.yaml"
         self.log_path = home / "server.log"
+        self.pid_path = home / "server.pid"
         self._config = config or TrainConfig()
         self._process: subprocess.Popen[bytes] | None = None
         self._port: int | None = None
@@ -93,9 +102,10 @@ class LocalMember(PoolMember):
         return self._process.pid if self._process is not None else None
 
     def spawn(self) -> None:
-        """Start the server process (returns at once; `wait_ready` waits for it)."""
+        """Start the server process on an empty state dir (returns at once; `wait_ready` waits for it)."""
         with self._lock:
             self.state = MemberState.STARTING
+            self._clear_state()
             self._port = self._port or free_port()
             self.url = f"http://127.0.0.1:{self._port}"
             self.config_path.write_text(yaml.safe_dump(self._config.model_dump(mode="json"), sort_keys=False))
@@ -112,6 +122,45 @@ class LocalMember(PoolMember):
                     command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                     env=env, cwd=self.home, start_new_session=True,
                 )  # fmt: skip
+            self.pid_path.write_text(f"{self._process.pid}\n")
+            self.fresh = True
+
+    def _clear_state(self) -> None:
+        """Delete `state/` (after stopping a server an earlier campaign process left on it); PoolError if it stays."""
+        self._stop_leftover()
+        try:
+            shutil.rmtree(self.state_dir)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise PoolError(f"server {self.name}: cannot delete its old state dir {self.state_dir}: {exc}") from exc
+
+    def _stop_leftover(self) -> None:
+        """The server `server.pid` names, if it is not this object's and still runs on this state dir: a
+        `kill -9`ed campaign's server shutting down, which could still write into the new server's dir."""
+        try:
+            pid = int(self.pid_path.read_text())
+        except (OSError, ValueError):
+            return
+        if self._process is not None and self._process.pid == pid:
+            return  # ours: `_terminate` waited for it, or it exited
+        try:
+            leftover = psutil.Process(pid)
+            if str(self.state_dir) not in leftover.cmdline():
+                return  # the pid was reused by another process
+            log.warning("stopping a server left by an earlier campaign process name=%s pid=%d", self.name, pid)
+            os.killpg(pid, signal.SIGTERM)
+            try:
+                leftover.wait(timeout=_STOP_GRACE_S)
+            except psutil.TimeoutExpired:
+                os.killpg(pid, signal.SIGKILL)
+                leftover.wait(timeout=_STOP_GRACE_S)
+        except (psutil.NoSuchProcess, ProcessLookupError):
+            return
+        except (psutil.Error, OSError) as exc:
+            raise PoolError(
+                f"server {self.name}: cannot stop the server (pid {pid}) left on {self.state_dir}: {exc}"
+            ) from exc
 
     def wait_ready(self, deadline: float, progress: Progress | None = None) -> None:
         """Until /health says the engine rolls; PoolError (with the log's tail) if it exits or time runs out.
@@ -161,26 +210,27 @@ class LocalMember(PoolMember):
         return reason
 
     def reset_for_trial(self, model: str, config: TrainConfig) -> None:
-        """Fresh and serving `model`: PUT the config (no trainer built yet); else restart on a new state dir."""
+        """Fresh (its status says untouched) and serving `model`: PUT the config (no trainer built yet);
+        else restart on an empty state dir."""
         if self.fresh and self.model == model and not self.is_dead():
             try:
                 with self.client() as client:
-                    client.configure(config)
-                self.fresh = False
-                return
+                    if stale_reason(client.status()) is None:
+                        client.configure(config)
+                        self.fresh = False
+                        return
             except AgentJetError:  # a 409 (trainer built meanwhile) or a lost server: a restart settles both
                 pass
         self.restart(model=model, config=config)
         self.fresh = False
 
     def restart(self, *, model: str | None = None, config: TrainConfig | None = None) -> None:
-        """Stop it, delete its state dir, start it again (same port when free) and wait until it rolls."""
+        """Stop it, start it again on an empty state dir (same port when free) and wait until it rolls."""
         with self._lock:
             if self.state is MemberState.STOPPED:
                 raise PoolError(f"server {self.name} was stopped with its pool: it is not restarted")
             self.state = MemberState.STARTING
             self._terminate()
-            shutil.rmtree(self.state_dir, ignore_errors=True)
             self.model = model or self.model
             self._config = config or self._config
             self.restarts += 1

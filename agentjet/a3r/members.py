@@ -2,9 +2,10 @@
 
 The core has no endpoint that resets a server's adapter and optimiser (`PUT /swarm/config`
 refuses `lora.*` once the trainer is built, and keeps the AdamW moments). So a member is
-*fresh* only until a trial runs on it: a local member is then restarted on a new state dir
+*fresh* only until a trial runs on it: a local member is then restarted on an empty state dir
 (`agentjet.a3r.local_server`); a remote one cannot be, and runs one trial per server start (the
-heartbeat sees it fresh again when its owner restarts it with a clean `--state-dir`). A
+heartbeat sees it fresh again when its owner restarts it with a clean `--state-dir`). `fresh` is
+the pool's bookkeeping; a trial checks the server itself (`agentjet.a3r.freshness`). A
 synthetic member has no server at all: it is for model-free trials and scheduler tests.
 Thread-safety: state changes take the member's lock; the pool's heartbeat and one trial at a
 time touch a member.
@@ -16,11 +17,11 @@ import logging
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from agentjet.a3r.errors import CampaignError, PoolError
+from agentjet.a3r.errors import CampaignError, PoolError, StaleServer
+from agentjet.a3r.freshness import stale_reason
 from agentjet.core import AgentJetError, AuthError, SwarmClient, TrainConfig
 
 __all__ = ["MemberState", "PoolMember", "RemoteMember", "SyntheticMember", "health_state", "probe_health"]
@@ -69,6 +70,7 @@ class PoolMember:
     """One server of the pool. `name`, `url`, `token` and `pid` (local only) are what a trial needs."""
 
     kind = "member"
+    restartable = False  # the campaign can restart it on an empty state dir (a local server)
 
     def __init__(self, name: str, url: str, token: str | None, model: str | None) -> None:
         self.name = name
@@ -77,7 +79,7 @@ class PoolMember:
         self.model = model  # what it serves (a remote member's is read from its status)
         self.state = MemberState.STARTING
         self.down_reason: str | None = None
-        self.fresh = True  # no trial has trained on it since it (re)started
+        self.fresh = True  # no trial was handed it since it (re)started (the trial checks the server)
         self.busy = False  # handed out by the pool (ServerPool.acquire) and not released yet
         self.restarts = 0
         self._lock = threading.RLock()
@@ -158,7 +160,7 @@ class RemoteMember(PoolMember):
             hint = f" (is ${self.token_env} the server's token?)" if isinstance(exc, AuthError) else ""
             return f"GET /swarm/status failed: {type(exc).__name__}: {exc}{hint}"
         self.model = str(status.get("model"))
-        if not self.busy and _untouched(status):
+        if not self.busy and stale_reason(status) is None:
             self.fresh = True
         return None if status.get("state") not in ("offline", "booting") else f"engine {status.get('state')}"
 
@@ -166,13 +168,14 @@ class RemoteMember(PoolMember):
         """A remote server is fresh only before its first trial: it gets the config, or a clear error."""
         with self.client() as client:
             status = client.status()
-            if not _untouched(status):
+            stale = stale_reason(status)
+            if stale is not None:
                 self.fresh = False
-                raise CampaignError(
-                    f"remote server {self.name} has trained or served episodes already (step {status.get('step')}) "
-                    "and AgentJet's server has no reset endpoint: restart it with a fresh --state-dir to use it for "
-                    "another trial, or use local:N servers, which the campaign restarts itself"
-                )
+                raise StaleServer(
+                    self.name, f"this remote server has trained or served episodes already ({stale}) and AgentJet's "
+                    "server has no reset endpoint: restart it with a fresh --state-dir to use it for another trial, "
+                    "or use local:N servers, which the campaign restarts itself",
+                )  # fmt: skip
             served = str(status.get("model"))
             if served not in (model, Path(model).name):
                 raise CampaignError(
@@ -181,11 +184,6 @@ class RemoteMember(PoolMember):
                 )
             client.configure(config)
         self.fresh = False
-
-
-def _untouched(status: dict[str, Any]) -> bool:
-    episodes = status.get("episodes") or {}
-    return status.get("step") == 0 and not any(episodes.get(k) for k in ("in_flight", "finished", "aborted"))
 
 
 class SyntheticMember(PoolMember):

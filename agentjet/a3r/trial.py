@@ -3,8 +3,10 @@
 `run_trial(member, setup, task=..., steps=..., eval_every=..., eval_items=..., seed=..., report=...)`
 1. gives the member a fresh adapter and optimiser serving `setup.model` with `setup.config`
    (`PoolMember.reset_for_trial`: a local server not yet trained on gets `PUT /swarm/config`,
-   otherwise it is restarted on a new state dir, because the core has no reset endpoint; a
-   remote server must be untouched, see `agentjet.a3r.members`);
+   otherwise it is restarted on an empty state dir, because the core has no reset endpoint; a
+   remote server must be untouched, see `agentjet.a3r.members`), then proves it: the server
+   must report step 0 with nothing pooled (a local one is restarted once if not), and the
+   trial's first step must be the server's step 1, else `StaleServer` (`agentjet.a3r.freshness`);
 2. plays train rounds with the task family (bench learn's `play_train_round`: GRPO groups
    seeded by `seed` and the step) and waits for each update; every `eval_every` steps and at
    the last step it measures the objective (eval episodes on `eval_items` held-out items drawn
@@ -33,6 +35,7 @@ from typing import Any
 import httpx
 
 from agentjet.a3r.errors import CampaignError, PoolError, ServerLost
+from agentjet.a3r.freshness import check_first_step, ensure_fresh
 from agentjet.a3r.members import PoolMember
 from agentjet.a3r.plan import SYNTHETIC, Metric, TaskSource, TrialSetup
 from agentjet.a3r.synthetic import run_synthetic, synthetic_options
@@ -158,6 +161,8 @@ class _ModelTrial:
             _check_alive(server)
             rewards, replayed = self._advance(pool, client)
             status = client.status()
+            if self.done == 0:
+                check_first_step(server.name, status)
             self.done = min(steps, max(self.done + 1, int(status.get("step", 0))))
             mean = sum(rewards) / len(rewards) if rewards else 0.0
             self.train_rewards.append(mean)
@@ -238,9 +243,11 @@ def _families(task: TaskSource, params: Mapping[str, Any]) -> tuple[TaskFamily, 
 
 
 def _reset(server: PoolMember, setup: TrialSetup) -> None:
-    """Fresh adapter and optimiser; a server that cannot give one (dies, will not restart) is lost."""
+    """Fresh adapter and optimiser, checked on the server; one that cannot give them (dies, will not
+    restart) is lost, one that is stale after all raises StaleServer."""
     try:
         server.reset_for_trial(setup.model, setup.config)
+        ensure_fresh(server, setup.model, setup.config)
     except ServerLost:
         raise
     except PoolError as exc:

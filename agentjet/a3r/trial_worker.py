@@ -3,9 +3,9 @@
 Outcomes: the trial ends (COMPLETE, or PRUNED when the pruner says so at a report); it is *void*
 (its server was lost, a `stop --now` interrupted it, or it crashed): FAIL with the reason and its
 params and seed queued to run again (`resume.fail_and_requeue`); or it *fails* for a reason of its
-own (a CampaignError/AgentJetError: a config the server refused, a task with no signal): FAIL,
-counted, not run again. The server is released as soon as `run_trial` returns, before the study
-and git writes, so the pool's next trial does not wait for them.
+own (a CampaignError/AgentJetError: a config the server refused, a task with no signal, a server
+that is not fresh): FAIL, counted, not run again. The server is released as soon as `run_trial`
+returns, before the study and git writes, so the pool's next trial does not wait for them.
 """
 
 from __future__ import annotations
