@@ -17,7 +17,7 @@ from agentjet.core.models import resolve_model
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import RunningServer, serve_in_thread
 
-TOKEN = "test-server-token"
+TOKEN = "test-server-token-012345"
 
 
 # Settings that describe this machine rather than configure a server: where caches, the sandbox
@@ -77,11 +77,17 @@ def make_settings(tmp_path: Path) -> Callable[..., ServerSettings]:
 
 @pytest.fixture
 def live_server(make_settings: Callable[..., ServerSettings]) -> Iterator[Callable[..., RunningServer]]:
-    """Factory: `live_server(backend, **settings)` -> a real uvicorn server on 127.0.0.1:free port."""
+    """Factory: `live_server(backend, **settings)` -> a real uvicorn server on 127.0.0.1:free port.
+
+    The first server of a test uses `tmp_path/state`; later ones get their own state dirs (one
+    server per state dir: the server refuses a second)."""
     stack: list[Any] = []
 
     def start(backend: Backend | None = None, **overrides: Any) -> RunningServer:
-        cm = serve_in_thread(create_app(make_settings(**overrides), backend=backend))
+        settings = make_settings(**overrides)
+        if stack and "state_dir" not in overrides:
+            settings = settings.model_copy(update={"state_dir": settings.state_dir.with_name(f"state-{len(stack)}")})
+        cm = serve_in_thread(create_app(settings, backend=backend))
         running = cm.__enter__()
         stack.append(cm)
         _wait_rolling(running.url)

@@ -37,6 +37,7 @@ import yaml
 from agentjet.bench.output import print_result, save_chart
 from agentjet.bench.proportions import Rate, difference_ci, wilson
 from agentjet.core import AgentJetError, ServerSettings, SwarmClient, TrainConfig
+from agentjet.core.tokens import new_admin_token
 from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
 from agentjet.tasks.registry import load_family
 from agentjet.tasks.runner import member_seed
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None]
-_TOKEN = "bench-learn-token"
+_TOKEN = new_admin_token()  # a fresh secret per run: benches bind loopback, but tokens are never guessable
 _STEP_TIMEOUT_S = 1800.0
 _WIN = 1.0  # an episode counts as solved / won when its reward reaches this
 

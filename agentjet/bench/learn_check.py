@@ -34,6 +34,7 @@ from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
+from agentjet.core.tokens import new_admin_token
 from agentjet.tasks.word import MAX_TOKENS as _MAX_TOKENS
 from agentjet.tasks.word import PROMPT as _PROMPT
 from agentjet.tasks.word import WORDS, first_word_reward
@@ -42,7 +43,7 @@ __all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "
 
 Progress = Callable[[str], None]
 
-_TOKEN = "learn-check-token"
+_TOKEN = new_admin_token()  # a fresh secret per run: benches bind loopback, but tokens are never guessable
 _TASKS_PER_STEP = 2
 _GROUP_SIZE = 8
 _STEP_TIMEOUT_S = 900.0

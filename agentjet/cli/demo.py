@@ -21,6 +21,7 @@ from agentjet.core import SwarmClient
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
+from agentjet.core.tokens import new_admin_token
 
 __all__ = ["run_demo"]
 
@@ -59,11 +60,12 @@ def _agent(client: SwarmClient, index: int) -> dict[str, Any]:
 def run_demo(*, model: str, episodes: int, concurrency: int, state_dir: Path | None) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and CI get whole rows
     state = state_dir or Path(tempfile.mkdtemp(prefix="agentjet-demo-"))
-    settings = ServerSettings(model=model, state_dir=state, token="demo-token")
+    token = new_admin_token()
+    settings = ServerSettings(model=model, state_dir=state, token=token)
     console.print(f"[bold]AgentJet swarm demo[/] model={model} state_dir={state}")
     console.print("loading the model (first run converts it once)...")
     started = time.monotonic()
-    with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token="demo-token") as client:
+    with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token=token) as client:
         _wait_rolling(client)
         console.print(
             f"server rolling at {server.url} after {time.monotonic() - started:.1f}s; "

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentjet.cli.campaign import campaign_app
+from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
+from agentjet.cli.logs import fail, setup_logging
 from agentjet.cli.sandbox import sandbox_app
+from agentjet.cli.server import server_app
 from agentjet.cli.vibe import vibe_command
 from agentjet.core.errors import AgentJetError
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from agentjet.tasks.runner import RunSettings
 
 app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
-server_app = typer.Typer(help="Run and watch a swarm training server.", no_args_is_help=True)
 models_app = typer.Typer(help="List and prepare models (offline).", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks; each prints JSON.", no_args_is_help=True)
 client_app = typer.Typer(help="Run task families (built-in or a client file) against servers.", no_args_is_help=True)
@@ -30,78 +30,6 @@ app.add_typer(client_app, name="client")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(campaign_app, name="campaign")
 app.command("vibe")(vibe_command)
-
-
-def _setup_logging(level: str = "INFO") -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for noisy in ("httpx", "httpcore", "uvicorn.access"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def _fail(exc: Exception) -> typer.Exit:
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    return typer.Exit(2)
-
-
-@server_app.command("start")
-def server_start(
-    model: Annotated[str, typer.Option(help="registered model name or HF folder")] = "smollm2-135m",
-    host: Annotated[str, typer.Option(help="interface to bind (keep loopback unless you mean it)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port")] = 8710,
-    config: Annotated[Path | None, typer.Option(help="TrainConfig YAML")] = None,
-    state_dir: Annotated[Path, typer.Option(help="journal, token, secret, checkpoints")] = Path("state"),
-    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token (else generated)")] = None,
-    idle_timeout_s: Annotated[float, typer.Option(help="reclaim episodes idle this long")] = 300.0,
-    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
-) -> None:
-    """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
-    import uvicorn
-
-    from agentjet.core.config import ServerSettings
-    from agentjet.core.server.app import create_app
-
-    _setup_logging(log_level)
-    try:
-        settings = ServerSettings(
-            model=model,
-            host=host,
-            port=port,
-            config=config,
-            state_dir=state_dir,
-            token=token,
-            idle_timeout_s=idle_timeout_s,
-        )
-        application = create_app(settings)
-    except (AgentJetError, ValueError) as exc:
-        raise _fail(exc) from exc
-    typer.echo(f"agentjet server: model={model} http://{host}:{port}  token file: {state_dir / 'token'}", err=True)
-    uvicorn.run(application, host=host, port=port, log_level=log_level.lower(), access_log=False)
-
-
-def _read_token(token: str | None, state_dir: Path) -> str | None:
-    if token:
-        return token
-    path = state_dir / "token"
-    return path.read_text().strip() if path.is_file() else None
-
-
-@server_app.command("status")
-def server_status(
-    url: Annotated[str, typer.Option(help="server base URL")] = "http://127.0.0.1:8710",
-    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token")] = None,
-    state_dir: Annotated[Path, typer.Option(help="where to find the token file if no token is given")] = Path("state"),
-    once: Annotated[bool, typer.Option("--once", help="print one snapshot and exit")] = False,
-    interval: Annotated[float, typer.Option(help="seconds between refreshes")] = 1.0,
-) -> None:
-    """Live view of a server: state, policy version, episodes, clients, calls/s, tokens/s."""
-    from rich.console import Console
-
-    from agentjet.core.client import SwarmClient
-    from agentjet.core.status_view import watch_status
-
-    with SwarmClient(url, token=_read_token(token, state_dir), retries=1) as client:
-        code = watch_status(client, interval_s=interval, once=once, console=Console())
-    raise typer.Exit(code or 0)
 
 
 @models_app.command("list")
@@ -123,11 +51,11 @@ def models_prepare(
     """Build a registered model into the local cache (offline)."""
     from agentjet.core.models import prepare_model
 
-    _setup_logging()
+    setup_logging()
     try:
         path = prepare_model(name, force=force)
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(str(path))
 
 
@@ -139,7 +67,7 @@ def bench_serve(
     """Server overhead (echo backend) vs a bare FastAPI route, and smollm2 tokens/s under concurrency."""
     from agentjet.bench.serve import main as serve_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
@@ -155,11 +83,11 @@ def bench_train_memory(
     """Peak memory and update time of one training step per micro-batch token budget (a process each)."""
     from agentjet.bench.train_memory import main as train_memory_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     try:
         train_memory_main(model=model, budgets=budget or [4096, 1024, 512], groups=groups, as_json=as_json)
     except (AgentJetError, RuntimeError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("merging")
@@ -171,11 +99,11 @@ def bench_merging(
     """Update wall time with merge off / token / text / token + group prefix sharing, and gradient equality."""
     from agentjet.bench.merging import main as merging_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     try:
         merging_main(model=model, groups=groups, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("learn-check")
@@ -188,12 +116,12 @@ def bench_learn_check(
     """A short GRPO run on a one-word task: does the mean train reward rise? Writes the curve as a PNG."""
     from agentjet.bench.learn_check import main as learn_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         learn_main(model=model, steps=steps, out=out, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("frameworks")
@@ -207,12 +135,12 @@ def bench_frameworks(
     from agentjet.bench.frameworks import main as frameworks_main
     from agentjet.tasks.registry import parse_params
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         frameworks_main(model=model, steps=steps, params=parse_params(param or []), as_json=as_json)
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("sandbox")
@@ -224,7 +152,7 @@ def bench_sandbox(
     """Start-to-exit latency of `python3 -c pass` in docker and bwrap sandboxes (p50/p95), and N at once."""
     from agentjet.bench.sandbox import main as sandbox_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     sandbox_main(runs=runs, concurrency=concurrency, as_json=as_json)  # prints the figures itself
 
 
@@ -246,7 +174,7 @@ def bench_learn(
     from agentjet.bench.learn import main as learn_main
     from agentjet.tasks.registry import parse_params
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     settings = LearnSettings(
         task=task,
@@ -261,7 +189,7 @@ def bench_learn(
     try:
         learn_main(settings, out, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("vibe-hotswap")
@@ -274,12 +202,12 @@ def bench_vibe_hotswap(
     """Vibe client hot-swap latency (edit -> first episode of the new client) vs a server cold start."""
     from agentjet.bench.vibe_hotswap import main as hotswap_main
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         hotswap_main(model=model, swaps=swaps, sandbox=sandbox, as_json=as_json)  # prints the figures itself
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @bench_app.command("campaign")
@@ -297,22 +225,24 @@ def bench_campaign(
     from agentjet.bench.campaign import main as campaign_main
 
     if members not in ("local", "synthetic"):
-        raise _fail(ValueError(f"--members {members!r}: use local or synthetic"))
-    _setup_logging("WARNING")
+        raise fail(ValueError(f"--members {members!r}: use local or synthetic"))
+    setup_logging("WARNING")
     try:
         campaign_main(
             as_json=as_json, quick=quick, servers=servers, trials=trials, steps=steps, step_s=step_s,
             members=members, storage=storage,
         )  # fmt: skip
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 @client_app.command("run")
 def client_run(
+    ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="registered task (word, countdown, ...) or a .py client file")],
     server: Annotated[list[str], typer.Option(help="server URL, or NAME=URL for each server the task names")],
-    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="server token")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
     concurrency: Annotated[int, typer.Option(min=1, help="episodes in flight at once")] = 4,
     episodes: Annotated[int, typer.Option(min=0, help="train episodes")] = 16,
     eval_every: Annotated[int | None, typer.Option(min=1, help="run the eval split every M train episodes")] = None,
@@ -342,8 +272,9 @@ def client_run(
     from agentjet.tasks.run_report import summary_table
     from agentjet.tasks.runner import RunSettings
 
-    _setup_logging(log_level)
+    setup_logging(log_level)
     try:
+        token = cli_token(ctx, token, token_file, None)
         settings = RunSettings(
             episodes=episodes,
             concurrency=concurrency,
@@ -360,7 +291,7 @@ def client_run(
                 task, sandbox, server, token, param or [], settings, log_level, sandbox_memory, sandbox_timeout
             )
     except (AgentJetError, ValueError, TimeoutError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
@@ -415,12 +346,12 @@ def demo(
     """The swarm demo: a server on loopback and concurrent agent clients; prints what was captured."""
     from agentjet.cli.demo import run_demo
 
-    _setup_logging("WARNING")
+    setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         run_demo(model=model, episodes=episodes, concurrency=concurrency, state_dir=state_dir)
     except AgentJetError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 if __name__ == "__main__":

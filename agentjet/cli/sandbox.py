@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
+from agentjet.core import AgentJetError
 from agentjet.sandbox.errors import SandboxError
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ LIMIT_EXIT_CODES = {
     + "; 2 when it could not run.",
 )
 def run(
+    ctx: typer.Context,
     command: Annotated[list[str], typer.Argument(help="the command and its arguments, after --")],
     backend: Annotated[str, typer.Option(help="auto, docker or bwrap")] = "auto",
     memory: Annotated[str | None, typer.Option(help="memory of the whole tree, RAM + swap (default 512m)")] = None,
@@ -88,7 +91,8 @@ def run(
     file_size: Annotated[str | None, typer.Option(help="largest file the command may write (default 64m)")] = None,
     workdir_size: Annotated[str | None, typer.Option(help="size of /work, holding a copy of . (default 256m)")] = None,
     swarm: Annotated[str | None, typer.Option(help="swarm server URL the command may reach (no network)")] = None,
-    token: Annotated[str | None, typer.Option(envvar="AGENTJET_TOKEN", help="the server's token (stays here)")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="NAME=VALUE for the command (repeat)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="the whole result as JSON")] = False,
 ) -> None:
@@ -102,9 +106,9 @@ def run(
         limits = _limits(memory, pids, cpus, cpu_seconds, timeout, output, file_size, workdir_size)
         variables = _env_pairs(env or [])
         sandbox = Sandbox(backend)
-        access = SwarmAccess(swarm, token) if swarm else None
+        access = SwarmAccess(swarm, cli_token(ctx, token, token_file, None)) if swarm else None
         result = sandbox.run(command, files=Path.cwd(), limits=limits, swarm=access, env=variables)
-    except (SandboxError, ValueError) as exc:
+    except (SandboxError, AgentJetError, ValueError) as exc:
         raise _fail(exc) from exc
     _print_result(result, as_json=as_json)
     raise typer.Exit(_exit_status(result))

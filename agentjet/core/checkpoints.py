@@ -24,7 +24,15 @@ from typing import Any
 
 from agentjet.core.config import TrainConfig
 
-__all__ = ["Checkpoint", "latest_checkpoint", "load_trainer_state", "truncate_metrics", "write_checkpoint"]
+__all__ = [
+    "Checkpoint",
+    "checkpoint_steps",
+    "latest_checkpoint",
+    "load_trainer_state",
+    "prune_adapters",
+    "truncate_metrics",
+    "write_checkpoint",
+]
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +160,27 @@ def _prune(root: Path, keep: int) -> None:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
+
+
+def checkpoint_steps(root: Path) -> set[int]:
+    """Steps of the complete checkpoints under `root` (none if it does not exist)."""
+    return {step for step, _ in _complete(root)} if root.is_dir() else set()
+
+
+def prune_adapters(adapters: Path, *, newest: int, also: set[int]) -> list[int]:
+    """Delete `adapters/step-N` folders but the `newest` ones and the steps in `also`; the steps deleted.
+
+    Every step writes an adapter folder; without pruning they grow without bound. A checkpoint
+    holds its own copy, so what is kept here is for serving (the last few) and for inspection."""
+    if not adapters.is_dir():
+        return []
+    steps = sorted(step for p in adapters.iterdir() if (step := _step_of(p)) is not None)
+    doomed = [step for step in steps[: max(len(steps) - newest, 0)] if step not in also]
+    for step in doomed:
+        shutil.rmtree(adapters / f"{_PREFIX}{step}", ignore_errors=True)
+    if doomed:
+        log.info("adapters pruned steps=%s kept=%d", doomed, len(steps) - len(doomed))
+    return doomed
 
 
 def latest_checkpoint(root: Path) -> Checkpoint | None:

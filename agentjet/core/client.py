@@ -3,7 +3,10 @@
 `SwarmClient` and `AsyncSwarmClient` share everything but the send. Each operation is a small
 sans-IO *plan*: a generator that yields the HTTP calls it needs, receives their replies and
 returns the result (or raises a typed error). The twins differ only in how they perform one
-call, with retries on transport errors (`time.sleep` vs `asyncio.sleep`).
+call, with retries on transport errors and on the server's transient refusals (a full disk:
+507 `storage_full`; too many connections: 503 `too_many_connections`), `time.sleep` vs
+`asyncio.sleep`. The token is the admin token or a client token (`agentjet server token create`);
+a client token may only begin, end and read its own episodes, vote and read the status.
 
     client = SwarmClient("http://127.0.0.1:8710", token="...")
     with client.episode("t-17") as ep:        # ep.base_url, ep.api_key for any OpenAI client
@@ -34,6 +37,7 @@ from agentjet.core.client_replies import EpisodeReclaimed, JsonDict, parse_objec
 from agentjet.core.errors import (
     AgentJetError,
     ConfigError,
+    EngineNotReady,
     EpisodeClosed,
     InvalidRequest,
     ServerOffline,
@@ -49,6 +53,8 @@ EpisodeKindName = Literal["train", "eval"]
 
 TOKEN_ENV = "AGENTJET_TOKEN"
 _MAX_BACKOFF_S = 5.0
+_RETRIED_CODES = frozenset({"storage_full", "too_many_connections"})  # transient: nothing was done
+_READY_POLL_S = 0.1
 
 
 class SupportsModelDump(Protocol):
@@ -136,6 +142,23 @@ def _end_body(reward: float, metadata: Mapping[str, Any] | None) -> JsonDict:
     return {"reward": float(reward), "metadata": dict(metadata or {})}
 
 
+def _token_plan(method: str, which: str | None = None, name: str | None = None) -> _Plan[Any]:
+    """The admin's client-token calls: create (returns the secret once), list, revoke."""
+    path = "/swarm/tokens" + (f"/{quote(which, safe='')}" if which else "")
+    body = parse_object((yield _Call(method, path, {"name": name} if name is not None else None)).response)
+    return body if method == "POST" else list(body.get("tokens", []))
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
 def _config_body(config: SupportsModelDump | Mapping[str, Any]) -> JsonDict:
     if isinstance(config, Mapping):
         return dict(config)
@@ -196,6 +219,18 @@ class _ClientCore:
         if response.status_code == 401 and not self._token:
             log.warning("server refused a request and no token was given: pass token= or set %s", TOKEN_ENV)
         return _Reply(response, attempt)
+
+    def _refusal_delay_s(self, call: _Call, response: httpx.Response, attempt: int) -> float | None:
+        """Seconds before retrying a transient refusal (nothing was done); None to hand the reply back."""
+        if response.status_code not in (503, 507) or attempt >= self.retries:
+            return None
+        code = _error_code(response)
+        if code not in _RETRIED_CODES:
+            return None
+        delay_s = _backoff_delay_s(attempt, self.backoff_s, self._rng)
+        log.warning("server refused call=%s %s code=%s, retrying attempt=%d/%d delay_s=%.2f",
+                    call.method, call.path, code, attempt, self.retries, delay_s)  # fmt: skip
+        return delay_s
 
     def _retry_delay_s(self, call: _Call, attempt: int, exc: httpx.TransportError) -> float:
         """How long to wait before the next attempt; ServerOffline once attempts run out."""
@@ -354,9 +389,13 @@ class SwarmClient(_ClientCore):
         while True:
             try:
                 response = self._http.request(call.method, call.path, json=call.body)
-                return self._reply(response, attempt)
             except httpx.TransportError as exc:
                 time.sleep(self._retry_delay_s(call, attempt, exc))
+            else:
+                delay_s = self._refusal_delay_s(call, response, attempt)
+                if delay_s is None:
+                    return self._reply(response, attempt)
+                time.sleep(delay_s)
             attempt += 1
 
     def _run(self, plan: _Plan[T]) -> T:
@@ -405,6 +444,29 @@ class SwarmClient(_ClientCore):
 
     def health(self) -> JsonDict:
         return self._run(_one_call(_Call("GET", "/health")))
+
+    def wait_ready(self, timeout_s: float = 120.0) -> JsonDict:
+        """Block until episodes can begin (`GET /ready` is 200); EngineNotReady after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return self._run(_one_call(_Call("GET", "/ready")))
+            except (EngineNotReady, ServerOffline):
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(_READY_POLL_S)
+
+    def create_token(self, name: str) -> JsonDict:
+        """Admin: issue a client token named `name`; the reply's `token` is its secret (shown once)."""
+        return cast(JsonDict, self._run(_token_plan("POST", name=name)))
+
+    def list_tokens(self) -> list[JsonDict]:
+        """Admin: the issued client tokens (never their secrets)."""
+        return cast(list[JsonDict], self._run(_token_plan("GET")))
+
+    def revoke_token(self, which: str) -> list[JsonDict]:
+        """Admin: revoke a client token by id, or every live one of a name."""
+        return cast(list[JsonDict], self._run(_token_plan("DELETE", which)))
 
     def close(self) -> None:
         self._http.close()
@@ -482,9 +544,13 @@ class AsyncSwarmClient(_ClientCore):
         while True:
             try:
                 response = await self._http.request(call.method, call.path, json=call.body)
-                return self._reply(response, attempt)
             except httpx.TransportError as exc:
                 await asyncio.sleep(self._retry_delay_s(call, attempt, exc))
+            else:
+                delay_s = self._refusal_delay_s(call, response, attempt)
+                if delay_s is None:
+                    return self._reply(response, attempt)
+                await asyncio.sleep(delay_s)
             attempt += 1
 
     async def _run(self, plan: _Plan[T]) -> T:
@@ -533,6 +599,29 @@ class AsyncSwarmClient(_ClientCore):
 
     async def health(self) -> JsonDict:
         return await self._run(_one_call(_Call("GET", "/health")))
+
+    async def wait_ready(self, timeout_s: float = 120.0) -> JsonDict:
+        """Until episodes can begin (`GET /ready` is 200); EngineNotReady after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return await self._run(_one_call(_Call("GET", "/ready")))
+            except (EngineNotReady, ServerOffline):
+                if time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(_READY_POLL_S)
+
+    async def create_token(self, name: str) -> JsonDict:
+        """Admin: issue a client token named `name`; the reply's `token` is its secret (shown once)."""
+        return cast(JsonDict, await self._run(_token_plan("POST", name=name)))
+
+    async def list_tokens(self) -> list[JsonDict]:
+        """Admin: the issued client tokens (never their secrets)."""
+        return cast(list[JsonDict], await self._run(_token_plan("GET")))
+
+    async def revoke_token(self, which: str) -> list[JsonDict]:
+        """Admin: revoke a client token by id, or every live one of a name."""
+        return cast(list[JsonDict], await self._run(_token_plan("DELETE", which)))
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -18,9 +18,16 @@ from agentjet.core.errors import (
     ConfigError,
     ContextLengthExceeded,
     EngineNotReady,
+    EpisodeBusy,
     EpisodeClosed,
     EpisodeNotFound,
     InvalidRequest,
+    PermissionDenied,
+    RequestTooLarge,
+    RewardRefused,
+    StorageFull,
+    TokenNotFound,
+    TrainingDown,
 )
 
 __all__ = ["EpisodeReclaimed", "JsonDict", "error_from_response", "parse_object"]
@@ -61,14 +68,24 @@ _CLASS_BY_CODE: dict[str, type[AgentJetError]] = {
     "context_length_exceeded": ContextLengthExceeded,
     "invalid_config": ConfigError,
     "config_conflict": ConfigConflict,
+    "permission_denied": PermissionDenied,
+    "token_not_found": TokenNotFound,
+    "calls_in_flight": EpisodeBusy,
+    "invalid_reward": RewardRefused,
+    "request_too_large": RequestTooLarge,
+    "training_down": TrainingDown,
+    "storage_full": StorageFull,
 }
 _CLASS_BY_STATUS: dict[int, type[AgentJetError]] = {
     400: InvalidRequest,
     401: AuthError,
+    403: PermissionDenied,
     404: EpisodeNotFound,
     409: EpisodeClosed,
+    413: RequestTooLarge,
     422: ConfigError,
     503: EngineNotReady,
+    507: StorageFull,
 }
 
 
@@ -104,12 +121,14 @@ def _build_error(cls: type[AgentJetError], message: str, detail: JsonDict) -> Ag
     param = detail.get("param")
     if issubclass(cls, InvalidRequest):
         return cls(message, param=param if isinstance(param, str) else None)
+    if cls is EpisodeBusy:
+        return EpisodeBusy(message)
     if issubclass(cls, EpisodeClosed):
         return cls(message, status=_closed_status(message, cls))
-    if cls is EngineNotReady:
+    if issubclass(cls, EngineNotReady):
         needed = detail.get("needed")
         needed_states = tuple(needed) if isinstance(needed, list) else ()
-        return EngineNotReady(message, state=_engine_state(message, detail), needed=needed_states)
+        return cls(message, state=_engine_state(message, detail), needed=needed_states)
     return cls(message)
 
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from agentjet.core.advantages import mean_std
 from agentjet.core.config import CollectConfig
 
-__all__ = ["Batch", "CollectionStrategy", "PoolEpisode", "build_strategy"]
+__all__ = ["Batch", "CollectionStrategy", "PoolEpisode", "build_strategy", "pool_summary"]
+
+_SHOWN_IN_STATUS = 50  # task groups / client ids listed in the pool summary (counts cover the rest)
 
 
 @dataclass(frozen=True)
@@ -119,3 +122,40 @@ def build_strategy(config: CollectConfig, *, group_size: int) -> CollectionStrat
             return AnyClient()
         case "all_clients":
             return AllClients()
+
+
+def pool_summary(
+    pool: Sequence[tuple[str, float]],
+    *,
+    group_size: int,
+    trained_through_seq: int,
+    active: Sequence[str],
+    requested: Sequence[str],
+) -> dict[str, Any]:
+    """The pool as `GET /swarm/status` shows it: `(task_id, reward)` oldest first -> per-group stats.
+
+    Overflow-safe for any finite rewards (`mean_std`), so no pooled reward can make status fail."""
+    rewards: dict[str, list[float]] = {}
+    for task_id, reward in pool:
+        rewards.setdefault(task_id, []).append(reward)
+    groups = []
+    for task_id, values in rewards.items():
+        mean, std = mean_std(values)
+        groups.append(
+            {"task_id": task_id, "episodes": len(values), "complete": len(values) >= group_size,
+             "reward_mean": mean, "reward_std": std}
+        )  # fmt: skip
+    return {
+        "pooled_episodes": len(pool),
+        "group_size": group_size,  # clients schedule GRPO groups of this size (`agentjet client run`)
+        "complete_groups": sum(1 for g in groups if g["complete"]),
+        "trained_through_seq": trained_through_seq,
+        "tasks": len(groups),
+        "groups": groups[:_SHOWN_IN_STATUS],
+        "clients": {
+            "active": len(active),
+            "requested": len(requested),
+            "active_ids": list(active[:_SHOWN_IN_STATUS]),
+            "requested_ids": list(requested[:_SHOWN_IN_STATUS]),
+        },
+    }

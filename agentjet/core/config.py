@@ -6,6 +6,7 @@ file (`--config`) or `PUT /swarm/config`. Unknown keys are errors, never silentl
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +22,7 @@ __all__ = [
     "LoraConfig",
     "LossName",
     "OptimConfig",
+    "RewardConfig",
     "ServerSettings",
     "TrainConfig",
     "changed_fields",
@@ -75,11 +77,37 @@ class CollectConfig(_Section):
     tasks: int = Field(4, ge=1, description="C2/C3: task groups per update")
 
 
+class RewardConfig(_Section):
+    min: float = Field(-1e6, description="smallest reward `end` accepts (a lower one is a 422)")
+    max: float = Field(1e6, description="largest reward `end` accepts (a higher one is a 422)")
+
+    @model_validator(mode="after")
+    def _check_range(self) -> RewardConfig:
+        if not (math.isfinite(self.min) and math.isfinite(self.max) and self.min < self.max):
+            raise ValueError(f"reward.min={self.min} and reward.max={self.max} must be finite with min < max")
+        return self
+
+    def check(self, reward: float) -> str | None:
+        """Why `reward` is refused (not finite, or out of range), else None."""
+        if not math.isfinite(reward):
+            return f"reward must be a finite number, got {reward!r}"
+        if not self.min <= reward <= self.max:
+            return (
+                f"reward {reward!r} is outside the accepted range [{self.min:g}, {self.max:g}] "
+                "(TrainConfig reward.min/reward.max)"
+            )
+        return None
+
+
 class TrainConfig(_Section):
     """Everything that shapes a training step; every knob has a documented default."""
 
     merge: Literal["token", "text", "off"] = Field("token", description="timeline merging level")
     checkpoint_every: int = Field(1, ge=1, description="write a checkpoint every K steps")
+    keep_adapters: int = Field(
+        3, ge=1, description="adapters/step-N folders kept (the newest K, plus those of kept checkpoints)"
+    )
+    reward: RewardConfig = Field(RewardConfig(), description="the rewards `end` accepts")
     grpo: GrpoConfig = Field(GrpoConfig(), description="GRPO groups, advantages and the policy loss")
     lora: LoraConfig = Field(LoraConfig(), description="the LoRA adapter (fixed once the trainer is built)")
     optim: OptimConfig = Field(OptimConfig(), description="AdamW and micro-batching")
@@ -137,7 +165,12 @@ def load_train_config(path: Path) -> TrainConfig:
 
 
 class ServerSettings(BaseSettings):
-    """One swarm server. Env: AGENTJET_MODEL, AGENTJET_PORT, AGENTJET_TOKEN, ..."""
+    """One swarm server. Env: AGENTJET_MODEL, AGENTJET_PORT, AGENTJET_TOKEN, ...
+
+    The limits bound what one client can make the server do: bodies are refused past
+    `max_request_bytes` before authentication, prompts are checked before they are tokenised,
+    and the connection timeouts close slow or silent connections (`server/connections.py`).
+    """
 
     model_config = SettingsConfigDict(env_prefix="AGENTJET_", extra="forbid")
 
@@ -145,7 +178,23 @@ class ServerSettings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8710, ge=0, le=65535)
     state_dir: Path = Field(Path("state"), description="journal, token, secret, checkpoints")
-    token: str | None = Field(None, description="server token for /swarm/*; generated if unset")
+    token: str | None = Field(None, description="admin token for /swarm/*; else token_file, else generated")
+    token_file: Path | None = Field(None, description="file holding the admin token (first line)")
+    ssl_certfile: Path | None = Field(None, description="TLS certificate (PEM); with ssl_keyfile serves https")
+    ssl_keyfile: Path | None = Field(None, description="TLS private key (PEM)")
+    api_docs: bool = Field(False, description="serve /docs and /openapi.json (no auth: local development only)")
+    max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="largest request body accepted")
+    max_messages: int = Field(1024, ge=1, description="messages per chat request")
+    max_tools: int = Field(128, ge=0, description="tools per chat request")
+    max_n: int = Field(16, ge=1, le=16, description="choices per chat request")
+    max_metadata_bytes: int = Field(64 * 1024, ge=0, description="JSON size of an episode's end metadata")
+    header_timeout_s: float = Field(10.0, gt=0, description="time to send a request's head")
+    body_timeout_s: float = Field(60.0, gt=0, description="time to send a request's body, once its head is in")
+    write_timeout_s: float = Field(60.0, gt=0, description="longest stall of a client not reading its reply")
+    keep_alive_s: float = Field(5.0, gt=0, description="idle time before a keep-alive connection is closed")
+    max_connections: int = Field(1024, ge=1, description="open connections; more are refused with 503")
+    end_wait_s: float = Field(30.0, ge=0, description="how long `end` waits for the episode's running calls")
+    admission_timeout_s: float = Field(600.0, gt=0, description="longest wait of a call held during an update")
     config: Path | None = Field(None, description="TrainConfig YAML file")
     public_url: str | None = Field(None, description="base URL clients use; default http://host:port")
     idle_timeout_s: float = Field(300.0, gt=0, description="reclaim an episode idle this long")

@@ -4,32 +4,52 @@ Open episodes live here in memory with the calls tracked so far; closing one (en
 reclaim) writes its `EpisodeRecord` to the journal before the caller hears back. Keys are
 checked here: a key whose episode is not open is refused however good its signature.
 Event-loop only: every method is called from the server's one asyncio loop.
+
+Least privilege: each episode belongs to the principal that began it (the admin, or one client
+token); a client token may end, abort and read only its own. While the training loop drains and
+updates, new calls wait at the door (`admit_call`) so that every call is sampled under one
+policy version; `end` waits for the episode's running calls, so a call the agent received is
+never left out of its record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from agentjet.core.backends.base import Backend
-from agentjet.core.clients import ClientTracker
+from agentjet.core.call_stats import CallStats
+from agentjet.core.clients import ClientRoster, ClientTracker
 from agentjet.core.config import TrainConfig
-from agentjet.core.errors import AuthError, EngineNotReady, EpisodeClosed, EpisodeNotFound
+from agentjet.core.errors import (
+    AuthError,
+    EngineNotReady,
+    EpisodeBusy,
+    EpisodeClosed,
+    EpisodeNotFound,
+    InvalidRequest,
+    PermissionDenied,
+    RewardRefused,
+    TrainingDown,
+)
 from agentjet.core.journal import Journal
 from agentjet.core.keys import EpisodeKeySigner
+from agentjet.core.open_episode import OpenEpisode
+from agentjet.core.training_health import TrainingHealth
 from agentjet.core.types import (
+    ADMIN,
     NEXT_STATES,
     CallRecord,
     EngineState,
     EpisodeKind,
     EpisodeRecord,
     EpisodeStatus,
+    Principal,
 )
 
 __all__ = ["Engine", "OpenEpisode"]
@@ -37,43 +57,8 @@ __all__ = ["Engine", "OpenEpisode"]
 log = logging.getLogger(__name__)
 
 _SERVING = frozenset({EngineState.ROLLING, EngineState.DRAINING, EngineState.UPDATING})
-_RATE_WINDOW_S = 10.0
+_HELD = frozenset({EngineState.DRAINING, EngineState.UPDATING})  # new calls wait at the door
 _CLOSED_MEMORY = 100_000  # closed ids remembered to explain a 401 without a journal lookup
-
-
-@dataclass
-class OpenEpisode:
-    """An episode between begin and end; mutated only by the engine."""
-
-    episode_id: str
-    task_id: str
-    kind: EpisodeKind
-    agent: str | None
-    client_id: str | None
-    created_at: float
-    expires_at: float
-    policy_version_at_begin: int
-    last_active: float
-    calls: list[CallRecord] = field(default_factory=list)
-    calls_in_flight: int = 0
-    next_call_index: int = 0
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "episode_id": self.episode_id,
-            "task_id": self.task_id,
-            "kind": str(self.kind),
-            "agent": self.agent,
-            "status": str(EpisodeStatus.OPEN),
-            "reward": None,
-            "metadata": {},
-            "created_at": self.created_at,
-            "expires_at": self.expires_at,
-            "last_active": self.last_active,
-            "calls_in_flight": self.calls_in_flight,
-            "policy_version_at_begin": self.policy_version_at_begin,
-            "calls": [c.to_dict() for c in self.calls],
-        }
 
 
 class Engine:
@@ -89,6 +74,9 @@ class Engine:
         episode_ttl_s: float,
         train_config: TrainConfig | None = None,
         clock: Callable[[], float] = time.time,
+        end_wait_s: float = 30.0,
+        admission_timeout_s: float = 600.0,
+        max_metadata_bytes: int = 64 * 1024,
     ) -> None:
         self.backend = backend
         self.journal = journal
@@ -96,25 +84,28 @@ class Engine:
         self.idle_timeout_s = idle_timeout_s
         self.episode_ttl_s = episode_ttl_s
         self.train_config = train_config or TrainConfig()
+        self.end_wait_s = end_wait_s
+        self.admission_timeout_s = admission_timeout_s
+        self.max_metadata_bytes = max_metadata_bytes
         self.step = 0
         self._clock = clock
         self._state = EngineState.OFFLINE
-        self._started_at = clock()
         self._open: dict[str, OpenEpisode] = {}
         self._closed: dict[str, EpisodeStatus] = {}
         journaled = journal.counts()
         self._counts = {
             s: journaled.get(str(s), 0) for s in (EpisodeStatus.ENDED, EpisodeStatus.ABORTED, EpisodeStatus.RECLAIMED)
         }
-        self._recent_calls: deque[tuple[float, int]] = deque()
-        self._calls_total = 0
-        self._tokens_total = 0
-        self._clients = ClientTracker(idle_timeout_s)
+        self._calls = CallStats(clock())
+        self._admitting = asyncio.Event()  # clear while draining/updating: new calls wait for the update
+        self._admitting.set()
+        self.clients = ClientRoster(ClientTracker(idle_timeout_s), clock=clock, holding=self._holding_clients)
         # set by the training loop (training_loop.py); the engine only calls/reports them
         self.on_episode_ended: Callable[[EpisodeRecord, int], None] | None = None
-        self.on_clients_changed: Callable[[], None] | None = None  # a request came or went, a client left
         self.pool_stats: Callable[[], dict[str, Any]] | None = None
         self.config_guard: Callable[[TrainConfig], None] | None = None  # raises ConfigConflict to refuse
+        self.training_health: TrainingHealth | None = None  # None: this server does not train
+        self.owner_is_live: Callable[[str], bool] = lambda owner: True  # a client token not revoked
         self.latest_metrics: dict[str, Any] | None = None
 
     # ---- state machine -------------------------------------------------------------------
@@ -127,6 +118,10 @@ class Engine:
             raise EngineNotReady(f"cannot go from {self._state} to {to}", state=str(self._state))
         log.info("engine state %s -> %s", self._state, to)
         self._state = to
+        if to in _HELD:
+            self._admitting.clear()
+        else:
+            self._admitting.set()
 
     def move(self, to: EngineState) -> None:
         """A legal state move (NEXT_STATES) for the training loop: draining and updating are its to drive."""
@@ -156,6 +151,14 @@ class Engine:
             self._move(EngineState.OFFLINE)
         return self._state
 
+    def now(self) -> float:
+        return self._clock()
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether `begin_episode` can succeed now (the SDK's `wait_ready` polls this via /ready)."""
+        return self._state in _SERVING
+
     def _require_serving(self) -> None:
         if self._state not in _SERVING:
             raise EngineNotReady(
@@ -166,10 +169,25 @@ class Engine:
 
     # ---- episodes ------------------------------------------------------------------------
     def begin_episode(
-        self, task_id: str, *, kind: EpisodeKind, agent: str | None, client_id: str | None
+        self,
+        task_id: str,
+        *,
+        kind: EpisodeKind,
+        agent: str | None,
+        client_id: str | None,
+        principal: Principal = ADMIN,
     ) -> tuple[OpenEpisode, str]:
-        """Open an episode and issue its signed key."""
+        """Open an episode owned by `principal` and issue its signed key."""
         self._require_serving()
+        health = self.training_health
+        if kind is EpisodeKind.TRAIN and health is not None and health.is_down:
+            raise TrainingDown(
+                f"training is down on this server ({health.last_error}); train episodes would never be "
+                "trained: fix the cause and restart the server (eval episodes still work)",
+                state=str(self._state),
+            )
+        if client_id:
+            self.clients.claim(client_id, principal)
         now = self._clock()
         episode = OpenEpisode(
             episode_id=f"ep_{uuid.uuid4().hex}",
@@ -177,6 +195,7 @@ class Engine:
             kind=kind,
             agent=agent,
             client_id=client_id,
+            owner=principal.principal_id,
             created_at=now,
             expires_at=now + self.episode_ttl_s,
             policy_version_at_begin=self.backend.policy_version,
@@ -198,33 +217,64 @@ class Engine:
             status = self._closed.get(claims.episode_id)
             reason = f"was {status}" if status else "is not open on this server"
             raise AuthError(f"episode {claims.episode_id} {reason}; its key no longer works")
+        if not self.owner_is_live(episode.owner):
+            raise AuthError(f"the client token that began episode {claims.episode_id} was revoked")
+        if episode.ending:
+            raise EpisodeClosed(f"episode {claims.episode_id} is ending; it accepts no new calls", status="ending")
         self._require_serving()
         return episode
 
+    async def admit_call(self, episode: OpenEpisode) -> int:
+        """Wait while an update drains or runs (so the call samples from one policy version), then start it."""
+        if not self._admitting.is_set():
+            episode.calls_waiting += 1
+            try:
+                await asyncio.wait_for(self._admitting.wait(), self.admission_timeout_s)
+            except TimeoutError:
+                raise EngineNotReady(
+                    f"an update has held calls for {self.admission_timeout_s:.0f}s; retry", state=str(self._state)
+                ) from None
+            finally:
+                episode.calls_waiting -= 1
+            if self._open.get(episode.episode_id) is not episode or episode.ending:
+                raise EpisodeClosed(f"episode {episode.episode_id} closed while its call waited for an update")
+        return self.call_started(episode)
+
     def call_started(self, episode: OpenEpisode) -> int:
         episode.calls_in_flight += 1
+        episode.calls_done.clear()
         episode.last_active = self._clock()
         index = episode.next_call_index
         episode.next_call_index += 1
         return index
 
     def call_finished(self, episode: OpenEpisode, records: list[CallRecord]) -> None:
-        """Attach finished calls; calls of an episode closed meanwhile are dropped, never trained."""
-        episode.calls_in_flight -= 1
-        now = self._clock()
-        episode.last_active = now
-        tokens = sum(len(r.completion_ids) for r in records)
-        self._calls_total += 1
-        self._tokens_total += tokens
-        self._recent_calls.append((now, tokens))
+        """Attach finished calls; calls of an episode aborted or reclaimed meanwhile are dropped, never trained."""
+        self._call_over(episode)
+        now = episode.last_active
+        self._calls.finished(now, sum(len(r.completion_ids) for r in records))
+        if any(r.policy_version != self.backend.policy_version for r in records):
+            self._calls.straddled_calls += 1  # a hot-load came while it sampled (a drain that timed out)
         if self._open.get(episode.episode_id) is not episode:
             log.warning("call finished after episode closed id=%s; dropped", episode.episode_id)
             return
         episode.calls.extend(records)
 
     def call_failed(self, episode: OpenEpisode) -> None:
+        self._call_over(episode)
+
+    def _call_over(self, episode: OpenEpisode) -> None:
         episode.calls_in_flight -= 1
         episode.last_active = self._clock()
+        if episode.calls_in_flight == 0:
+            episode.calls_done.set()
+
+    def _open_episode(self, episode_id: str, principal: Principal) -> OpenEpisode | None:
+        """The open episode, if `principal` may act on it; PermissionDenied for another's."""
+        episode = self._open.get(episode_id)
+        if episode is not None and not principal.may_act_for(episode.owner):
+            raise PermissionDenied(f"episode {episode_id} belongs to another client token")
+        return episode
 
     def _take_open(self, episode_id: str) -> OpenEpisode:
         episode = self._open.pop(episode_id, None)
@@ -256,6 +306,7 @@ class Engine:
             policy_version_at_begin=episode.policy_version_at_begin,
             calls=tuple(sorted(episode.calls, key=lambda c: (c.call_index, c.choice_index))),
             client_id=episode.client_id,
+            owner=episode.owner,
         )
         try:
             seq = await asyncio.to_thread(self.journal.append, record)  # durable before we answer
@@ -270,13 +321,46 @@ class Engine:
         log.info("episode %s id=%s reward=%s calls=%d seq=%d", status, episode_id, reward, len(record.calls), seq)
         return record, seq
 
-    async def end_episode(self, episode_id: str, reward: float, metadata: dict[str, Any]) -> EpisodeRecord:
+    async def end_episode(
+        self, episode_id: str, reward: float, metadata: dict[str, Any], *, principal: Principal = ADMIN
+    ) -> EpisodeRecord:
+        """Close with a reward once the episode's running calls have finished (EpisodeBusy past `end_wait_s`)."""
+        refusal = self.train_config.reward.check(reward)
+        if refusal is not None:
+            raise RewardRefused(refusal, param="reward")
+        self._check_metadata(metadata)
+        episode = self._open_episode(episode_id, principal)
+        if episode is not None and episode.calls_in_flight > 0:
+            await self._wait_for_calls(episode)
         record, seq = await self._close(episode_id, EpisodeStatus.ENDED, reward, metadata)
         if self.on_episode_ended is not None:
             self.on_episode_ended(record, seq)  # after the journal write: the pool only holds durable episodes
         return record
 
-    async def abort_episode(self, episode_id: str) -> EpisodeRecord:
+    async def _wait_for_calls(self, episode: OpenEpisode) -> None:
+        """Hold new calls off and wait for the running ones: they belong in the record being closed."""
+        episode.ending = True
+        try:
+            await asyncio.wait_for(episode.calls_done.wait(), self.end_wait_s)
+        except TimeoutError:
+            raise EpisodeBusy(
+                f"episode {episode.episode_id} still has {episode.calls_in_flight} call(s) running after "
+                f"{self.end_wait_s:.0f}s; end it once they return"
+            ) from None
+        finally:
+            episode.ending = False
+
+    def _check_metadata(self, metadata: dict[str, Any]) -> None:
+        size = len(json.dumps(metadata, separators=(",", ":")))
+        if size > self.max_metadata_bytes:
+            raise InvalidRequest(
+                f"metadata is {size} bytes of JSON; at most {self.max_metadata_bytes} are kept per episode",
+                param="metadata",
+            )
+
+    async def abort_episode(self, episode_id: str, *, principal: Principal = ADMIN) -> EpisodeRecord:
+        """Close without a reward; calls still running are dropped (an aborted episode is never trained)."""
+        self._open_episode(episode_id, principal)
         record, _ = await self._close(episode_id, EpisodeStatus.ABORTED, None, {})
         return record
 
@@ -286,7 +370,10 @@ class Engine:
         stale = [
             e.episode_id
             for e in self._open.values()
-            if e.calls_in_flight == 0 and (now - e.last_active > self.idle_timeout_s or now > e.expires_at)
+            if e.calls_in_flight == 0
+            and e.calls_waiting == 0
+            and not e.ending
+            and (now - e.last_active > self.idle_timeout_s or now > e.expires_at)
         ]
         for episode_id in stale:
             log.warning(
@@ -295,16 +382,18 @@ class Engine:
             await self._close(
                 episode_id, EpisodeStatus.RECLAIMED, None, {"reclaimed_after_idle_s": self.idle_timeout_s}
             )
-        self.active_clients()  # also a sweep of clients gone idle: that may unblock C5
+        self.clients.active()  # also a sweep of clients gone idle: that may unblock C5
         return stale
 
-    async def get_episode(self, episode_id: str) -> dict[str, Any]:
-        episode = self._open.get(episode_id)
+    async def get_episode(self, episode_id: str, *, principal: Principal = ADMIN) -> dict[str, Any]:
+        episode = self._open_episode(episode_id, principal)
         if episode is not None:
             return episode.view()
         record = await asyncio.to_thread(self.journal.get, episode_id)
         if record is None:
             raise EpisodeNotFound(f"no episode {episode_id}")
+        if not principal.may_act_for(record.owner or ADMIN.principal_id):
+            raise PermissionDenied(f"episode {episode_id} belongs to another client token")
         return record.to_dict()
 
     # ---- config and status ---------------------------------------------------------------
@@ -316,89 +405,49 @@ class Engine:
         log.info("training config replaced: %s", config.model_dump_json())
         return config
 
-    # ---- clients (C4/C5) -----------------------------------------------------------------
+    # ---- clients (C4/C5): `self.clients` ---------------------------------------------------
     def touch_client(self, client_id: str | None) -> None:
-        """The client is alive (begin, end, heartbeat): active for another idle timeout."""
-        if client_id:
-            self._clients.seen(client_id, self._clock())
-
-    def request_update(self, client_id: str, *, ready: bool) -> dict[str, Any]:
-        """Ask for (ready) or withdraw from the next update; wakes the training loop."""
-        self._clients.set_ready(client_id, ready, self._clock())
-        log.info("client update request id=%s ready=%s", client_id, ready)
-        self._clients_changed()
-        return self.client_view(client_id)
-
-    def heartbeat(self, client_id: str) -> dict[str, Any]:
-        """A client between episodes says it is still there: it stays active (and C5 waits for it)."""
-        self.touch_client(client_id)
-        return self.client_view(client_id)
-
-    def client_view(self, client_id: str) -> dict[str, Any]:
-        active, requested = self.active_clients(), self.update_requests()
-        return {
-            "client_id": client_id,
-            "active": client_id in active,
-            "ready": client_id in requested,
-            "active_clients": sorted(active),
-            "requested_clients": sorted(requested),  # requests of inactive clients are forgotten
-        }
-
-    def active_clients(self) -> frozenset[str]:
-        """Clients holding an open episode or seen within the idle timeout. Whoever notices a
-        client gone idle (status, the loop, the janitor) says so: C5 may no longer be blocked."""
-        now, holding = self._clock(), self._holding_clients()
-        gone = self._clients.forget_idle(now, holding)
-        if gone:
-            log.info("clients inactive ids=%s", ",".join(sorted(gone)))
-            self._clients_changed()
-        return self._clients.active(now, holding)
-
-    def update_requests(self) -> dict[str, int]:
-        """Pending update requests (client id -> request number); pass it to `consume_update_requests`."""
-        return self._clients.requests()
-
-    def consume_update_requests(self, answered: Mapping[str, int]) -> None:
-        """A batch was trained: the requests it answered are spent (one request, one update)."""
-        self._clients.consume(answered)
+        self.clients.touch(client_id)
 
     def _holding_clients(self) -> frozenset[str]:
         return frozenset(e.client_id for e in self._open.values() if e.client_id)
 
-    def _clients_changed(self) -> None:
-        if self.on_clients_changed is not None:
-            self.on_clients_changed()
-
-    def status(self) -> dict[str, Any]:
+    def status(self, principal: Principal = ADMIN) -> dict[str, Any]:
+        """Engine state, episodes, calls, pool and training health; a client token sees only its own client ids."""
         now = self._clock()
-        while self._recent_calls and now - self._recent_calls[0][0] > _RATE_WINDOW_S:
-            self._recent_calls.popleft()
-        window = min(_RATE_WINDOW_S, max(now - self._started_at, 1e-9))
-        active = self.active_clients()
-        tasks: dict[str, int] = {}
-        for e in self._open.values():
-            tasks[e.task_id] = tasks.get(e.task_id, 0) + 1
+        pool = self.pool_stats() if self.pool_stats is not None else {}
+        if not principal.is_admin and "clients" in pool:
+            pool = {**pool, "clients": _visible_clients(pool["clients"], self.clients.owned_by(principal))}
         return {
             "state": str(self._state),
+            "ready": self.is_ready,
             "policy_version": self.backend.policy_version,
             "step": self.step,
             "model": self.backend.name,
-            "uptime_s": now - self._started_at,
+            "uptime_s": now - self._calls.started_at,
             "episodes": {
                 "in_flight": len(self._open),
                 "finished": self._counts[EpisodeStatus.ENDED],
                 "aborted": self._counts[EpisodeStatus.ABORTED],
                 "reclaimed": self._counts[EpisodeStatus.RECLAIMED],
             },
-            "active_clients": len(active),
-            "calls_total": self._calls_total,
-            "tokens_total": self._tokens_total,
-            "calls_per_s": len(self._recent_calls) / window,
-            "tokens_per_s": sum(t for _, t in self._recent_calls) / window,
+            "active_clients": len(self.clients.active()),
+            "calls_in_flight": self.calls_in_flight(),
+            **self._calls.view(now),
             "pool": {
-                "open_tasks": len(tasks),
+                "open_tasks": len({e.task_id for e in self._open.values()}),
                 "collect": self.train_config.collect.strategy,
-                **(self.pool_stats() if self.pool_stats is not None else {}),
+                **pool,
             },
+            "training": self.training_health.view() if self.training_health is not None else {"state": "off"},
             "latest_metrics": self.latest_metrics,
         }
+
+
+def _visible_clients(clients: dict[str, Any], visible: frozenset[str]) -> dict[str, Any]:
+    """The pool's client lists cut to `visible` ids (the counts stay: they reveal no id)."""
+    return {
+        **clients,
+        "active_ids": [c for c in clients.get("active_ids", []) if c in visible],
+        "requested_ids": [c for c in clients.get("requested_ids", []) if c in visible],
+    }

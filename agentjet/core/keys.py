@@ -16,9 +16,17 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentjet.core.errors import AuthError
+from agentjet.core.errors import AuthError, ConfigError
+from agentjet.core.tokens import MIN_TOKEN_CHARS, new_admin_token
 
-__all__ = ["EpisodeKeyClaims", "EpisodeKeySigner", "load_or_create_secret", "tokens_equal"]
+__all__ = [
+    "EpisodeKeyClaims",
+    "EpisodeKeySigner",
+    "load_or_create_secret",
+    "load_or_create_token",
+    "read_token_file",
+    "tokens_equal",
+]
 
 _PREFIX = "ajk_"
 
@@ -87,6 +95,7 @@ def _write_private(path: Path, data: bytes) -> None:
 def load_or_create_secret(path: Path) -> bytes:
     """The episode-key secret survives restarts so issued keys of open episodes stay checkable."""
     if path.is_file():
+        os.chmod(path, 0o600)
         return path.read_bytes()
     secret = secrets.token_bytes(32)
     _write_private(path, secret)
@@ -94,10 +103,30 @@ def load_or_create_secret(path: Path) -> bytes:
 
 
 def load_or_create_token(path: Path, given: str | None) -> tuple[str, bool]:
-    """Return (token, generated). A given token is written too, so `status` can find it."""
+    """Return (admin token, generated). A given token is written to `path` too, so `status` finds it;
+    with none given, the token already in `path` is kept (clients holding it keep working across
+    restarts) unless it is too short to be a secret; else a new one is generated."""
     if given:
-        _write_private(path, given.encode())
+        if not path.is_file() or path.read_text().strip() != given:
+            _write_private(path, given.encode())
         return given, False
-    token = "ajt_" + secrets.token_urlsafe(24)
+    if path.is_file():
+        kept = path.read_text().strip()
+        if len(kept) >= MIN_TOKEN_CHARS:
+            os.chmod(path, 0o600)
+            return kept, False
+    token = new_admin_token()
     _write_private(path, token.encode())
     return token, True
+
+
+def read_token_file(path: Path) -> str:
+    """The first line of a token file (ConfigError if it cannot be read or is empty)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the token file {path}: {exc.strerror or exc}") from exc
+    lines = text.strip().splitlines()
+    if not lines or not lines[0].strip():
+        raise ConfigError(f"the token file {path} is empty")
+    return lines[0].strip()

@@ -7,11 +7,11 @@ numeric values as TensorBoard scalars). Names and meanings are documented in doc
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentjet.core.advantages import mean_std
 from agentjet.core.merging import Drift, DriftReason, MatchLevel, merge_timelines
 from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeStatus
 
@@ -73,7 +73,7 @@ def drift_counts(drifts: Iterable[Drift]) -> dict[str, int]:
 
 
 def _mean_std(values: Sequence[float]) -> tuple[float, float]:
-    return statistics.fmean(values), statistics.pstdev(values)
+    return mean_std(values)  # overflow-safe for any finite rewards
 
 
 def _groups(rewards: Sequence[float], task_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -93,8 +93,8 @@ def _reward_metrics(rewards: Sequence[float], task_ids: Sequence[str]) -> dict[s
     return {
         "reward_mean": mean,
         "reward_std": std,
-        "group_reward_mean": statistics.fmean(g["reward_mean"] for g in groups),
-        "group_reward_std": statistics.fmean(g["reward_std"] for g in groups),
+        "group_reward_mean": mean_std([g["reward_mean"] for g in groups])[0],
+        "group_reward_std": mean_std([g["reward_std"] for g in groups])[0],
         "groups_without_signal": sum(1 for g in groups if g["reward_std"] == 0.0),
         "groups": groups,
     }

@@ -3,6 +3,11 @@
 This is the context tracker's write side: each finished choice becomes a `CallRecord` with
 the exact prompt ids, sampled ids and logprobs, attached to its episode through the engine.
 A call whose client disconnects before it finishes is not recorded (the client never saw it).
+
+Bounded: counts of messages, tools and choices are checked first (`ChatLimits`), then a prompt
+whose text alone cannot fit the context is refused before it is rendered (each token covers at
+most `longest_token_chars` characters), and rendering and tokenising run on one worker thread,
+never on the event loop, so one huge prompt cannot stall the server.
 """
 
 from __future__ import annotations
@@ -10,16 +15,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, parse_tool_calls, render_prompt
-from agentjet.core.engine import Engine, OpenEpisode
-from agentjet.core.errors import ContextLengthExceeded
+from agentjet.core.engine import Engine
+from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
+from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams, TokenDelta
 
-__all__ = ["ChatCall", "ChoiceDelta", "ChoiceResult", "ChatService"]
+__all__ = ["ChatCall", "ChatLimits", "ChatService", "ChoiceDelta", "ChoiceResult", "text_chars"]
 
 log = logging.getLogger(__name__)
 
@@ -52,20 +60,74 @@ class ChoiceResult:
     record: CallRecord
 
 
+@dataclass(frozen=True)
+class ChatLimits:
+    """What one chat request may ask for (ServerSettings max_messages, max_tools, max_n)."""
+
+    max_messages: int = 1024
+    max_tools: int = 128
+    max_n: int = 16
+
+    def check(self, call: ChatCall) -> None:
+        if len(call.messages) > self.max_messages:
+            raise InvalidRequest(f"{len(call.messages)} messages; at most {self.max_messages}", param="messages")
+        if call.tools is not None and len(call.tools) > self.max_tools:
+            raise InvalidRequest(f"{len(call.tools)} tools; at most {self.max_tools}", param="tools")
+        if call.n > self.max_n:
+            raise InvalidRequest(f"n={call.n}; at most {self.max_n}", param="n")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def text_chars(call: ChatCall) -> int:
+    """Characters of every string in the messages and tools: the rendered prompt holds at least these."""
+    return sum(len(s) for s in _strings(call.messages)) + sum(len(s) for s in _strings(call.tools or []))
+
+
 class ChatService:
     """Turns `ChatCall`s on an authorised episode into backend requests and call records."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, limits: ChatLimits | None = None) -> None:
         self.engine = engine
+        self.limits = limits or ChatLimits()
+        self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentjet-render")
 
     @property
     def tokenizer(self) -> Any:
         return self.engine.backend.tokenizer
 
-    def prepare(self, call: ChatCall) -> RenderedPrompt:
-        """Render and check the prompt before anything is sampled (errors here are 4xx)."""
-        prompt = render_prompt(self.tokenizer, call.messages, call.tools)
+    @cached_property
+    def longest_token_chars(self) -> int:
+        """The longest token's text, in characters: a prompt of C characters has >= C / this tokens."""
+        tokenizer = self.tokenizer
+        return max(len(t) for t in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer)))))
+
+    def close(self) -> None:
+        self._renderer.shutdown(wait=False, cancel_futures=True)
+
+    async def prepare(self, call: ChatCall) -> RenderedPrompt:
+        """Check, render and tokenise the prompt before anything is sampled (errors here are 4xx)."""
+        self.limits.check(call)
+        loop = asyncio.get_running_loop()
         limit = self.engine.backend.max_context
+        chars = text_chars(call)
+        longest = await loop.run_in_executor(self._renderer, lambda: self.longest_token_chars)  # once: the vocab
+        if chars > limit * longest:
+            raise ContextLengthExceeded(
+                f"this model's maximum context length is {limit} tokens; the messages hold {chars} characters, "
+                f"more than {limit} tokens can cover: shorten the messages",
+                param="messages",
+            )
+        prompt = await loop.run_in_executor(self._renderer, render_prompt, self.tokenizer, call.messages, call.tools)
         if len(prompt.ids) + call.params.max_tokens > limit:
             raise ContextLengthExceeded(
                 f"this model's maximum context length is {limit} tokens; the messages use "
@@ -78,8 +140,10 @@ class ChatService:
     async def stream(
         self, episode: OpenEpisode, call: ChatCall, prompt: RenderedPrompt
     ) -> AsyncIterator[ChoiceDelta | ChoiceResult]:
-        """Yield content deltas of all n choices as they are sampled, then each choice's result."""
-        call_index = self.engine.call_started(episode)
+        """Yield content deltas of all n choices as they are sampled, then each choice's result.
+
+        The call waits at the engine's door while an update drains or runs (`Engine.admit_call`)."""
+        call_index = await self.engine.admit_call(episode)
         queue: asyncio.Queue[ChoiceDelta | ChoiceResult | BaseException] = asyncio.Queue()
         tasks = [
             asyncio.create_task(self._run_choice(episode, call, prompt, call_index, i, queue)) for i in range(call.n)

@@ -95,7 +95,26 @@ def _main_rows(status: Mapping[str, Any]) -> list[tuple[str, RenderableType]]:
         ("calls", _rate(status, "calls_per_s", "calls_total")),
         ("tokens", _rate(status, "tokens_per_s", "tokens_total")),
         ("uptime", _format_duration(status.get("uptime_s"))),
+        ("training", _training_line(status.get("training"))),
     ]
+
+
+def _training_line(training: Any) -> Text:
+    """`ready · last step 12 (4s ago)`, or `FAILED: <why>`; refusals and quarantine when there were any."""
+    if not isinstance(training, Mapping):
+        return Text("-")
+    state = str(training.get("state", "unknown"))
+    style = "bold red" if state == "failed" else ("green" if state == "ready" else "yellow")
+    parts = [state.upper() if state == "failed" else state]
+    if training.get("last_step") is not None:
+        parts.append(f"last step {_format_value(training.get('last_step'))}")
+    for key, label in (("refused_steps", "refused steps"), ("quarantined_episodes", "quarantined episodes"),
+                       ("failed_updates", "failed updates")):  # fmt: skip
+        if isinstance(training.get(key), int) and training[key]:
+            parts.append(f"{training[key]} {label}")
+    if training.get("last_error"):
+        parts.append(f"last error: {_clip(str(training['last_error']), 120)}")
+    return Text(" · ".join(parts), style=style)
 
 
 def _clip(text: str, limit: int) -> str:

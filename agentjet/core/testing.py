@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import uvicorn
 from fastapi import FastAPI
 
+from agentjet.core.server.http_server import uvicorn_config
+
 __all__ = ["RunningServer", "serve_in_thread"]
 
 
@@ -30,8 +32,13 @@ class RunningServer:
 def serve_in_thread(
     app: FastAPI, *, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 120.0
 ) -> Iterator[RunningServer]:
-    """Start uvicorn for `app` in a daemon thread; yield once it accepts connections; stop on exit."""
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    """Start uvicorn for `app` in a daemon thread; yield once it accepts connections; stop on exit.
+
+    A swarm server app (`create_app`) runs with its settings' connection limits, as the CLI runs it."""
+    if getattr(app.state, "settings", None) is not None:
+        config = uvicorn_config(app, host=host, port=port)
+    else:
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name="agentjet-server")
     thread.start()
@@ -44,7 +51,8 @@ def serve_in_thread(
         time.sleep(0.01)
     bound = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield RunningServer(url=f"http://{host}:{bound}", port=bound, app=app)
+        scheme = "https" if config.ssl_certfile else "http"
+        yield RunningServer(url=f"{scheme}://{host}:{bound}", port=bound, app=app)
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -16,6 +16,7 @@ and the gradients do not change.
 from __future__ import annotations
 
 import copy
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from torch import Tensor, nn
 from transformers import AutoModelForCausalLM
 
 from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
-from agentjet.core.errors import ConfigConflict
+from agentjet.core.errors import ConfigConflict, NonFiniteStep
 from agentjet.core.merging import Sample
 from agentjet.core.models import model_loading
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
@@ -175,25 +176,53 @@ class Trainer:
         return [p for p in self.model.parameters() if p.requires_grad]
 
     def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats:
-        """One update: gradients of the token-mean loss over all samples, clip, AdamW step."""
+        """One update: gradients of the token-mean loss over all samples, clip, AdamW step.
+
+        Raises NonFiniteStep, with the weights and optimiser as they were, when the loss, the
+        gradient norm or any updated weight is not finite: a poisoned step is never applied.
+        """
         started = time.perf_counter()
         self._take_pending_config()
+        if not all(math.isfinite(a) for a in advantages):
+            raise NonFiniteStep("advantages are not finite")
         totals = self.accumulate_gradients(samples, advantages)
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters(), self.config.optim.grad_clip)
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
+        loss, norm = totals.loss.item(), grad_norm.item()  # CPU<->GPU sync: the step depends on them
+        if not (math.isfinite(loss) and math.isfinite(norm)):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise NonFiniteStep(f"loss={loss} grad_norm={norm}: the step was not applied")
+        self._apply_update()
         self.steps += 1
         return StepStats(  # .item(): CPU<->GPU syncs, once per step
-            loss=totals.loss.item(),
+            loss=loss,
             kl=totals.kl.item(),
             clip_fraction=totals.clipped.item() / totals.tokens,
-            grad_norm=grad_norm.item(),
+            grad_norm=norm,
             tokens_trained=totals.tokens,
             samples=len(samples),
             micro_batches=totals.micro_batches,
             step_time_s=time.perf_counter() - started,
             prefix_tokens_saved=totals.prefix_tokens_saved,
         )
+
+    def _apply_update(self) -> None:
+        """AdamW step, undone if any updated weight is not finite: the weights are restored, and under
+        LoRA the optimiser moments too (under full fine-tuning copying them each step costs too much;
+        they only hold the step's clipped, finite gradients)."""
+        params = self.trainable_parameters()
+        weights = [p.detach().clone() for p in params]
+        moments = copy.deepcopy(self.optimizer.state_dict()) if isinstance(self.model, peft.PeftModel) else None
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        finite = torch.stack([torch.isfinite(p).all() for p in params]).all()
+        if bool(finite):  # CPU<->GPU sync, once per step
+            return
+        with torch.no_grad():
+            for param, saved in zip(params, weights, strict=True):
+                param.copy_(saved)
+        if moments is not None:
+            self.optimizer.load_state_dict(moments)
+        raise NonFiniteStep("the update made some weights non-finite; weights and optimiser restored")
 
     def accumulate_gradients(self, samples: Sequence[Sample], advantages: Sequence[float]) -> _Totals:
         """Zero the grads, then forward + backward each micro-batch; leaves the batch's grads in `.grad`."""

@@ -13,37 +13,42 @@ Durability (`checkpoints.py`): every `checkpoint_every` steps the loop writes a 
 rebuilds the pool from the journal (every ended train episode not consumed), so a kill -9 loses
 no ended episode and trains none twice; metric lines of steps after the checkpoint are dropped
 because those steps will be redone.
+
+No poisoned weights: episodes whose reward the current `reward` range refuses (journaled by an
+older version, or before a range change), groups whose advantages are not finite and batches
+whose step the trainer refuses (`NonFiniteStep`) are quarantined in the journal with the reason,
+never trained and never retried; a refused step is never hot-loaded. `TrainingHealth` says what
+happened in `/swarm/status` (`training`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentjet.core import checkpoints
-from agentjet.core.advantages import group_advantages
-from agentjet.core.collect import Batch, PoolEpisode, build_strategy
+from agentjet.core.batches import TrainingBatch, build_samples
+from agentjet.core.collect import Batch, PoolEpisode, build_strategy, pool_summary
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine import Engine
-from agentjet.core.errors import ConfigConflict
-from agentjet.core.merging import Drift, Sample, merge_timelines
+from agentjet.core.errors import ConfigConflict, NonFiniteStep
+from agentjet.core.merging import Sample
 from agentjet.core.metrics import EvalRewards, step_metrics
 from agentjet.core.metrics_log import MetricsLog, last_metrics
+from agentjet.core.quarantine import Quarantine
 from agentjet.core.trainer import StepStats
+from agentjet.core.training_health import TrainingHealth, TrainingState
 from agentjet.core.types import EngineState, EpisodeKind, EpisodeRecord, EpisodeStatus
 
-__all__ = ["StepTrainer", "TrainingBatch", "TrainingLoop", "build_samples"]
+__all__ = ["StepTrainer", "TrainingLoop"]
 
 log = logging.getLogger(__name__)
 
 _DRAIN_POLL_S = 0.02
-_SHOWN_IN_STATUS = 50  # task groups / client ids listed in pool stats (counts cover the rest)
 
 
 class StepTrainer(Protocol):
@@ -76,42 +81,6 @@ def _default_trainer(model_path: Path, config: TrainConfig) -> StepTrainer:
     return Trainer(model_path, config, device="cuda" if torch.cuda.is_available() else "cpu", loss=config.grpo.loss)
 
 
-@dataclass(frozen=True)
-class TrainingBatch:
-    """A batch ready for `Trainer.step`, with what its metrics need (advantages per episode, drifts)."""
-
-    samples: list[Sample]
-    advantages: list[float]  # one per sample: its episode's
-    episode_advantages: list[float]  # one per episode, in batch order
-    calls: int
-    drifts: list[Drift]  # why calls stayed separate samples, over the whole batch
-
-
-def build_samples(records: Sequence[EpisodeRecord], config: TrainConfig) -> TrainingBatch:
-    """Merged samples of the batch, each with its episode's GRPO advantage, and merge statistics.
-
-    Advantages are computed per task group over episode rewards, then every sample of an
-    episode gets its episode's value: merging must not change how much an episode counts.
-    """
-    grpo = config.grpo
-    advantages = group_advantages(
-        [r.reward or 0.0 for r in records],
-        [r.task_id for r in records],
-        scale=grpo.scale_rewards,
-        std_floor=grpo.std_floor,
-    )
-    samples: list[Sample] = []
-    per_sample: list[float] = []
-    drifts: list[Drift] = []
-    for record, advantage in zip(records, advantages, strict=True):
-        merged, episode_drifts = merge_timelines(record.calls, match=config.merge)
-        samples.extend(merged)
-        per_sample.extend([advantage] * len(merged))
-        drifts.extend(episode_drifts)
-    calls = sum(len(r.calls) for r in records)
-    return TrainingBatch(samples, per_sample, advantages, calls, drifts)
-
-
 class TrainingLoop:
     """Owns the trainer, the pool of untrained episodes and the update cycle of one server."""
 
@@ -135,13 +104,16 @@ class TrainingLoop:
         self._building_trainer = False
         self._pool: dict[int, EpisodeRecord] = {}  # journal seq -> ended train episode not yet trained
         self._consumed: set[int] = set()  # journal seqs trained or skipped: never pooled again
+        self.health = TrainingHealth()
+        self._quarantine = Quarantine(engine.journal, self.health)  # seqs refused for training, for good
         self._wake = asyncio.Event()
         self._metrics_log = MetricsLog(state_dir)
         self._eval_rewards = EvalRewards()  # ended eval episodes: reported in the next step's line, never trained
         engine.on_episode_ended = self.episode_ended
         engine.pool_stats = self.pool_stats
-        engine.on_clients_changed = self._wake.set  # an update request (C4/C5) may complete a batch
+        engine.clients.on_changed = self._wake.set  # an update request (C4/C5) may complete a batch
         engine.config_guard = self.check_config
+        engine.training_health = self.health
 
     # ---- called by the engine (event loop) -----------------------------------------------
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
@@ -149,7 +121,7 @@ class TrainingLoop:
         self._eval_rewards.observe(record, seq)
         if record.kind is not EpisodeKind.TRAIN or record.status is not EpisodeStatus.ENDED:
             return
-        if seq in self._consumed:
+        if seq in self._consumed or seq in self._quarantine:
             return
         self._pool[seq] = record
         self._wake.set()
@@ -163,36 +135,14 @@ class TrainingLoop:
 
     def pool_stats(self) -> dict[str, Any]:
         """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
-        group_size = self.engine.train_config.grpo.group_size
-        rewards: dict[str, list[float]] = {}
-        for _, record in sorted(self._pool.items()):
-            rewards.setdefault(record.task_id, []).append(record.reward or 0.0)
-        groups = [
-            {
-                "task_id": task_id,
-                "episodes": len(values),
-                "complete": len(values) >= group_size,
-                "reward_mean": statistics.fmean(values),
-                "reward_std": statistics.pstdev(values),
-            }
-            for task_id, values in rewards.items()
-        ]
-        active = sorted(self.engine.active_clients())
-        requested = sorted(self.engine.update_requests())
-        return {
-            "pooled_episodes": len(self._pool),
-            "group_size": group_size,  # clients schedule GRPO groups of this size (`agentjet client run`)
-            "complete_groups": sum(1 for g in groups if g["complete"]),
-            "trained_through_seq": self.last_trained_seq,
-            "tasks": len(groups),
-            "groups": groups[:_SHOWN_IN_STATUS],
-            "clients": {
-                "active": len(active),
-                "requested": len(requested),
-                "active_ids": active[:_SHOWN_IN_STATUS],
-                "requested_ids": requested[:_SHOWN_IN_STATUS],
-            },
-        }
+        records = [r for _, r in sorted(self._pool.items())]
+        return pool_summary(
+            [(r.task_id, _reward(r)) for r in records],
+            group_size=self.engine.train_config.grpo.group_size,
+            trained_through_seq=self.last_trained_seq,
+            active=sorted(self.engine.clients.active()),
+            requested=sorted(self.engine.clients.requests()),
+        )
 
     # ---- the update task -----------------------------------------------------------------
     async def run(self) -> None:
@@ -203,9 +153,11 @@ class TrainingLoop:
         """
         try:
             await self.restore()
-        except Exception:
+        except Exception as exc:
             log.exception("restore failed; training stays off until a restart")
+            self.health.fail(f"restore failed: {exc}", time.time())
             return
+        self.health.state = TrainingState.READY
         self._wake.set()  # the restored pool may already hold a batch
         while True:
             await self._wake.wait()
@@ -228,6 +180,7 @@ class TrainingLoop:
         """
         while self.engine.state is not EngineState.ROLLING:  # the backend may still be booting
             await asyncio.sleep(_DRAIN_POLL_S)
+        self.health.state = TrainingState.RESTORING
         self.engine.move(EngineState.DRAINING)
         try:
             await self._drain()
@@ -246,16 +199,19 @@ class TrainingLoop:
             self.engine.step = step = checkpoint.step
             self._consumed = set(checkpoint.consumed)
             self.last_trained_seq = max(self._consumed, default=0)
+        self.health.restored_step = step
         dropped = await asyncio.to_thread(checkpoints.truncate_metrics, self.state_dir / "metrics.jsonl", step)
+        await self._quarantine.load()
         ended = await asyncio.to_thread(lambda: list(self.engine.journal.read_from(0, status=EpisodeStatus.ENDED)))
         for seq, record in ended:
-            if record.kind is EpisodeKind.TRAIN and seq not in self._consumed:
+            if record.kind is EpisodeKind.TRAIN and seq not in self._consumed and seq not in self._quarantine:
                 self._pool[seq] = record
         log.info(
-            "restored step=%d consumed=%d pooled=%d metrics_dropped=%d",
+            "restored step=%d consumed=%d pooled=%d quarantined=%d metrics_dropped=%d",
             step,
             len(self._consumed),
             len(self._pool),
+            len(self._quarantine.seqs),
             dropped,
         )
         await self._reload_metrics()
@@ -268,13 +224,14 @@ class TrainingLoop:
 
     async def _train_ready_batches(self) -> None:
         while self.engine.state is EngineState.ROLLING:
-            requests = self.engine.update_requests()  # the update requests this batch answers
+            await self._quarantine_unusable_rewards()
+            requests = self.engine.clients.requests()  # the update requests this batch answers
             batch = self.select()
             if batch is None:
                 return
             rolling = await self._update(batch)
             if any(e.seq in self._consumed for e in batch.episodes):  # trained: one request, one update
-                self.engine.consume_update_requests(requests)
+                self.engine.clients.consume(requests)
             if not rolling:
                 return  # a failed update waits for the next episode end before retrying
 
@@ -283,32 +240,60 @@ class TrainingLoop:
         config = self.engine.train_config
         strategy = build_strategy(config.collect, group_size=config.grpo.group_size)
         pool = [
-            PoolEpisode(seq, r.episode_id, r.task_id, r.reward or 0.0, r.client_id)
-            for seq, r in sorted(self._pool.items())
+            PoolEpisode(seq, r.episode_id, r.task_id, _reward(r), r.client_id) for seq, r in sorted(self._pool.items())
         ]
-        active = self.engine.active_clients()  # first: it forgets the requests of clients gone idle
-        return strategy.select(pool, active=active, requested=frozenset(self.engine.update_requests()))
+        active = self.engine.clients.active()  # first: it forgets the requests of clients gone idle
+        return strategy.select(pool, active=active, requested=frozenset(self.engine.clients.requests()))
 
     async def _update(self, batch: Batch) -> bool:
         """One training step on `batch`; on failure we roll on (the batch stays pooled unless the step ran).
 
-        True when the engine is rolling again after a successful step (look for another batch).
+        True when the engine is rolling again and another batch may be ready: after a step, or
+        after quarantining what could not be trained (the rest of the pool is looked at again).
         """
         started = time.perf_counter()
+        records = [self._pool[e.seq] for e in batch.episodes]
+        built = build_samples(records, self.engine.train_config)
+        if await self._quarantine_nonfinite(batch, built):
+            return True
         self.engine.move(EngineState.DRAINING)
         try:
             await self._drain()
             self.engine.move(EngineState.UPDATING)
-            metrics = await self._train(batch, started)
-        except Exception:
+            metrics = await self._train(batch, records, built, started)
+        except NonFiniteStep as exc:
+            self.health.error(f"step refused: {exc}", time.time(), refused=True)
+            log.error("step refused, not applied and never hot-loaded: %s; batch quarantined", exc)
+            await self._refuse([e.seq for e in batch.episodes], f"non-finite step ({exc})")
+            return self._resume()
+        except Exception as exc:
             self.failed_updates += 1
+            self.health.error(f"update failed: {exc!r}", time.time())
             kept = sum(1 for e in batch.episodes if e.seq in self._pool)
             log.exception("update failed episodes=%d still_pooled=%d", len(batch.episodes), kept)
             self._resume()
             return False
         if metrics is not None:
             self.engine.latest_metrics = metrics
+            self.health.step_done(int(metrics["step"]), time.time())
         return self._resume()
+
+    async def _quarantine_unusable_rewards(self) -> None:
+        """Pooled episodes whose reward the current range refuses (journaled before it applied)."""
+        for reason, seqs in Quarantine.unusable_rewards(self._pool, self.engine.train_config.reward).items():
+            await self._refuse(seqs, reason)
+
+    async def _quarantine_nonfinite(self, batch: Batch, built: TrainingBatch) -> bool:
+        """Quarantine the task groups of `batch` whose advantages are not finite; True if any were."""
+        bad = Quarantine.nonfinite_groups((e.task_id for e in batch.episodes), built.episode_advantages)
+        if bad:
+            await self._refuse([e.seq for e in batch.episodes if e.task_id in bad], "advantages not finite")
+        return bool(bad)
+
+    async def _refuse(self, seqs: Sequence[int], reason: str) -> None:
+        await self._quarantine.add(seqs, reason)
+        for seq in seqs:
+            self._pool.pop(seq, None)
 
     def _resume(self) -> bool:
         """Back to rolling unless the engine was stopped meanwhile (then the loop idles)."""
@@ -318,16 +303,30 @@ class TrainingLoop:
         return False
 
     async def _drain(self) -> None:
-        """Wait until no call is in flight, so no sample straddles two policy versions of an update."""
-        deadline = time.monotonic() + self.drain_timeout_s
+        """Wait until no call is in flight (new calls are held at the engine's door while draining and
+        updating), so every call is sampled under one policy version. Past the timeout the update
+        starts anyway, and only the hot-load waits for the stragglers (`_wait_stragglers`)."""
+        if not await self._no_calls_in_flight(self.drain_timeout_s):
+            in_flight = self.engine.calls_in_flight()
+            log.warning("drain timeout s=%.1f in_flight=%d; training meanwhile", self.drain_timeout_s, in_flight)
+
+    async def _no_calls_in_flight(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
         while self.engine.calls_in_flight() > 0:
             if time.monotonic() > deadline:
-                in_flight = self.engine.calls_in_flight()
-                log.warning("drain timeout s=%.1f in_flight=%d; updating anyway", self.drain_timeout_s, in_flight)
-                return
+                return False
             await asyncio.sleep(_DRAIN_POLL_S)
+        return True
 
-    async def _train(self, batch: Batch, started: float) -> dict[str, Any] | None:
+    async def _wait_stragglers(self) -> None:
+        """Before a hot-load: calls that outlived the drain finish on the weights they began with."""
+        if not await self._no_calls_in_flight(self.drain_timeout_s):
+            in_flight = self.engine.calls_in_flight()
+            log.warning("hot-load with calls in flight=%d: their later tokens come from the new weights", in_flight)
+
+    async def _train(
+        self, batch: Batch, records: list[EpisodeRecord], built: TrainingBatch, started: float
+    ) -> dict[str, Any] | None:
         """Train on the batch, then drop it (and C3's skipped groups) from the pool the moment the step returns.
 
         From then on the optimiser holds the batch, so it is consumed whatever fails next: a
@@ -335,8 +334,6 @@ class TrainingLoop:
         -9 is different: the in-memory step dies too, and the restore re-pools the batch.)
         """
         config = self.engine.train_config
-        records = [self._pool[e.seq] for e in batch.episodes]
-        built = build_samples(records, config)
         trainer = await self._get_trainer(config)
         if built.samples:
             stats = await asyncio.to_thread(trainer.step, built.samples, built.advantages)
@@ -409,11 +406,13 @@ class TrainingLoop:
         step = trainer.steps
         path = self.state_dir / "adapters" / f"step-{step}"
         await asyncio.to_thread(trainer.save_adapter, path)
+        await self._wait_stragglers()
         await self.engine.backend.load_adapter(path, version=step)
         self.engine.step = step
+        await asyncio.to_thread(self._prune_adapters, step)
         values = step_metrics(
             stats,
-            rewards=[r.reward or 0.0 for r in records],
+            rewards=[_reward(r) for r in records],
             task_ids=[r.task_id for r in records],
             advantages=built.episode_advantages,
             drifts=built.drifts,
@@ -439,6 +438,17 @@ class TrainingLoop:
             log.warning("calls left unmerged step=%d count=%d reasons=%s", step, len(built.drifts), reasons)
         return metrics
 
+    def _prune_adapters(self, step: int) -> None:
+        """Keep the newest `keep_adapters` adapter folders and those of kept checkpoints (worker thread)."""
+        keep = self.engine.train_config.keep_adapters
+        try:
+            checkpoints.prune_adapters(self.state_dir / "adapters", newest=keep, also=self._checkpoint_steps())
+        except OSError as exc:
+            log.warning("adapter pruning failed step=%d: %s", step, exc)
+
+    def _checkpoint_steps(self) -> set[int]:
+        return checkpoints.checkpoint_steps(self.checkpoint_root)
+
     async def _reload_metrics(self) -> None:
         """After a restore: status shows the last kept metrics line, and eval episodes it did not report wait."""
         last = await asyncio.to_thread(last_metrics, self._metrics_log.jsonl_path)
@@ -449,3 +459,7 @@ class TrainingLoop:
         )
         for seq, record in after:
             self._eval_rewards.observe(record, seq)
+
+
+def _reward(record: EpisodeRecord) -> float:
+    return record.reward if record.reward is not None else 0.0

@@ -13,6 +13,7 @@ from typing import Any, Literal, NewType
 
 __all__ = [
     "CLIENT_ID_PATTERN",
+    "ADMIN",
     "NEXT_STATES",
     "CallRecord",
     "EngineState",
@@ -23,6 +24,7 @@ __all__ = [
     "FinishReason",
     "Generation",
     "GenerationRequest",
+    "Principal",
     "SamplingParams",
     "TokenDelta",
 ]
@@ -31,6 +33,26 @@ EpisodeId = NewType("EpisodeId", str)
 # a swarm client's self-chosen id: short and safe to log, put in a URL path or show in a terminal
 CLIENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 FinishReason = Literal["stop", "length", "tool_calls", "abort"]
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who sent a `/swarm` request: the admin, or the holder of one client token (`tokens.py`)."""
+
+    principal_id: str  # "admin", or the client token's id ("tok_...")
+    name: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.principal_id == ADMIN_ID
+
+    def may_act_for(self, owner: str | None) -> bool:
+        """The admin may act on anything; a client token only on what it owns (None: the admin's)."""
+        return self.is_admin or owner == self.principal_id
+
+
+ADMIN_ID = "admin"
+ADMIN = Principal(ADMIN_ID, "admin")
 
 
 class EpisodeKind(StrEnum):
@@ -164,6 +186,7 @@ class EpisodeRecord:
     policy_version_at_begin: int
     calls: tuple[CallRecord, ...]
     client_id: str | None = None  # the swarm client that began it (C4/C5 bookkeeping, status)
+    owner: str | None = None  # the principal that began it: "admin" or a client token id (None: before tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,6 +195,7 @@ class EpisodeRecord:
             "kind": str(self.kind),
             "agent": self.agent,
             "client_id": self.client_id,
+            "owner": self.owner,
             "status": str(self.status),
             "reward": self.reward,
             "metadata": self.metadata,
@@ -196,4 +220,5 @@ class EpisodeRecord:
             policy_version_at_begin=d.get("policy_version_at_begin", 0),
             calls=tuple(CallRecord.from_dict(c) for c in d.get("calls", [])),
             client_id=d.get("client_id"),  # absent in journals written before client ids
+            owner=d.get("owner"),  # absent before client tokens: such episodes are the admin's
         )

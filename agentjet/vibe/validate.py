@@ -190,7 +190,7 @@ def _dry_run(sandbox: Sandbox, root: Path, options: ValidateOptions) -> Check:
     from agentjet.core.scripted_server import serve_scripted
     from agentjet.vibe.dry_policy import plausible_reply
 
-    token = secrets.token_urlsafe(16)
+    token = secrets.token_urlsafe(32)
     with serve_scripted(plausible_reply, token=token, model=options.dry_model) as server:
         access = SwarmAccess(server.url, token)
         return _episodes("dry_run", sandbox, root, access, options.dry_episodes, options.dry_timeout_s, options.seed)

@@ -17,7 +17,7 @@ import httpx
 
 __all__ = ["SERVER_TOKEN", "start_server_process", "start_training_server", "swarm_status", "wait_for_step"]
 
-SERVER_TOKEN = "tok"
+SERVER_TOKEN = "tok-01234567890123456789"
 _TRAINING_SERVER = f"""
 import sys
 from pathlib import Path

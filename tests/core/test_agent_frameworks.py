@@ -30,7 +30,7 @@ from agentjet.core.backends.fakes import ScriptedBackend  # noqa: E402
 from agentjet.core.chat_format import parse_tool_calls  # noqa: E402
 from agentjet.core.testing import RunningServer  # noqa: E402
 
-SERVER_HEADERS = {"Authorization": "Bearer test-server-token"}  # the token tests/conftest.py starts servers with
+SERVER_HEADERS = {"Authorization": "Bearer test-server-token-012345"}  # the token tests/conftest.py starts servers with
 
 WEATHER_TOOL: dict[str, Any] = {
     "type": "function",

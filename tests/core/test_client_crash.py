@@ -32,7 +32,9 @@ def test_killed_client_is_reclaimed_and_others_keep_going(
 ) -> None:
     server = live_server(scripted_backend(["fine thanks"]), idle_timeout_s=1.0, janitor_interval_s=0.1)
     doomed = subprocess.Popen(
-        [sys.executable, "-c", _DOOMED_CLIENT, server.url, "test-server-token"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _DOOMED_CLIENT, server.url, "test-server-token-012345"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert doomed.stdout is not None
     episode_id, api_key = doomed.stdout.readline().split()

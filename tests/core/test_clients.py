@@ -48,31 +48,31 @@ def test_consume_spends_only_the_answered_requests() -> None:
 # ---- the engine ---------------------------------------------------------------------------
 async def test_begin_end_and_heartbeat_keep_a_client_active(engine: Engine, clock: Clock) -> None:
     episode, _ = engine.begin_episode("t", kind=EpisodeKind.TRAIN, agent=None, client_id="alice")
-    engine.heartbeat("bob")
-    assert engine.active_clients() == {"alice", "bob"}
+    engine.clients.heartbeat("bob")
+    assert engine.clients.active() == {"alice", "bob"}
     clock.now += 30  # both idle past the timeout, but alice holds an open episode
-    assert engine.active_clients() == {"alice"}
+    assert engine.clients.active() == {"alice"}
     await engine.end_episode(episode.episode_id, 1.0, {})  # ending is being seen
     assert engine.journal.get(episode.episode_id).client_id == "alice"  # type: ignore[union-attr]
     clock.now += 9
-    assert engine.active_clients() == {"alice"} and engine.status()["active_clients"] == 1
+    assert engine.clients.active() == {"alice"} and engine.status()["active_clients"] == 1
     clock.now += 2
-    assert engine.active_clients() == frozenset()
+    assert engine.clients.active() == frozenset()
 
 
 async def test_a_reclaimed_episode_does_not_count_as_its_client_being_seen(engine: Engine, clock: Clock) -> None:
     engine.begin_episode("t", kind=EpisodeKind.TRAIN, agent=None, client_id="ghost")
     clock.now += 11
-    assert engine.active_clients() == {"ghost"}  # still holding its (idle) episode
+    assert engine.clients.active() == {"ghost"}  # still holding its (idle) episode
     assert len(await engine.reclaim_idle_episodes()) == 1
-    assert engine.active_clients() == frozenset()
+    assert engine.clients.active() == frozenset()
 
 
 async def test_requests_notify_and_the_janitor_notices_clients_leaving(engine: Engine, clock: Clock) -> None:
     changes: list[int] = []
-    engine.on_clients_changed = lambda: changes.append(1)
-    view = engine.request_update("alice", ready=True)
-    engine.heartbeat("bob")
+    engine.clients.on_changed = lambda: changes.append(1)
+    view = engine.clients.request_update("alice", ready=True)
+    engine.clients.heartbeat("bob")
     assert view == {
         "client_id": "alice",
         "active": True,
@@ -81,22 +81,22 @@ async def test_requests_notify_and_the_janitor_notices_clients_leaving(engine: E
         "requested_clients": ["alice"],
     }
     assert len(changes) == 1
-    assert engine.request_update("bob", ready=False)["requested_clients"] == ["alice"] and len(changes) == 2
+    assert engine.clients.request_update("bob", ready=False)["requested_clients"] == ["alice"] and len(changes) == 2
     await engine.reclaim_idle_episodes()  # nobody left yet: no wake-up
     assert len(changes) == 2
     clock.now += 11
     await engine.reclaim_idle_episodes()  # both idle: the sweep forgets them and says so
-    assert len(changes) == 3 and engine.update_requests() == {} and engine.active_clients() == frozenset()
-    engine.heartbeat("carol")
+    assert len(changes) == 3 and engine.clients.requests() == {} and engine.clients.active() == frozenset()
+    engine.clients.heartbeat("carol")
     clock.now += 11
     assert engine.status()["active_clients"] == 0  # a status read that notices carol left says so too
     assert len(changes) == 4
 
 
 async def test_consumed_requests_are_spent(engine: Engine) -> None:
-    engine.request_update("alice", ready=True)
-    answered = engine.update_requests()
-    engine.request_update("bob", ready=True)
-    engine.consume_update_requests(answered)
-    assert set(engine.update_requests()) == {"bob"}
-    assert engine.client_view("alice")["ready"] is False and engine.client_view("alice")["active"] is True
+    engine.clients.request_update("alice", ready=True)
+    answered = engine.clients.requests()
+    engine.clients.request_update("bob", ready=True)
+    engine.clients.consume(answered)
+    assert set(engine.clients.requests()) == {"bob"}
+    assert engine.clients.view("alice")["ready"] is False and engine.clients.view("alice")["active"] is True

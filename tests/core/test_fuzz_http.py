@@ -29,7 +29,7 @@ from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
 
-TOKEN = "fuzz-server-token"
+TOKEN = "fuzz-server-token-0123456789"
 SERVER_HEADERS = {"Authorization": f"Bearer {TOKEN}"}
 FUZZ_SETTINGS = settings(
     max_examples=40,

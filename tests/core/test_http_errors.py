@@ -22,7 +22,7 @@ from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import RunningServer, serve_in_thread
 
-SERVER_HEADERS = {"Authorization": "Bearer test-server-token"}  # the token tests/conftest.py starts servers with
+SERVER_HEADERS = {"Authorization": "Bearer test-server-token-012345"}  # the token tests/conftest.py starts servers with
 CHAT_BODY: dict[str, Any] = {"model": "tiny", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
 
 
@@ -79,7 +79,9 @@ def flip(text: str, index: int) -> str:
 @pytest.fixture(scope="module")
 def server(tiny_tokenizer: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """One echo server for the module: these tests only open episodes, so they can share it."""
-    settings = ServerSettings(model="tiny", state_dir=tmp_path_factory.mktemp("state"), token="test-server-token")
+    settings = ServerSettings(
+        model="tiny", state_dir=tmp_path_factory.mktemp("state"), token="test-server-token-012345"
+    )
     with serve_in_thread(create_app(settings, backend=EchoBackend(tiny_tokenizer))) as running:
         deadline = time.monotonic() + 60
         while httpx.get(f"{running.url}/health").json()["state"] != "rolling":
@@ -112,7 +114,7 @@ def test_valid_key_works(server: RunningServer) -> None:
         "ajk_eyJlIjoiZXBfeCIsImEiOm51bGwsIngiOjk5OTk5OTk5OTl9.c2lnbmF0dXJl",  # well-formed, unsigned
         "ajk_a.b.c",
         "ajk_!!!.???",
-        "test-server-token",  # the server token is not an episode key
+        "test-server-token-012345",  # the server token is not an episode key
     ],
 )
 def test_forged_or_missing_key_is_401(server: RunningServer, key: str | None) -> None:
@@ -188,7 +190,8 @@ def test_reclaimed_key_is_401(live_server: Callable[..., RunningServer], echo_ba
 # ---- server token ---------------------------------------------------------------------------
 def _swarm_routes(server: RunningServer, episode_id: str) -> list[tuple[str, str]]:
     """Every (method, path) under /swarm, read from the app's own schema so new routes are covered."""
-    spec = httpx.get(f"{server.url}/openapi.json").json()
+    assert httpx.get(f"{server.url}/openapi.json").status_code == 404  # off by default: no schema for strangers
+    spec = server.app.openapi()
     routes = [
         (method.upper(), path.replace("{episode_id}", episode_id))
         for path, operations in spec["paths"].items()
@@ -205,9 +208,9 @@ def _swarm_routes(server: RunningServer, episode_id: str) -> list[tuple[str, str
         {},
         {"Authorization": "Bearer wrong-token"},
         {"Authorization": "Bearer"},
-        {"Authorization": "test-server-token"},  # no scheme
-        {"Authorization": "Basic test-server-token"},
-        {"Authorization": "Bearer test-server-token-and-more"},
+        {"Authorization": "test-server-token-012345"},  # no scheme
+        {"Authorization": "Basic test-server-token-012345"},
+        {"Authorization": "Bearer test-server-token-012345-and-more"},
         {"Authorization": "Bearer TEST-SERVER-TOKEN"},
     ],
     ids=["missing", "wrong", "empty", "no-scheme", "basic", "longer", "case"],

@@ -18,11 +18,13 @@ from agentjet.core.backends.fakes import EchoBackend, load_tokenizer
 from agentjet.core.config import ServerSettings
 from agentjet.core.models import resolve_model
 from agentjet.core.server.app import create_app
-settings = ServerSettings(model="tiny", state_dir=Path(sys.argv[1]), token="tok", port=int(sys.argv[2]))
+settings = ServerSettings(
+    model="tiny", state_dir=Path(sys.argv[1]), token="tok-01234567890123456789", port=int(sys.argv[2])
+)
 app = create_app(settings, backend=EchoBackend(load_tokenizer(resolve_model("tiny"))))
 uvicorn.run(app, host="127.0.0.1", port=settings.port, log_level="warning")
 """
-AUTH = {"Authorization": "Bearer tok"}
+AUTH = {"Authorization": "Bearer tok-01234567890123456789"}
 
 
 def _start(state: Path, port: int) -> subprocess.Popen[bytes]:

@@ -76,12 +76,12 @@ async def test_any_client_waits_for_a_request_and_one_request_buys_one_update(
     await loop._train_ready_batches()
     assert engine.step == 0 and engine.status()["pool"]["pooled_episodes"] == 2
     loop._wake.clear()
-    engine.request_update("alice", ready=True)
+    engine.clients.request_update("alice", ready=True)
     assert loop._wake.is_set()  # the request woke the update task
     batch = loop.select()
     assert batch is not None and [e.client_id for e in batch.episodes] == ["alice", "bob"]
     await loop._train_ready_batches()
-    assert engine.step == 1 and engine.update_requests() == {}  # spent by the update
+    assert engine.step == 1 and engine.clients.requests() == {}  # spent by the update
     await _end(engine, "alice")
     await loop._train_ready_batches()
     assert engine.step == 1  # no new request, no new update
@@ -93,17 +93,17 @@ async def test_all_clients_waits_for_every_active_client_and_an_idle_one_stops_b
     engine, loop, clock = await make_loop("all_clients")
     await _end(engine, "alice")
     await _end(engine, "bob", reward=0.0)
-    engine.request_update("alice", ready=True)
+    engine.clients.request_update("alice", ready=True)
     await loop._train_ready_batches()
     assert engine.step == 0  # bob has not agreed
-    engine.request_update("bob", ready=True)
+    engine.clients.request_update("bob", ready=True)
     await loop._train_ready_batches()
-    assert engine.step == 1 and engine.update_requests() == {}
+    assert engine.step == 1 and engine.clients.requests() == {}
     # round 2: bob falls silent; alice agrees 6 s later
     await _end(engine, "bob")
     clock.now += 6
     await _end(engine, "alice", reward=0.0)
-    engine.request_update("alice", ready=True)
+    engine.clients.request_update("alice", ready=True)
     await loop._train_ready_batches()
     assert engine.step == 1
     clock.now += 5  # bob idle 11 s > 10 s: no longer active; alice (5 s) still is
@@ -119,8 +119,8 @@ async def test_a_withdrawn_agreement_blocks_again(
 ) -> None:
     engine, loop, _ = await make_loop("all_clients")
     await _end(engine, "alice")
-    engine.request_update("alice", ready=True)
-    engine.request_update("alice", ready=False)
+    engine.clients.request_update("alice", ready=True)
+    engine.clients.request_update("alice", ready=False)
     await loop._train_ready_batches()
     assert engine.step == 0
 
@@ -130,14 +130,14 @@ async def test_a_failed_update_keeps_the_requests(
 ) -> None:
     engine, loop, _ = await make_loop("any_client")
     await _end(engine, "alice")
-    engine.request_update("alice", ready=True)
+    engine.clients.request_update("alice", ready=True)
     trainer = await loop._get_trainer(engine.train_config)
     trainer.fail = True  # type: ignore[attr-defined]
     await loop._train_ready_batches()
-    assert engine.step == 0 and set(engine.update_requests()) == {"alice"}
+    assert engine.step == 0 and set(engine.clients.requests()) == {"alice"}
     trainer.fail = False  # type: ignore[attr-defined]
     await loop._train_ready_batches()
-    assert engine.step == 1 and engine.update_requests() == {}
+    assert engine.step == 1 and engine.clients.requests() == {}
 
 
 async def test_pool_stats_show_each_task_group_and_the_clients(
@@ -147,7 +147,7 @@ async def test_pool_stats_show_each_task_group_and_the_clients(
     await _end(engine, "alice", task="b", reward=1.0)
     await _end(engine, "alice", task="a", reward=0.0)
     await _end(engine, "bob", task="b", reward=0.0)
-    engine.request_update("bob", ready=True)
+    engine.clients.request_update("bob", ready=True)
     pool = engine.status()["pool"]
     assert pool["pooled_episodes"] == 3 and pool["complete_groups"] == 1 and pool["tasks"] == 2
     assert pool["groups"] == [  # oldest first

@@ -32,7 +32,7 @@ from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.sandbox import forwarder
 from agentjet.sandbox.bridge import SANDBOX_FORWARDER, SANDBOX_SOCKET, SwarmAccess, SwarmBridge
 
-TOKEN = "bridge-test-token-3f9c"
+TOKEN = "bridge-test-token-3f9c-0123456789"
 FORWARDER = Path(forwarder.__file__)
 
 

@@ -326,7 +326,7 @@ def test_the_workspace_client_runs_under_agentjet_client_run(tmp_path: Path, fam
     spec = make_spec(family, **TEMPLATE_PARAMS[family])
     ws = Workspace(tmp_path / "run").init()
     generate(spec, ws, llm=None)
-    token = "vibe-test-token"
+    token = "vibe-test-token-0123456789"
     with serve_scripted(plausible_reply, token=token) as server:
         args = ["client", "run", str(ws.file("client.py")), "--server", server.url, "--episodes", "2"]
         args += ["--group-size", "2", "--concurrency", "2", "--eval-every", "2", "--eval-episodes", "2", "--json"]

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from agentjet.core.server.deps import EngineDep, require_server_token
+from agentjet.core.server.deps import CallerDep, EngineDep
 from agentjet.core.server.wire import Utf8Body
 from agentjet.core.types import CLIENT_ID_PATTERN
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/swarm/clients", dependencies=[Depends(require_server_token)], tags=["clients"])
+router = APIRouter(prefix="/swarm/clients", tags=["clients"])
 
 ClientIdPath = Annotated[str, Path(pattern=CLIENT_ID_PATTERN, description="the client's own id (SDK: client_id)")]
 
@@ -32,10 +32,13 @@ class ClientOut(BaseModel):
 
 
 @router.post("/{client_id}/update", response_model=ClientOut)
-async def request_update(client_id: ClientIdPath, body: UpdateRequestIn, engine: EngineDep) -> ClientOut:
-    return ClientOut(**engine.request_update(client_id, ready=body.ready))
+async def request_update(
+    client_id: ClientIdPath, body: UpdateRequestIn, engine: EngineDep, principal: CallerDep
+) -> ClientOut:
+    """A client token votes only as the client ids it uses (the first token to use an id holds it)."""
+    return ClientOut(**engine.clients.request_update(client_id, ready=body.ready, principal=principal))
 
 
 @router.post("/{client_id}/heartbeat", response_model=ClientOut)
-async def heartbeat(client_id: ClientIdPath, engine: EngineDep) -> ClientOut:
-    return ClientOut(**engine.heartbeat(client_id))
+async def heartbeat(client_id: ClientIdPath, engine: EngineDep, principal: CallerDep) -> ClientOut:
+    return ClientOut(**engine.clients.heartbeat(client_id, principal=principal))

@@ -1,7 +1,10 @@
-"""FastAPI dependencies: the runtime objects built in `lifespan`, and the two kinds of auth.
+"""FastAPI dependencies: the runtime objects built in `lifespan`, and who is calling.
 
-All are `async def` on purpose: plain `def` dependencies run in FastAPI's threadpool, which
-would touch the event-loop-only `Engine` from other threads (and costs ~130 us per hop).
+Three credentials (README "Credentials"): the admin token (everything), a client token (its own
+episodes and client ids, the status; `tokens.py`) and an episode key (the `/v1` calls of one
+episode). `caller` resolves a `/swarm` bearer to a `Principal`; `admin` also requires it to be
+the admin (else 403). All are `async def` on purpose: plain `def` dependencies run in FastAPI's
+threadpool, which would touch the event-loop-only `Engine` from other threads.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from agentjet.core.config import ServerSettings
-from agentjet.core.engine import Engine, OpenEpisode
-from agentjet.core.errors import AuthError, EngineNotReady
+from agentjet.core.engine import Engine
+from agentjet.core.errors import AuthError, EngineNotReady, PermissionDenied
 from agentjet.core.keys import tokens_equal
+from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.serving import ChatService
+from agentjet.core.tokens import TokenStore
+from agentjet.core.types import ADMIN, Principal
 
-__all__ = ["ChatDep", "EngineDep", "EpisodeDep", "Runtime", "require_server_token"]
+__all__ = ["AdminDep", "CallerDep", "ChatDep", "EngineDep", "EpisodeDep", "Runtime", "require_any_credential"]
 
 
 @dataclass
@@ -25,7 +31,8 @@ class Runtime:
     settings: ServerSettings
     engine: Engine
     chat: ChatService
-    token: str
+    token: str  # the admin token
+    tokens: TokenStore  # client tokens
 
 
 def get_runtime(request: Request) -> Runtime:
@@ -42,12 +49,41 @@ def _bearer(authorization: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-async def require_server_token(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-    """Any /swarm call. It does not mark its X-AgentJet-Client as active: a status poller is no
-    C5 voter. Clients are seen on begin/end, `/swarm/clients/{id}/heartbeat` and `/update`."""
+def _principal(runtime: Runtime, given: str | None) -> Principal:
+    if given is None:
+        raise AuthError("missing token: send Authorization: Bearer <admin token or client token>")
+    if tokens_equal(given, runtime.token):
+        return ADMIN
+    client = runtime.tokens.lookup(given)
+    if client is None:
+        raise AuthError("unknown or revoked token: use the admin token (<state-dir>/token) or a live client token")
+    return Principal(client.token_id, client.name)
+
+
+async def caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """Any /swarm call: the admin or a live client token. It does not mark its X-AgentJet-Client as
+    active: a status poller is no C5 voter. Clients are seen on begin/end, heartbeat and update."""
+    return _principal(get_runtime(request), _bearer(authorization))
+
+
+async def admin(request: Request, principal: Annotated[Principal, Depends(caller)]) -> Principal:
+    """Routes that change the server for everyone: config, engine, tokens."""
+    if not principal.is_admin:
+        raise PermissionDenied(
+            f"{request.method} {request.url.path} needs the admin token; client token {principal.name!r} may "
+            "begin, end and read its own episodes, vote and heartbeat, and read the status and config"
+        )
+    return principal
+
+
+async def require_any_credential(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+    """`GET /v1/models`: an episode key (its signature) or any /swarm credential."""
     runtime = get_runtime(request)
-    if not tokens_equal(_bearer(authorization), runtime.token):
-        raise AuthError("missing or wrong server token: send Authorization: Bearer <token> (see <state-dir>/token)")
+    given = _bearer(authorization)
+    if given is not None and given.startswith("ajk_"):
+        runtime.engine.signer.verify(given, now=runtime.engine.now())
+        return
+    _principal(runtime, given)
 
 
 async def get_engine(request: Request) -> Engine:
@@ -65,3 +101,5 @@ async def get_episode(request: Request, authorization: Annotated[str | None, Hea
 EngineDep = Annotated[Engine, Depends(get_engine)]
 ChatDep = Annotated[ChatService, Depends(get_chat)]
 EpisodeDep = Annotated[OpenEpisode, Depends(get_episode)]
+CallerDep = Annotated[Principal, Depends(caller)]
+AdminDep = Annotated[Principal, Depends(admin)]

@@ -1,4 +1,4 @@
-"""`/swarm/episodes`: begin, end, abort and inspect episodes (server token required)."""
+"""`/swarm/episodes`: begin, end, abort and inspect episodes (admin token: any; client token: its own)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ import asyncio
 import math
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentjet.core.metrics import episode_with_merge_report
-from agentjet.core.server.deps import EngineDep, require_server_token
+from agentjet.core.server.deps import CallerDep, EngineDep
 from agentjet.core.server.wire import Utf8Body
 from agentjet.core.types import CLIENT_ID_PATTERN, EpisodeKind
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/swarm/episodes", dependencies=[Depends(require_server_token)], tags=["episodes"])
+router = APIRouter(prefix="/swarm/episodes", tags=["episodes"])
 
 _ID = Field(min_length=1, max_length=128)
 
@@ -70,12 +70,15 @@ def _base_url(request: Request, engine_public_url: str | None) -> str:
 async def begin_episode(
     body: BeginEpisodeIn,
     engine: EngineDep,
+    principal: CallerDep,
     request: Request,
     x_agentjet_client: Annotated[str | None, Header(pattern=CLIENT_ID_PATTERN)] = None,
 ) -> EpisodeOut:
     client_id = body.client_id or x_agentjet_client  # the body wins; the SDK sends both, equal
     kind = EpisodeKind(body.kind)
-    episode, key = engine.begin_episode(body.task_id, kind=kind, agent=body.agent, client_id=client_id)
+    episode, key = engine.begin_episode(
+        body.task_id, kind=kind, agent=body.agent, client_id=client_id, principal=principal
+    )
     base_url = _base_url(request, request.app.state.runtime.settings.public_url)
     return EpisodeOut(
         episode_id=episode.episode_id,
@@ -89,21 +92,23 @@ async def begin_episode(
 
 
 @router.post("/{episode_id}/end", response_model=ClosedEpisodeOut)
-async def end_episode(episode_id: Annotated[str, _ID], body: EndEpisodeIn, engine: EngineDep) -> ClosedEpisodeOut:
-    record = await engine.end_episode(episode_id, body.reward, body.metadata)
+async def end_episode(
+    episode_id: Annotated[str, _ID], body: EndEpisodeIn, engine: EngineDep, principal: CallerDep
+) -> ClosedEpisodeOut:
+    record = await engine.end_episode(episode_id, body.reward, body.metadata, principal=principal)
     return ClosedEpisodeOut(
         episode_id=episode_id, status=str(record.status), reward=record.reward, calls=len(record.calls)
     )
 
 
 @router.post("/{episode_id}/abort", response_model=ClosedEpisodeOut)
-async def abort_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> ClosedEpisodeOut:
-    record = await engine.abort_episode(episode_id)
+async def abort_episode(episode_id: Annotated[str, _ID], engine: EngineDep, principal: CallerDep) -> ClosedEpisodeOut:
+    record = await engine.abort_episode(episode_id, principal=principal)
     return ClosedEpisodeOut(episode_id=episode_id, status=str(record.status), reward=None, calls=len(record.calls))
 
 
 @router.get("/{episode_id}")
-async def get_episode(episode_id: Annotated[str, _ID], engine: EngineDep) -> dict[str, Any]:
+async def get_episode(episode_id: Annotated[str, _ID], engine: EngineDep, principal: CallerDep) -> dict[str, Any]:
     """The episode's record; an ended one also gets `merge`: its samples and drifts under the current `merge`."""
-    episode = await engine.get_episode(episode_id)
+    episode = await engine.get_episode(episode_id, principal=principal)
     return await asyncio.to_thread(episode_with_merge_report, episode, engine.train_config.merge)

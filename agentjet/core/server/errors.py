@@ -21,20 +21,31 @@ log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[Exception], int, str, str]] = [  # most specific first
     (errors.ContextLengthExceeded, 400, "invalid_request_error", "context_length_exceeded"),
+    (errors.RewardRefused, 422, "invalid_request_error", "invalid_reward"),
+    (errors.RequestTooLarge, 413, "invalid_request_error", "request_too_large"),
     (errors.InvalidRequest, 400, "invalid_request_error", "invalid_request"),
+    (errors.PermissionDenied, 403, "permission_error", "permission_denied"),
     (errors.AuthError, 401, "authentication_error", "invalid_api_key"),
     (errors.EpisodeNotFound, 404, "not_found_error", "episode_not_found"),
+    (errors.TokenNotFound, 404, "not_found_error", "token_not_found"),
+    (errors.EpisodeBusy, 409, "conflict_error", "calls_in_flight"),
     (errors.EpisodeClosed, 409, "conflict_error", "episode_closed"),
     (errors.ConfigConflict, 409, "conflict_error", "config_conflict"),
     (errors.ConfigError, 422, "invalid_request_error", "invalid_config"),
+    (errors.TrainingDown, 503, "engine_not_ready", "training_down"),
     (errors.EngineNotReady, 503, "engine_not_ready", "engine_not_ready"),
+    (errors.StorageFull, 507, "server_error", "storage_full"),
 ]
 
 
 def error_response(status: int, message: str, type_: str, code: str | None, param: str | None = None) -> JSONResponse:
     body = {"error": {"message": message, "type": type_, "code": code, "param": param}}
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if status in (503, 507):
+        headers["Retry-After"] = "1"  # transient: the SDK retries these
+    if status == 413:
+        headers["Connection"] = "close"  # the rest of the body is never read
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 async def _agentjet_error(request: Request, exc: Exception) -> JSONResponse:
@@ -42,7 +53,7 @@ async def _agentjet_error(request: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, cls):
             if isinstance(exc, errors.EpisodeClosed) and exc.status == "episode_reclaimed":
                 code = "episode_reclaimed"
-            if isinstance(exc, errors.AuthError) and request.url.path.startswith("/swarm"):
+            if type(exc) is errors.AuthError and request.url.path.startswith("/swarm"):
                 code = "invalid_token"
             return error_response(status, str(exc), type_, code, getattr(exc, "param", None))
     return await _unexpected(request, exc)
@@ -61,7 +72,8 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return error_response(exc.status_code, str(exc.detail), "invalid_request_error", f"http_{exc.status_code}")
+    code = "request_too_large" if exc.status_code == 413 else f"http_{exc.status_code}"  # limits.BodyLimit
+    return error_response(exc.status_code, str(exc.detail), "invalid_request_error", code)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -9,14 +9,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 
 from agentjet.core.chat_format import RenderedPrompt
-from agentjet.core.engine import OpenEpisode
 from agentjet.core.errors import AgentJetError
+from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.server import openai_shapes as shapes
-from agentjet.core.server.deps import ChatDep, EngineDep, EpisodeDep
+from agentjet.core.server.deps import ChatDep, EngineDep, EpisodeDep, require_any_credential
 from agentjet.core.server.openai_models import ChatCompletionIn, to_chat_call
 from agentjet.core.serving import ChatCall, ChatService, ChoiceDelta, ChoiceResult
 
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai"])
 
 
-@router.get("/models")
+@router.get("/models", dependencies=[Depends(require_any_credential)])
 async def list_models(engine: EngineDep) -> dict[str, Any]:
     model = {
         "id": engine.backend.name,
@@ -42,7 +42,7 @@ async def list_models(engine: EngineDep) -> dict[str, Any]:
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(body: ChatCompletionIn, episode: EpisodeDep, chat: ChatDep, request: Request) -> Response:
     call = to_chat_call(body, default_max_tokens=request.app.state.runtime.settings.max_tokens_default)
-    prompt = chat.prepare(call)
+    prompt = await chat.prepare(call)
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

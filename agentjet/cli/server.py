@@ -1,0 +1,235 @@
+"""`agentjet server start|status|repair` and `agentjet server token create|list|revoke`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
+from agentjet.cli.logs import fail, setup_logging
+from agentjet.core.errors import AgentJetError
+
+__all__ = ["server_app"]
+
+server_app = typer.Typer(help="Run and watch a swarm training server.", no_args_is_help=True)
+token_app = typer.Typer(help="Client tokens: issue, list, revoke (admin).", no_args_is_help=True)
+server_app.add_typer(token_app, name="token")
+
+StateDirOption = Annotated[Path, typer.Option(help="the server's state dir (token, journal, checkpoints)")]
+
+
+@server_app.command("start")
+def server_start(
+    ctx: typer.Context,
+    model: Annotated[str, typer.Option(help="registered model name or HF folder")] = "smollm2-135m",
+    host: Annotated[str, typer.Option(help="interface to bind (keep loopback unless you mean it)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8710,
+    config: Annotated[Path | None, typer.Option(help="TrainConfig YAML")] = None,
+    state_dir: StateDirOption = Path("state"),
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    idle_timeout_s: Annotated[float, typer.Option(help="reclaim episodes idle this long")] = 300.0,
+    ssl_certfile: Annotated[Path | None, typer.Option(help="TLS certificate (PEM): serve https")] = None,
+    ssl_keyfile: Annotated[Path | None, typer.Option(help="TLS private key (PEM)")] = None,
+    max_request_bytes: Annotated[int, typer.Option(help="largest request body accepted")] = 4 * 1024 * 1024,
+    max_connections: Annotated[int, typer.Option(help="open connections at once")] = 1024,
+    api_docs: Annotated[bool, typer.Option("--api-docs", help="serve /docs and /openapi.json (no auth)")] = False,
+    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
+) -> None:
+    """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
+    import uvicorn
+
+    from agentjet.core.config import ServerSettings
+    from agentjet.core.models import resolve_model
+    from agentjet.core.server.app import create_app
+    from agentjet.core.server.http_server import uvicorn_config
+
+    setup_logging(log_level)
+    given = cli_token(ctx, token, token_file, None)
+    existed = state_dir.exists()
+    try:
+        settings = ServerSettings(
+            model=model, host=host, port=port, config=config, state_dir=state_dir, token=given,
+            idle_timeout_s=idle_timeout_s, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+            max_request_bytes=max_request_bytes, max_connections=max_connections, api_docs=api_docs,
+        )  # fmt: skip
+        resolve_model(settings.model)  # a bad model fails here: before anything is written
+        _preflight(settings)
+        application = create_app(settings)
+        server_config = uvicorn_config(application, host=host, port=port, log_level=log_level.lower())
+    except (AgentJetError, ValueError) as exc:
+        if not existed:
+            shutil.rmtree(state_dir, ignore_errors=True)  # nothing left behind by a start that never ran
+        raise fail(exc) from exc
+    scheme = "https" if ssl_certfile else "http"
+    typer.echo(f"agentjet server: model={model} {scheme}://{host}:{port}  admin token: {state_dir / 'token'}", err=True)
+    server = uvicorn.Server(server_config)
+    server.run()
+    if not server.started:  # the lifespan refused to start (its one-line reason was logged)
+        raise typer.Exit(1)
+
+
+def _preflight(settings: Any) -> None:
+    """Everything about the state dir that can refuse a start, checked before uvicorn: one sentence each."""
+    from agentjet.core.journal import Journal
+    from agentjet.core.server.app import admin_token, prepare_state_dir
+    from agentjet.core.state_lock import StateDirLock
+
+    prepare_state_dir(settings.state_dir)
+    holder = StateDirLock(settings.state_dir).holder()
+    if holder is not None:
+        raise AgentJetError(f"another server (pid {holder or '?'}) is using the state dir {settings.state_dir}")
+    admin_token(settings)
+    journal_path = settings.state_dir / "journal.sqlite"
+    if journal_path.exists():
+        journal = Journal(journal_path)
+        try:
+            journal.verify()
+        finally:
+            journal.close()
+
+
+def _admin_client(ctx: typer.Context, url: str, token: str | None, token_file: Path | None, state_dir: Path) -> Any:
+    from agentjet.core.client import SwarmClient
+
+    return SwarmClient(url, token=cli_token(ctx, token, token_file, state_dir), retries=1)
+
+
+@server_app.command("status")
+def server_status(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Option(help="server base URL")] = "http://127.0.0.1:8710",
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    state_dir: Annotated[Path, typer.Option(help="where to find the token file if no token is given")] = Path("state"),
+    once: Annotated[bool, typer.Option("--once", help="print one snapshot and exit")] = False,
+    interval: Annotated[float, typer.Option(help="seconds between refreshes")] = 1.0,
+) -> None:
+    """Live view of a server: state, policy version, episodes, clients, calls/s, tokens/s, training health."""
+    from rich.console import Console
+
+    from agentjet.core.status_view import watch_status
+
+    try:
+        client = _admin_client(ctx, url, token, token_file, state_dir)
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    with client:
+        code = watch_status(client, interval_s=interval, once=once, console=Console())
+    raise typer.Exit(code or 0)
+
+
+@server_app.command("repair")
+def server_repair(
+    state_dir: Annotated[Path, typer.Argument(help="the stopped server's --state-dir")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Salvage every intact episode of a damaged journal into a fresh one (the damaged file is kept)."""
+    from agentjet.core.journal_repair import repair_journal
+    from agentjet.core.state_lock import StateDirLock
+
+    setup_logging("WARNING")
+    holder = StateDirLock(state_dir).holder() if state_dir.is_dir() else None
+    if holder is not None:
+        raise fail(AgentJetError(f"a server (pid {holder or '?'}) is running on {state_dir}: stop it first"))
+    try:
+        report = repair_journal(state_dir)
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        typer.echo(report.describe())
+
+
+# ---- client tokens ------------------------------------------------------------------------------
+
+
+def _store(state_dir: Path) -> Any:
+    from agentjet.core.tokens import TokenStore
+
+    if not (state_dir / "token").is_file():
+        raise fail(AgentJetError(f"{state_dir} is not a server's state dir (no admin token there); pass --state-dir"))
+    return TokenStore(state_dir)
+
+
+@token_app.command("create")
+def token_create(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="who will hold it: a laptop, a sandbox, a run")],
+    state_dir: StateDirOption = Path("state"),
+    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+) -> None:
+    """Issue a client token; its secret is printed once on stdout (store it: only its hash is kept)."""
+    try:
+        if url is not None:
+            with _admin_client(ctx, url, token, token_file, state_dir) as client:
+                created = client.create_token(name)
+        else:
+            record, secret = _store(state_dir).create(name)
+            created = {**record.view(), "token": secret}
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    typer.echo(f"client token {created['token_id']} ({created['name']}): begin/end its own episodes only", err=True)
+    typer.echo(created["token"])
+
+
+@token_app.command("list")
+def token_list(
+    ctx: typer.Context,
+    state_dir: StateDirOption = Path("state"),
+    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """The issued client tokens (ids, names, first characters, revoked or not); never their secrets."""
+    try:
+        if url is not None:
+            with _admin_client(ctx, url, token, token_file, state_dir) as client:
+                tokens = client.list_tokens()
+        else:
+            tokens = [t.view() for t in _store(state_dir).tokens()]
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(tokens, indent=2))
+        return
+    for t in tokens:
+        state = "revoked" if t["revoked"] else "live"
+        typer.echo(f"{t['token_id']:<18} {t['name']:<24} {t['hint']}…  {state}")
+    if not tokens:
+        typer.echo("no client tokens (agentjet server token create NAME)", err=True)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    ctx: typer.Context,
+    which: Annotated[str, typer.Argument(help="token id, or a name (revokes every live token of it)")],
+    state_dir: StateDirOption = Path("state"),
+    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+) -> None:
+    """Revoke a client token: its requests and its episodes' keys get 401 from the next request on."""
+    try:
+        if url is not None:
+            with _admin_client(ctx, url, token, token_file, state_dir) as client:
+                revoked = client.revoke_token(which)
+        else:
+            revoked = [t.view() for t in _store(state_dir).revoke(which)]
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    for t in revoked:
+        typer.echo(f"revoked {t['token_id']} ({t['name']})")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    server_app(sys.argv[1:])
