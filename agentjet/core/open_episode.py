@@ -41,6 +41,8 @@ class OpenEpisode:
             "task_id": self.task_id,
             "kind": str(self.kind),
             "agent": self.agent,
+            "client_id": self.client_id,
+            "owner": self.owner,
             "status": str(EpisodeStatus.OPEN),
             "reward": None,
             "metadata": {},

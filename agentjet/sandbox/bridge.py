@@ -2,10 +2,13 @@
 
 A sandbox has no network. `SwarmBridge` serves `swarm.sock` in a private directory that the
 backend mounts at `/run/agentjet`; inside, `forwarder.py` relays `127.0.0.1:PORT` to it, so agent
-code uses the usual base URL. The bridge adds `Authorization: Bearer <server token>` to the
-`/swarm` calls it forwards, so the token never enters the sandbox, and forwards only what a
-swarm client needs (`ALLOWED_ROUTES`): engine control and config writes get 403. Episodes begun
-through the bridge and still open when it closes are aborted: the sandbox that owned them is gone.
+code uses the usual base URL. The bridge adds `Authorization: Bearer <token>` to the `/swarm`
+calls it forwards, so no token enters the sandbox, and forwards only what a swarm client needs
+(`ALLOWED_ROUTES`): engine control and config writes get 403. Least privilege twice over: given
+the server's admin token, the bridge issues itself a client token for its lifetime (revoked when
+it closes) and injects only that, so even a route the allow-list missed could reach nothing but
+the episodes the sandbox began; given a client token, it injects that. Episodes begun through
+the bridge and still open when it closes are aborted: the sandbox that owned them is gone.
 
 Who can connect: the socket is 0666 in a directory that is `root:65534 0710` when we run as root
 (only root and the sandbox's gid 65534 may traverse it), else `0711` (any local user who guesses
@@ -285,6 +288,7 @@ class SwarmBridge:
         self.socket_dir = _private_dir()
         self.socket_path = self.socket_dir / "swarm.sock"
         self._proxy = _Proxy(self.access, self.port)
+        self._minted: str | None = None  # id of the client token issued for this bridge (admin token given)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.aborted_on_close: list[str] = []
@@ -298,6 +302,7 @@ class SwarmBridge:
         return [python, "-I", SANDBOX_FORWARDER, "--port", str(self.port), "--unix", SANDBOX_SOCKET, "--", *command]
 
     def start(self, timeout_s: float = 30.0) -> SwarmBridge:
+        self._scope_token()
         config = uvicorn.Config(
             self._proxy,
             uds=str(self.socket_path),
@@ -321,12 +326,39 @@ class SwarmBridge:
         self.socket_path.chmod(0o666)
         return self
 
+    def _scope_token(self) -> None:
+        """Given the admin token, issue a client token for this bridge and inject that instead.
+
+        A 403 means the token is a client token already (used as is); a 404 or no answer, a server
+        without client tokens or not up yet (the given token is used)."""
+        if self.access.token is None:
+            return
+        name = f"sandbox-bridge-{os.urandom(4).hex()}"
+        headers = {"Authorization": f"Bearer {self.access.token}"}
+        try:
+            reply = httpx.post(f"{self.access.url}/swarm/tokens", json={"name": name}, headers=headers, timeout=10)
+        except httpx.HTTPError:
+            return
+        if reply.status_code == 200:
+            body = reply.json()
+            self._minted, self._proxy.token = str(body["token_id"]), str(body["token"])
+            log.info("bridge uses its own client token id=%s", self._minted)
+
+    def _revoke_minted(self) -> None:
+        if self._minted is None or self.access.token is None:
+            return
+        headers = {"Authorization": f"Bearer {self.access.token}"}
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.delete(f"{self.access.url}/swarm/tokens/{self._minted}", headers=headers, timeout=10)
+        self._minted = None
+
     def close(self) -> None:
         """Stop serving, abort the episodes the sandbox left open, remove the socket dir; safe to call twice."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
             self._abort_left_open()
+        self._revoke_minted()
         self._server = self._thread = None
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self.socket_dir)

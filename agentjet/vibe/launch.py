@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -251,9 +252,14 @@ def launch(
         last_step=step,
         progress=progress,
     )
-    run.standby = spawn_standby(root, token=server.token, sandbox=sandbox, generation=2)
+    run.standby = spawn_standby(root, token=server.client_token(_token_name(root)), sandbox=sandbox, generation=2)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
+
+
+def _token_name(root: Path) -> str:
+    """The run's client token: one name per run folder, so a resumed run replaces its own."""
+    return re.sub(r"[^A-Za-z0-9_.:-]", "-", f"vibe-{root.name}")[:64]
 
 
 def _where(sandbox: str) -> str:
@@ -274,7 +280,7 @@ def _start(
         root,
         client,
         server_url=server.url,
-        token=server.token,
+        token=server.client_token(_token_name(root)),
         sandbox=sandbox,
         settings=settings,
         generation=generation,
@@ -305,7 +311,8 @@ def _start_next(run: TrainingRun, client: Path, *, spawn_next: bool = True) -> C
 
 def _spawn_next(run: TrainingRun) -> None:
     generation = run.client.generation + 1
-    run.standby = spawn_standby(run.workspace, token=run.server.token, sandbox=run.sandbox, generation=generation)
+    token = run.server.client_token(_token_name(run.workspace))
+    run.standby = spawn_standby(run.workspace, token=token, sandbox=run.sandbox, generation=generation)
 
 
 def hot_swap(

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from agentjet.core import AgentJetError, SwarmClient
+from agentjet.core import AgentJetError, SwarmClient, TokenNotFound
 from agentjet.vibe.errors import VibeError
 
 __all__ = [
@@ -67,6 +67,22 @@ class ServerHandle:
     log_path: Path | None = None
     cold_start_s: float | None = None  # process start -> rolling, when started here
     adopted: bool = False
+    _client_token: str | None = None
+
+    def client_token(self, name: str) -> str:
+        """The token the run's client processes get: a client token named `name` (least privilege: it
+        can begin and end only its own episodes), issued once per handle; the previous one of that name
+        (a resumed run's) is revoked first. Given a token that cannot issue tokens, that token."""
+        if self._client_token is None:
+            with self.swarm() as swarm:
+                try:
+                    with contextlib.suppress(TokenNotFound):
+                        swarm.revoke_token(name)
+                    self._client_token = str(swarm.create_token(name)["token"])
+                except AgentJetError as exc:  # a client token (403), or a server without client tokens
+                    log.info("client processes use the run's token: no client token issued (%s)", exc)
+                    self._client_token = self.token
+        return self._client_token
 
     @property
     def is_ours(self) -> bool:

@@ -181,6 +181,35 @@ def test_the_bridge_overwrites_swarm_credentials_and_passes_episode_keys_through
         assert ended.json()["status"] == "aborted"
 
 
+def test_given_the_admin_token_the_bridge_injects_a_client_token_of_its_own(tiny_server: RunningServer) -> None:
+    with SwarmClient(tiny_server.url, token=TOKEN) as admin:
+        known = {t["token_id"] for t in admin.list_tokens()}  # the module's bridge holds one too
+        with SwarmBridge(SwarmAccess(tiny_server.url, TOKEN)) as scoped:
+            live = [t for t in admin.list_tokens() if t["token_id"] not in known]
+            assert live[0]["name"].startswith("sandbox-bridge-") and not live[0]["revoked"]
+            assert len(live) == 1
+            transport = httpx.HTTPTransport(uds=str(scoped.socket_path))
+            with httpx.Client(transport=transport, base_url="http://127.0.0.1") as sandbox:
+                begun = sandbox.post("/swarm/episodes", json={"task_id": "t"}).json()
+            assert admin.get_episode(begun["episode_id"])["owner"] == live[0]["token_id"]  # not the admin's
+        after = {t["token_id"]: t["revoked"] for t in admin.list_tokens()}
+        assert after[live[0]["token_id"]] is True  # revoked when the bridge closed
+        assert admin.get_episode(begun["episode_id"])["status"] == "aborted"  # left open: aborted on close
+
+
+def test_a_bridge_given_a_client_token_injects_it_as_is(tiny_server: RunningServer) -> None:
+    with SwarmClient(tiny_server.url, token=TOKEN) as admin:
+        client_token = admin.create_token("a-laptop")
+        before = len(admin.list_tokens())
+        with SwarmBridge(SwarmAccess(tiny_server.url, client_token["token"])) as bridge:
+            transport = httpx.HTTPTransport(uds=str(bridge.socket_path))
+            with httpx.Client(transport=transport, base_url="http://127.0.0.1") as sandbox:
+                begun = sandbox.post("/swarm/episodes", json={"task_id": "t"}).json()
+                sandbox.post(f"/swarm/episodes/{begun['episode_id']}/abort")
+        assert len(admin.list_tokens()) == before  # a client token cannot issue tokens: none was made
+        assert admin.get_episode(begun["episode_id"])["owner"] == client_token["token_id"]
+
+
 def test_a_bridge_without_a_token_takes_the_hosts_env_else_adds_none(
     tiny_server: RunningServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

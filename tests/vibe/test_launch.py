@@ -44,6 +44,12 @@ def test_launch_starts_its_own_server_and_measures_the_first_step(tmp_path: Path
         assert yaml.safe_load(committed)["grpo"]["group_size"] == 2
         assert any(CONFIG_FILE in subject for _, subject in workspace.history())
         result = watch(run, settings=FAST)
+        with run.server.swarm() as swarm:  # the client ran on a client token of its own, not the admin's
+            issued = [t for t in swarm.list_tokens() if t["name"] == f"vibe-{workspace.path.name}"]
+            ended = swarm.status()["episodes"]["finished"]
+        assert len(issued) == 1 and not issued[0]["revoked"] and ended > 0
+        tokens = json.loads((state / "tokens.json").read_text())["tokens"]
+        assert run.server.client_token("unused") not in json.dumps(tokens)  # stored hashed only
     finally:
         stop(run)
     assert result.status == "completed" and result.steps >= 3
