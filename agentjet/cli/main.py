@@ -71,6 +71,32 @@ def bench_serve(
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
+@bench_app.command("load")
+def bench_load(
+    ctx: typer.Context,
+    clients: Annotated[int, typer.Option(min=1, help="clients calling continuously")] = 64,
+    calls: Annotated[int, typer.Option(min=1, help="chat calls per episode (multi-turn)")] = 2,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens of each call")] = 32,
+    seconds: Annotated[float, typer.Option(min=1.0, help="length of the load window")] = 120.0,
+    model: Annotated[str, typer.Option(help="model of the server started here (ignored with --url)")] = "tiny",
+    url: Annotated[str | None, typer.Option(help="measure this running server instead (needs its admin token)")] = None,
+    token: TokenOption = None,
+    token_file: TokenFileOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Updates per minute and chat latency (p50/p99) while N clients keep the server busy."""
+    from agentjet.bench.load import Workload
+    from agentjet.bench.load import main as load_main
+
+    setup_logging("WARNING")
+    try:
+        given = cli_token(ctx, token, token_file, None)
+        work = Workload(clients=clients, calls=calls, max_tokens=max_tokens)
+        load_main(work=work, seconds=seconds, model=model, url=url, token=given, as_json=as_json)
+    except (AgentJetError, ValueError) as exc:
+        raise fail(exc) from exc
+
+
 @bench_app.command("train-memory")
 def bench_train_memory(
     model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",

@@ -6,8 +6,8 @@ checked here: a key whose episode is not open is refused however good its signat
 Event-loop only: every method is called from the server's one asyncio loop.
 
 Least privilege: each episode belongs to the principal that began it (the admin, or one client
-token); a client token may end, abort and read only its own. While the training loop drains and
-updates, new calls wait at the door (`admit_call`) so that every call is sampled under one
+token); a client token may end, abort and read only its own. While the training loop drains for
+a hot-load, new calls wait at the door (`admit_call`) so that every call is sampled under one
 policy version; `end` waits for the episode's running calls, so a call the agent received is
 never left out of its record.
 """
@@ -57,7 +57,7 @@ __all__ = ["Engine", "OpenEpisode"]
 log = logging.getLogger(__name__)
 
 _SERVING = frozenset({EngineState.ROLLING, EngineState.DRAINING, EngineState.UPDATING})
-_HELD = frozenset({EngineState.DRAINING, EngineState.UPDATING})  # new calls wait at the door
+_HELD = frozenset({EngineState.DRAINING})  # new calls wait at the door for the hot-load
 _CLOSED_MEMORY = 100_000  # closed ids remembered to explain a 401 without a journal lookup
 
 
@@ -225,7 +225,7 @@ class Engine:
         return episode
 
     async def admit_call(self, episode: OpenEpisode) -> int:
-        """Wait while an update drains or runs (so the call samples from one policy version), then start it."""
+        """Wait while the engine drains for a hot-load (so the call samples from one policy version), then start it."""
         if not self._admitting.is_set():
             episode.calls_waiting += 1
             try:

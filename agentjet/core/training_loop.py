@@ -2,9 +2,13 @@
 
 The engine tells the loop when an episode ended (after its journal write); the loop pools
 ended TRAIN episodes not yet trained, asks the collection strategy for a batch, and when one
-is ready drives the engine ROLLING -> DRAINING (new episodes and calls are still served; we wait
-for in-flight calls so they finish under the old policy) -> UPDATING (merge, advantages,
-`Trainer.step` in a worker thread, save adapter, hot-load it into the backend) -> ROLLING.
+is ready drives the engine ROLLING -> UPDATING (merge, advantages, `Trainer.step` in a worker
+thread, save the adapter: calls are still served, by the current weights) -> DRAINING (new calls
+wait at the engine's door, running ones finish) -> hot-load -> ROLLING. Holding calls only for the
+swap bounds an update's time under any load (the drain ends once the longest running call does)
+and keeps every call on one policy version; calls sampled while the trainer steps are recorded
+with the version that made them and trained in a later batch, their PPO ratio against the
+recorded behaviour logprobs correcting for the one version they lag.
 Event-loop owned: one asyncio task runs the updates and only it touches the pool and the
 engine state; the worker thread only sees the trainer and plain values.
 
@@ -175,8 +179,8 @@ class TrainingLoop:
     async def restore(self) -> None:
         """Once the backend is rolling: load the newest checkpoint and rebuild the pool from the journal.
 
-        Runs under UPDATING (after a drain) so no call samples from the base weights once a
-        restored adapter is on its way in.
+        Runs DRAINING (new calls wait, running ones finish) so no call samples from the base
+        weights once a restored adapter is on its way in.
         """
         while self.engine.state is not EngineState.ROLLING:  # the backend may still be booting
             await asyncio.sleep(_DRAIN_POLL_S)
@@ -184,7 +188,6 @@ class TrainingLoop:
         self.engine.move(EngineState.DRAINING)
         try:
             await self._drain()
-            self.engine.move(EngineState.UPDATING)
             await self._restore_state()
         finally:
             self._resume()
@@ -256,10 +259,8 @@ class TrainingLoop:
         built = build_samples(records, self.engine.train_config)
         if await self._quarantine_nonfinite(batch, built):
             return True
-        self.engine.move(EngineState.DRAINING)
+        self.engine.move(EngineState.UPDATING)
         try:
-            await self._drain()
-            self.engine.move(EngineState.UPDATING)
             metrics = await self._train(batch, records, built, started)
         except NonFiniteStep as exc:
             self.health.error(f"step refused: {exc}", time.time(), refused=True)
@@ -303,12 +304,13 @@ class TrainingLoop:
         return False
 
     async def _drain(self) -> None:
-        """Wait until no call is in flight (new calls are held at the engine's door while draining and
-        updating), so every call is sampled under one policy version. Past the timeout the update
-        starts anyway, and only the hot-load waits for the stragglers (`_wait_stragglers`)."""
+        """Wait until no call is in flight (new ones wait at the engine's door while draining), so no call
+        sees the weights change under it. Past the timeout (a call longer than any sane `max_tokens`)
+        the swap goes ahead: the stragglers' later tokens come from the new weights, their recorded
+        logprobs stay exact, and the status counts them (`straddled_calls`)."""
         if not await self._no_calls_in_flight(self.drain_timeout_s):
             in_flight = self.engine.calls_in_flight()
-            log.warning("drain timeout s=%.1f in_flight=%d; training meanwhile", self.drain_timeout_s, in_flight)
+            log.warning("drain timeout s=%.1f in_flight=%d; hot-loading anyway", self.drain_timeout_s, in_flight)
 
     async def _no_calls_in_flight(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -317,12 +319,6 @@ class TrainingLoop:
                 return False
             await asyncio.sleep(_DRAIN_POLL_S)
         return True
-
-    async def _wait_stragglers(self) -> None:
-        """Before a hot-load: calls that outlived the drain finish on the weights they began with."""
-        if not await self._no_calls_in_flight(self.drain_timeout_s):
-            in_flight = self.engine.calls_in_flight()
-            log.warning("hot-load with calls in flight=%d: their later tokens come from the new weights", in_flight)
 
     async def _train(
         self, batch: Batch, records: list[EpisodeRecord], built: TrainingBatch, started: float
@@ -406,7 +402,9 @@ class TrainingLoop:
         step = trainer.steps
         path = self.state_dir / "adapters" / f"step-{step}"
         await asyncio.to_thread(trainer.save_adapter, path)
-        await self._wait_stragglers()
+        if self.engine.state is EngineState.UPDATING:  # not when a stop came meanwhile: nothing is served
+            self.engine.move(EngineState.DRAINING)
+            await self._drain()
         await self.engine.backend.load_adapter(path, version=step)
         self.engine.step = step
         await asyncio.to_thread(self._prune_adapters, step)

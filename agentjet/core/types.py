@@ -70,17 +70,17 @@ class EpisodeStatus(StrEnum):
 class EngineState(StrEnum):
     OFFLINE = "offline"
     BOOTING = "booting"
-    ROLLING = "rolling"
-    DRAINING = "draining"
-    UPDATING = "updating"
+    ROLLING = "rolling"  # serving; a batch may be forming
+    UPDATING = "updating"  # the trainer steps on a batch; calls are still served by the current weights
+    DRAINING = "draining"  # the new weights are next: new calls wait, running ones finish, then the hot-load
 
 
-NEXT_STATES: dict[EngineState, frozenset[EngineState]] = {
+NEXT_STATES: dict[EngineState, frozenset[EngineState]] = {  # training_loop.py drives updating and draining
     EngineState.OFFLINE: frozenset({EngineState.BOOTING}),
     EngineState.BOOTING: frozenset({EngineState.ROLLING, EngineState.OFFLINE}),
-    EngineState.ROLLING: frozenset({EngineState.DRAINING, EngineState.OFFLINE}),
-    EngineState.DRAINING: frozenset({EngineState.UPDATING, EngineState.ROLLING, EngineState.OFFLINE}),
-    EngineState.UPDATING: frozenset({EngineState.ROLLING, EngineState.OFFLINE}),
+    EngineState.ROLLING: frozenset({EngineState.UPDATING, EngineState.DRAINING, EngineState.OFFLINE}),
+    EngineState.UPDATING: frozenset({EngineState.DRAINING, EngineState.ROLLING, EngineState.OFFLINE}),
+    EngineState.DRAINING: frozenset({EngineState.ROLLING, EngineState.OFFLINE}),
 }
 
 
