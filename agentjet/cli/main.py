@@ -71,6 +71,26 @@ def bench_serve(
     serve_main(quick=quick, as_json=as_json)  # prints the figures itself
 
 
+@bench_app.command("chaos")
+def bench_chaos(
+    case: Annotated[list[str] | None, typer.Option(help="run only these cases (repeatable)")] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="also kill -9 a campaign worker and a vibe run (minutes)")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+) -> None:
+    """Attacks and faults against real servers, each with its invariant; exit 1 if any invariant broke."""
+    from agentjet.bench.chaos.runner import main as chaos_main
+
+    setup_logging("WARNING")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        code = chaos_main(cases=case, full=full, as_json=as_json)
+    except (AgentJetError, ValueError) as exc:
+        raise fail(exc) from exc
+    raise typer.Exit(code)
+
+
 @bench_app.command("load")
 def bench_load(
     ctx: typer.Context,

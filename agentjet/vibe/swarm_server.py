@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,9 +227,11 @@ def start_server(
     progress: Progress = lambda _: None,
     ready_timeout_s: float = 600.0,
     on_spawn: Callable[[ServerHandle], None] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> ServerHandle:
     """`agentjet server start` in its own session on a free loopback port with a fresh token in
-    `state/token`, waited for until it rolls; stopped again (and VibeError with its log) if it never does."""
+    `state/token`, waited for until it rolls; stopped again (and VibeError with its log) if it never does.
+    `extra_args` go on its command line (e.g. `--idle-timeout-s 2`; never a token)."""
     state.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     token = _write_token(state / "token")
@@ -237,6 +239,7 @@ def start_server(
     argv = [sys.executable, "-m", "agentjet.cli.main", "server", "start", "--model", model, "--host", "127.0.0.1"]
     argv += ["--port", url.rpartition(":")[2], "--state-dir", str(state), "--log-level", "WARNING"]
     argv += ["--config", str(config_path)] if config_path is not None else []
+    argv += list(extra_args)
     env = {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false"}
     progress(f"starting a {model} server on {url} (state {state})")
     started = time.monotonic()
