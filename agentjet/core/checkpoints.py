@@ -30,6 +30,7 @@ __all__ = [
     "latest_checkpoint",
     "load_trainer_state",
     "prune_adapters",
+    "prune_state_adapters",
     "truncate_metrics",
     "write_checkpoint",
 ]
@@ -181,6 +182,15 @@ def prune_adapters(adapters: Path, *, newest: int, also: set[int]) -> list[int]:
     if doomed:
         log.info("adapters pruned steps=%s kept=%d", doomed, len(steps) - len(doomed))
     return doomed
+
+
+def prune_state_adapters(state_dir: Path, *, keep: int) -> None:
+    """After a step: `<state_dir>/adapters` down to the newest `keep` plus the checkpoints' steps.
+    A failure is logged, never raised: the step it follows succeeded."""
+    try:
+        prune_adapters(state_dir / "adapters", newest=keep, also=checkpoint_steps(state_dir / "checkpoints"))
+    except OSError as exc:
+        log.warning("adapter pruning failed: %s", exc)
 
 
 def latest_checkpoint(root: Path) -> Checkpoint | None:

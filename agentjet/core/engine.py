@@ -15,7 +15,6 @@ never left out of its record.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -26,20 +25,20 @@ from agentjet.core.backends.base import Backend
 from agentjet.core.call_stats import CallStats
 from agentjet.core.clients import ClientRoster, ClientTracker
 from agentjet.core.config import TrainConfig
+from agentjet.core.engine_status import engine_status
 from agentjet.core.errors import (
     AuthError,
     EngineNotReady,
     EpisodeBusy,
     EpisodeClosed,
     EpisodeNotFound,
-    InvalidRequest,
     PermissionDenied,
     RewardRefused,
     TrainingDown,
 )
 from agentjet.core.journal import Journal
 from agentjet.core.keys import EpisodeKeySigner
-from agentjet.core.open_episode import OpenEpisode
+from agentjet.core.open_episode import OpenEpisode, check_metadata
 from agentjet.core.training_health import TrainingHealth
 from agentjet.core.types import (
     ADMIN,
@@ -328,7 +327,7 @@ class Engine:
         refusal = self.train_config.reward.check(reward)
         if refusal is not None:
             raise RewardRefused(refusal, param="reward")
-        self._check_metadata(metadata)
+        check_metadata(metadata, self.max_metadata_bytes)
         episode = self._open_episode(episode_id, principal)
         if episode is not None and episode.calls_in_flight > 0:
             await self._wait_for_calls(episode)
@@ -349,14 +348,6 @@ class Engine:
             ) from None
         finally:
             episode.ending = False
-
-    def _check_metadata(self, metadata: dict[str, Any]) -> None:
-        size = len(json.dumps(metadata, separators=(",", ":")))
-        if size > self.max_metadata_bytes:
-            raise InvalidRequest(
-                f"metadata is {size} bytes of JSON; at most {self.max_metadata_bytes} are kept per episode",
-                param="metadata",
-            )
 
     async def abort_episode(self, episode_id: str, *, principal: Principal = ADMIN) -> EpisodeRecord:
         """Close without a reward; calls still running are dropped (an aborted episode is never trained)."""
@@ -413,41 +404,16 @@ class Engine:
         return frozenset(e.client_id for e in self._open.values() if e.client_id)
 
     def status(self, principal: Principal = ADMIN) -> dict[str, Any]:
-        """Engine state, episodes, calls, pool and training health; a client token sees only its own client ids."""
-        now = self._clock()
-        pool = self.pool_stats() if self.pool_stats is not None else {}
-        if not principal.is_admin and "clients" in pool:
-            pool = {**pool, "clients": _visible_clients(pool["clients"], self.clients.owned_by(principal))}
-        return {
-            "state": str(self._state),
-            "ready": self.is_ready,
-            "policy_version": self.backend.policy_version,
-            "step": self.step,
-            "model": self.backend.name,
-            "uptime_s": now - self._calls.started_at,
-            "episodes": {
-                "in_flight": len(self._open),
-                "finished": self._counts[EpisodeStatus.ENDED],
-                "aborted": self._counts[EpisodeStatus.ABORTED],
-                "reclaimed": self._counts[EpisodeStatus.RECLAIMED],
-            },
-            "active_clients": len(self.clients.active()),
-            "calls_in_flight": self.calls_in_flight(),
-            **self._calls.view(now),
-            "pool": {
-                "open_tasks": len({e.task_id for e in self._open.values()}),
-                "collect": self.train_config.collect.strategy,
-                **pool,
-            },
-            "training": self.training_health.view() if self.training_health is not None else {"state": "off"},
-            "latest_metrics": self.latest_metrics,
-        }
+        """Engine state, episodes, calls, pool and training health (`engine_status.py`)."""
+        return engine_status(self, principal)
 
+    def open_episodes(self) -> list[OpenEpisode]:
+        return list(self._open.values())
 
-def _visible_clients(clients: dict[str, Any], visible: frozenset[str]) -> dict[str, Any]:
-    """The pool's client lists cut to `visible` ids (the counts stay: they reveal no id)."""
-    return {
-        **clients,
-        "active_ids": [c for c in clients.get("active_ids", []) if c in visible],
-        "requested_ids": [c for c in clients.get("requested_ids", []) if c in visible],
-    }
+    def closed_counts(self) -> dict[str, int]:
+        """Closed episodes by status since the journal began: ended, aborted, reclaimed."""
+        return {str(status): count for status, count in self._counts.items()}
+
+    @property
+    def call_stats(self) -> CallStats:
+        return self._calls

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentjet.core.errors import InvalidRequest
 from agentjet.core.types import CallRecord, EpisodeKind, EpisodeStatus
 
-__all__ = ["OpenEpisode"]
+__all__ = ["OpenEpisode", "check_metadata"]
 
 
 @dataclass
@@ -53,3 +55,12 @@ class OpenEpisode:
             "policy_version_at_begin": self.policy_version_at_begin,
             "calls": [c.to_dict() for c in self.calls],
         }
+
+
+def check_metadata(metadata: dict[str, Any], max_bytes: int) -> None:
+    """An episode's end metadata is kept whole in the journal: InvalidRequest past `max_bytes` of JSON."""
+    size = len(json.dumps(metadata, separators=(",", ":")))
+    if size > max_bytes:
+        raise InvalidRequest(
+            f"metadata is {size} bytes of JSON; at most {max_bytes} are kept per episode", param="metadata"
+        )

@@ -30,9 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agentjet.core import checkpoints
 from agentjet.core.batches import TrainingBatch, build_samples
@@ -40,49 +40,19 @@ from agentjet.core.collect import Batch, PoolEpisode, build_strategy, pool_summa
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine import Engine
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
-from agentjet.core.merging import Sample
 from agentjet.core.metrics import EvalRewards, step_metrics
 from agentjet.core.metrics_log import MetricsLog, last_metrics
 from agentjet.core.quarantine import Quarantine
+from agentjet.core.step_trainer import StepTrainer, TrainerFactory, default_trainer
 from agentjet.core.trainer import StepStats
 from agentjet.core.training_health import TrainingHealth, TrainingState
 from agentjet.core.types import EngineState, EpisodeKind, EpisodeRecord, EpisodeStatus
 
-__all__ = ["StepTrainer", "TrainingLoop"]
+__all__ = ["TrainingLoop"]
 
 log = logging.getLogger(__name__)
 
 _DRAIN_POLL_S = 0.02
-
-
-class StepTrainer(Protocol):
-    """What the loop needs of a trainer (`trainer.Trainer`; a fake in unit tests)."""
-
-    steps: int
-
-    def step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> StepStats: ...
-
-    def save_adapter(self, path: Path) -> None: ...
-
-    def load_adapter(self, path: Path) -> None: ...
-
-    def state_dict(self) -> dict[str, Any]: ...
-
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
-
-    def reconfigure(self, config: TrainConfig) -> None: ...
-
-
-TrainerFactory = Callable[[Path, TrainConfig], StepTrainer]
-
-
-def _default_trainer(model_path: Path, config: TrainConfig) -> StepTrainer:
-    """The real trainer, on the GPU when there is one (imported here: torch is slow to import)."""
-    import torch
-
-    from agentjet.core.trainer import Trainer
-
-    return Trainer(model_path, config, device="cuda" if torch.cuda.is_available() else "cpu", loss=config.grpo.loss)
 
 
 class TrainingLoop:
@@ -94,7 +64,7 @@ class TrainingLoop:
         *,
         model_path: Path,
         state_dir: Path,
-        trainer_factory: TrainerFactory = _default_trainer,
+        trainer_factory: TrainerFactory = default_trainer,
         drain_timeout_s: float = 30.0,
     ) -> None:
         self.engine = engine
@@ -407,7 +377,8 @@ class TrainingLoop:
             await self._drain()
         await self.engine.backend.load_adapter(path, version=step)
         self.engine.step = step
-        await asyncio.to_thread(self._prune_adapters, step)
+        keep = self.engine.train_config.keep_adapters
+        await asyncio.to_thread(checkpoints.prune_state_adapters, self.state_dir, keep=keep)
         values = step_metrics(
             stats,
             rewards=[_reward(r) for r in records],
@@ -435,17 +406,6 @@ class TrainingLoop:
             reasons = {k: n for k, n in values.items() if k.startswith("drift_") and n}
             log.warning("calls left unmerged step=%d count=%d reasons=%s", step, len(built.drifts), reasons)
         return metrics
-
-    def _prune_adapters(self, step: int) -> None:
-        """Keep the newest `keep_adapters` adapter folders and those of kept checkpoints (worker thread)."""
-        keep = self.engine.train_config.keep_adapters
-        try:
-            checkpoints.prune_adapters(self.state_dir / "adapters", newest=keep, also=self._checkpoint_steps())
-        except OSError as exc:
-            log.warning("adapter pruning failed step=%d: %s", step, exc)
-
-    def _checkpoint_steps(self) -> set[int]:
-        return checkpoints.checkpoint_steps(self.checkpoint_root)
 
     async def _reload_metrics(self) -> None:
         """After a restore: status shows the last kept metrics line, and eval episodes it did not report wait."""

@@ -27,12 +27,8 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 from rich.console import Console
 
-from agentjet.core.client import (
-    AsyncSwarmClient,
-    EpisodeReclaimed,
-    SwarmClient,
-    _backoff_delay_s,
-)
+from agentjet.core.client import AsyncSwarmClient, EpisodeReclaimed, SwarmClient
+from agentjet.core.client_core import backoff_delay_s
 from agentjet.core.client_replies import error_from_response
 from agentjet.core.errors import (
     AgentJetError,
@@ -455,7 +451,7 @@ def test_a_retried_end_meeting_an_episode_closed_otherwise_still_raises(client: 
 
 def test_backoff_doubles_per_attempt_with_bounded_jitter_and_a_cap() -> None:
     rng = random.Random(0)
-    delays = [_backoff_delay_s(attempt, 0.2, rng) for attempt in range(1, 8)]
+    delays = [backoff_delay_s(attempt, 0.2, rng) for attempt in range(1, 8)]
     for attempt, delay in enumerate(delays[:4], start=1):
         assert 0.2 * 2 ** (attempt - 1) <= delay <= 0.22 * 2 ** (attempt - 1)
     assert all(5.0 <= delay <= 5.5 for delay in delays[5:])

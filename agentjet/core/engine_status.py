@@ -1,0 +1,59 @@
+"""`GET /swarm/status` as the engine answers it: state, episodes, calls, pool, training health.
+
+What a caller sees depends on who it is: a client token gets every figure but only its own
+client ids (the other clients' ids, like their episodes, are not its business).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentjet.core.types import Principal
+
+if TYPE_CHECKING:
+    from agentjet.core.engine import Engine
+
+__all__ = ["engine_status"]
+
+
+def engine_status(engine: Engine, principal: Principal) -> dict[str, Any]:
+    now = engine.now()
+    pool = engine.pool_stats() if engine.pool_stats is not None else {}
+    if not principal.is_admin and "clients" in pool:
+        pool = {**pool, "clients": _visible_clients(pool["clients"], engine.clients.owned_by(principal))}
+    open_episodes = engine.open_episodes()
+    closed = engine.closed_counts()
+    health = engine.training_health
+    return {
+        "state": str(engine.state),
+        "ready": engine.is_ready,
+        "policy_version": engine.backend.policy_version,
+        "step": engine.step,
+        "model": engine.backend.name,
+        "uptime_s": now - engine.call_stats.started_at,
+        "episodes": {
+            "in_flight": len(open_episodes),
+            "finished": closed["ended"],
+            "aborted": closed["aborted"],
+            "reclaimed": closed["reclaimed"],
+        },
+        "active_clients": len(engine.clients.active()),
+        "calls_in_flight": engine.calls_in_flight(),
+        **engine.call_stats.view(now),
+        "pool": {
+            "open_tasks": len({e.task_id for e in open_episodes}),
+            "collect": engine.train_config.collect.strategy,
+            **pool,
+        },
+        "training": health.view() if health is not None else {"state": "off"},
+        "latest_metrics": engine.latest_metrics,
+    }
+
+
+def _visible_clients(clients: dict[str, Any], visible: frozenset[str]) -> dict[str, Any]:
+    """The pool's client lists cut to `visible` ids (the counts stay: they reveal no id)."""
+    return {
+        **clients,
+        "active_ids": [c for c in clients.get("active_ids", []) if c in visible],
+        "requested_ids": [c for c in clients.get("requested_ids", []) if c in visible],
+    }
