@@ -27,6 +27,7 @@ demo: setup
 test: setup
 	$(VENV)/bin/agentjet models prepare tiny
 ifeq ($(shell id -u),0)
+	command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq openssl; }  # the TLS test's certificate
 	tests/ensure-postgres.sh
 	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 \
 		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q'

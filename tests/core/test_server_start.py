@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -105,6 +106,10 @@ def test_ready_says_503_until_episodes_can_begin(tiny_tokenizer: Any, tmp_path: 
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
+    if shutil.which("openssl") is None:
+        if os.environ.get("AGENTJET_REQUIRE_SANDBOX"):  # make test (CI) installs it: never skip there
+            pytest.fail("openssl is missing: make test installs it")
+        pytest.skip("the openssl command makes the test certificate: apt-get install openssl")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",

@@ -235,7 +235,9 @@ def test_ctrl_c_or_kill_aborts_every_open_episode(
     assert episodes == {"in_flight": 0, "finished": 0, "aborted": 3, "reclaimed": 0}
 
 
-def test_cli_runs_a_task_with_the_token_from_the_env(word_server: RunningServer) -> None:
+def test_cli_runs_a_task_with_a_client_token_from_the_env(word_server: RunningServer) -> None:
+    with SwarmClient(word_server.url, token=TOKEN) as admin:
+        client_token = admin.create_token("runner")["token"]  # least privilege: no admin token needed
     args = [
         "client",
         "run",
@@ -254,7 +256,7 @@ def test_cli_runs_a_task_with_the_token_from_the_env(word_server: RunningServer)
         "--eval-episodes",
         "2",
     ]
-    result = CliRunner().invoke(app, args, env={"AGENTJET_TOKEN": TOKEN})
+    result = CliRunner().invoke(app, args, env={"AGENTJET_TOKEN": client_token})
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["task"] == "word" and summary["servers"] == {"policy": word_server.url}
