@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -158,6 +159,24 @@ def _store(state_dir: Path) -> Any:
     return TokenStore(state_dir)
 
 
+def _tokens(
+    ctx: typer.Context,
+    where: tuple[str | None, Path],
+    credentials: tuple[str | None, Path | None],
+    over_http: Callable[[Any], Any],
+    on_disk: Callable[[Any], Any],
+) -> Any:
+    """Ask the server at `url` (admin token) when given, else act on the state dir's token file directly."""
+    url, state_dir = where
+    try:
+        if url is not None:
+            with _admin_client(ctx, url, *credentials, state_dir) as client:
+                return over_http(client)
+        return on_disk(_store(state_dir))
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+
+
 @token_app.command("create")
 def token_create(
     ctx: typer.Context,
@@ -168,15 +187,12 @@ def token_create(
     token_file: TokenFileOption = None,
 ) -> None:
     """Issue a client token; its secret is printed once on stdout (store it: only its hash is kept)."""
-    try:
-        if url is not None:
-            with _admin_client(ctx, url, token, token_file, state_dir) as client:
-                created = client.create_token(name)
-        else:
-            record, secret = _store(state_dir).create(name)
-            created = {**record.view(), "token": secret}
-    except AgentJetError as exc:
-        raise fail(exc) from exc
+
+    def on_disk(store: Any) -> dict[str, Any]:
+        record, secret = store.create(name)
+        return {**record.view(), "token": secret}
+
+    created = _tokens(ctx, (url, state_dir), (token, token_file), lambda c: c.create_token(name), on_disk)
     typer.echo(f"client token {created['token_id']} ({created['name']}): begin/end its own episodes only", err=True)
     typer.echo(created["token"])
 
@@ -191,14 +207,9 @@ def token_list(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """The issued client tokens (ids, names, first characters, revoked or not); never their secrets."""
-    try:
-        if url is not None:
-            with _admin_client(ctx, url, token, token_file, state_dir) as client:
-                tokens = client.list_tokens()
-        else:
-            tokens = [t.view() for t in _store(state_dir).tokens()]
-    except AgentJetError as exc:
-        raise fail(exc) from exc
+    tokens = _tokens(
+        ctx, (url, state_dir), (token, token_file), lambda c: c.list_tokens(), lambda s: [t.view() for t in s.tokens()]
+    )
     if as_json:
         typer.echo(json.dumps(tokens, indent=2))
         return
@@ -219,14 +230,10 @@ def token_revoke(
     token_file: TokenFileOption = None,
 ) -> None:
     """Revoke a client token: its requests and its episodes' keys get 401 from the next request on."""
-    try:
-        if url is not None:
-            with _admin_client(ctx, url, token, token_file, state_dir) as client:
-                revoked = client.revoke_token(which)
-        else:
-            revoked = [t.view() for t in _store(state_dir).revoke(which)]
-    except AgentJetError as exc:
-        raise fail(exc) from exc
+    revoked = _tokens(
+        ctx, (url, state_dir), (token, token_file),
+        lambda c: c.revoke_token(which), lambda s: [t.view() for t in s.revoke(which)],
+    )  # fmt: skip
     for t in revoked:
         typer.echo(f"revoked {t['token_id']} ({t['name']})")
 
