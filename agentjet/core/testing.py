@@ -28,6 +28,14 @@ class RunningServer:
     app: FastAPI
 
 
+def _serve(server: uvicorn.Server) -> None:
+    """uvicorn exits the process (SystemExit) when the app refuses to start; here only the thread ends."""
+    try:
+        asyncio.run(server.serve())
+    except SystemExit:
+        pass
+
+
 @contextmanager
 def serve_in_thread(
     app: FastAPI, *, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 120.0
@@ -40,7 +48,7 @@ def serve_in_thread(
     else:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name="agentjet-server")
+    thread = threading.Thread(target=_serve, args=(server,), daemon=True, name="agentjet-server")
     thread.start()
     deadline = time.monotonic() + timeout_s
     while not server.started:

@@ -11,6 +11,7 @@ server re-reads it when it changes, so a revocation takes effect on the next req
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -25,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentjet.core.errors import ConfigError, TokenNotFound
+from agentjet.core.errors import ConfigError, StorageFull, TokenNotFound
 
 __all__ = [
     "CLIENT_PREFIX",
@@ -197,7 +198,10 @@ class TokenStore:
 
     def _write(self, tokens: list[ClientToken]) -> None:
         text = json.dumps({"tokens": [asdict(t) for t in tokens]}, indent=1)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-")
+        except OSError as exc:
+            raise _storage_error(exc, self.path) from exc
         try:
             with os.fdopen(fd, "w") as handle:
                 handle.write(text)
@@ -205,6 +209,16 @@ class TokenStore:
                 os.fsync(handle.fileno())
             os.chmod(tmp, 0o600)
             os.replace(tmp, self.path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise _storage_error(exc, self.path) from exc
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def _storage_error(exc: OSError, path: Path) -> Exception:
+    """A full disk is StorageFull (nothing was changed: retry); anything else stays the OSError it is."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFull(f"the disk holding {path} is full; free space and retry")
+    return exc

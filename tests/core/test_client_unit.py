@@ -696,3 +696,19 @@ def test_watch_status_stops_when_the_server_refuses(fake: FakeServer) -> None:
         assert watch_status(swarm, interval_s=0.0, console=console, polls=5) == 1
     assert "refused" in console.export_text()
     assert fake.state.hits["GET /swarm/status"] == 1
+
+
+@pytest.mark.parametrize(
+    ("training", "shown"),
+    [
+        ({"state": "ready", "last_step": 12}, "ready · last step 12"),
+        (
+            {"state": "failed", "last_error": "restore failed: disk", "refused_steps": 1, "quarantined_episodes": 4},
+            "FAILED · 1 refused steps · 4 quarantined episodes · last error: restore failed: disk",
+        ),
+        ({"state": "off"}, "off"),
+    ],
+)
+def test_render_status_shows_the_training_health(training: dict[str, Any], shown: str) -> None:
+    rows = _rows(_text(render_status({"state": "rolling", "latest_metrics": None, "pool": {}, "training": training})))
+    assert rows["training"] == shown
