@@ -29,7 +29,8 @@ class OpenEpisodes:
         self._lock = threading.Lock()
         self._open: dict[str, Episode] = {}
         self._beginning = 0
-        self._idle = threading.Condition(self._lock)  # notified when no begin is in flight
+        self._aborting = 0  # abort_all calls still sending their aborts
+        self._idle = threading.Condition(self._lock)  # notified when no begin or abort_all is in flight
         self.stopping = False
         self.aborted_on_stop = 0  # episodes aborted because the run stopped (Ctrl-C, stop(), an error)
 
@@ -76,15 +77,23 @@ class OpenEpisodes:
 
     def abort_all(self, wait_begins_s: float = 0.0) -> int:
         """Stop beginning episodes, abort every open one, wait (up to `wait_begins_s`) for begins in
-        flight (they abort their own). Returns how many open episodes were aborted here."""
+        flight (they abort their own) and for another thread's abort_all still sending (so a summary
+        read after this counts every abort). Returns how many open episodes were aborted here."""
         with self._lock:
             self.stopping = True
             episodes = list(self._open.values())
             self._open.clear()
-        aborted = _abort(episodes)
-        self._count_stopped(aborted)
+            self._aborting += 1
+        aborted = 0
+        try:
+            aborted = _abort(episodes)
+        finally:
+            with self._lock:
+                self.aborted_on_stop += aborted
+                self._aborting -= 1
+                self._idle.notify_all()
         with self._lock:
-            if not self._idle.wait_for(lambda: self._beginning == 0, timeout=wait_begins_s):
+            if not self._idle.wait_for(lambda: self._beginning == 0 and self._aborting == 0, timeout=wait_begins_s):
                 log.warning("%d episode begin(s) still in flight after %.0f s", self._beginning, wait_begins_s)
         return aborted
 
