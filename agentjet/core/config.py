@@ -44,6 +44,12 @@ class GrpoConfig(_Section):
     scale_rewards: bool = Field(True, description="divide advantages by the group's reward std")
     std_floor: float = Field(1e-6, gt=0, description="added to the group std before dividing")
     loss: LossName = Field("ppo_clip", description="policy loss per token (trainer.LOSSES)")
+    tis: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="truncated importance sampling for sampler/trainer logprob mismatch; auto = on when the "
+        "sampler is not the trainer's own forward (vLLM, another dtype)",
+    )
+    tis_cap: float = Field(2.0, gt=1, description="truncation cap C of the TIS weight min(pi_old / pi_sampler, C)")
 
 
 class LoraConfig(_Section):
@@ -66,6 +72,9 @@ class OptimConfig(_Section):
     )
     share_prefix_min_tokens: int = Field(
         32, ge=1, description="shortest shared prefix worth its own forward pass under share_prefix"
+    )
+    gradient_checkpointing: bool = Field(
+        False, description="recompute activations in the backward pass: less memory for long sequences, ~30% slower"
     )
 
 
@@ -201,4 +210,13 @@ class ServerSettings(BaseSettings):
     episode_ttl_s: float = Field(86400.0, gt=0, description="hard expiry of an episode key")
     janitor_interval_s: float = Field(5.0, gt=0, description="how often idle episodes are checked")
     max_batch_size: int = Field(32, ge=1, description="sequences in the backend's running batch")
+    backend: Literal["transformers", "vllm"] = Field("transformers", description="the inference backend")
+    device: str = Field("auto", description="auto|cpu|cuda|cuda:N for the backend and the trainer (placement.py)")
+    dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto", description="base-model precision of both copies; auto = bfloat16 on CUDA, float32 on CPU"
+    )
+    vllm_python: Path | None = Field(None, description="python of the vLLM venv; the server starts `vllm serve`")
+    vllm_url: str | None = Field(None, description="attach to a running `vllm serve` at this loopback URL")
+    vllm_args: tuple[str, ...] = Field((), description="extra arguments for the `vllm serve` we start")
+    train_procs: int = Field(1, ge=1, le=64, description="training processes (torch.distributed ranks)")
     max_tokens_default: int = Field(512, ge=1, description="max_tokens when a request gives none")

@@ -106,6 +106,8 @@ class Engine:
         self.training_health: TrainingHealth | None = None  # None: this server does not train
         self.owner_is_live: Callable[[str], bool] = lambda owner: True  # a client token not revoked
         self.latest_metrics: dict[str, Any] | None = None
+        # each model copy's placement and peak memory ("backend", "trainer"): shown in /swarm/status
+        self.memory_reports: dict[str, Callable[[], dict[str, Any]]] = {}
 
     # ---- state machine -------------------------------------------------------------------
     @property

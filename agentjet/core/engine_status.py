@@ -46,8 +46,20 @@ def engine_status(engine: Engine, principal: Principal) -> dict[str, Any]:
             **pool,
         },
         "training": health.view() if health is not None else {"state": "off"},
+        "memory": _memory(engine),
         "latest_metrics": engine.latest_metrics,
     }
+
+
+def _memory(engine: Engine) -> dict[str, Any]:
+    """Each model copy's device, dtype, parameter bytes and peak memory; a failing probe says why."""
+    out: dict[str, Any] = {}
+    for name, report in engine.memory_reports.items():
+        try:
+            out[name] = report()
+        except Exception as exc:  # a status read must never fail for a probe
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
 
 
 def _visible_clients(clients: dict[str, Any], visible: frozenset[str]) -> dict[str, Any]:

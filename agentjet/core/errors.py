@@ -18,6 +18,7 @@ AgentJetError
 ├── StorageFull                     the disk under the state dir is full; retry once space returns -> 507
 ├── JournalCorrupted                the journal cannot be read; `agentjet server repair` salvages it
 ├── NonFiniteStep                   a training step whose loss, gradients or weights are not finite (refused)
+├── TrainingRankFailed              a training process (torch.distributed rank) died or timed out in a step
 ├── ServerOffline                   (client side) the server cannot be reached
 ├── ModelError                      unknown model name or broken model folder
 └── BackendError                    translated torch/vLLM failures -> 500 (a bug, logged)
@@ -47,6 +48,7 @@ __all__ = [
     "StorageFull",
     "TokenNotFound",
     "TrainingDown",
+    "TrainingRankFailed",
 ]
 
 
@@ -142,6 +144,11 @@ class JournalCorrupted(AgentJetError):
 
 class NonFiniteStep(AgentJetError):
     """A training step produced a loss, gradient or weight that is not finite; it was not applied."""
+
+
+class TrainingRankFailed(AgentJetError):
+    """A training process died, hung past the timeout or lost its peers during a step; the step was
+    not applied (its batch stays pooled) and the process group is rebuilt before the next one."""
 
 
 class ServerOffline(AgentJetError, ConnectionError):

@@ -11,6 +11,11 @@ batch total, so neither merging nor micro-batching changes the loss or the gradi
 `optim.share_prefix`, samples that start with the same long prompt (a GRPO group) run that
 prefix once and their suffixes attend to its keys/values (`prefix_sharing.py`); again the loss
 and the gradients do not change.
+
+When the sampler is not the trainer's own forward (vLLM, another dtype), its recorded logprobs
+differ from the trainer's on the very same tokens. `grpo.tis` (truncated importance sampling,
+Yao et al. 2025) then takes the PPO ratio against the trainer's own old logprobs and multiplies
+each token's policy-gradient term by min(pi_old / pi_sampler, grpo.tis_cap) (`truncated_is_weights`).
 """
 
 from __future__ import annotations
@@ -29,14 +34,26 @@ import torch
 from torch import Tensor, nn
 from transformers import AutoModelForCausalLM
 
-from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
+from agentjet.core.config import LoraConfig, OptimConfig, TrainConfig, changed_fields
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
 from agentjet.core.merging import Sample
 from agentjet.core.models import model_loading
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
-from agentjet.core.prefix_sharing import SharedPrefix, plan_shared_prefixes, suffix_samples
+from agentjet.core.placement import memory_report
+from agentjet.core.prefix_sharing import PrefixGroup, SharedPrefix, plan_shared_prefixes, suffix_samples
 
-__all__ = ["LOSSES", "StepStats", "Trainer", "kl_k3", "ppo_clip_loss", "sequence_logprobs", "to_peft"]
+__all__ = [
+    "LOSSES",
+    "StepStats",
+    "Trainer",
+    "WorkUnit",
+    "kl_k3",
+    "plan_work",
+    "ppo_clip_loss",
+    "sequence_logprobs",
+    "to_peft",
+    "truncated_is_weights",
+]
 
 # (logprobs, behaviour_logprobs, advantages, clip_eps) -> (per-token loss, clip active), (B, T-1) each
 LossFn = Callable[[Tensor, Tensor, Tensor, float], tuple[Tensor, Tensor]]
@@ -55,6 +72,11 @@ class StepStats:
     micro_batches: int
     step_time_s: float
     prefix_tokens_saved: int = 0  # prompt tokens not recomputed thanks to group prefix sharing
+    # truncated importance sampling (grpo.tis): whether it weighted this step's loss, and the token
+    # mean of min(pi_old / pi_sampler, tis_cap) and the share of tokens at the cap, measured either way
+    tis_applied: bool = False
+    tis_weight_mean: float | None = None
+    tis_truncated_fraction: float | None = None
 
 
 def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
@@ -108,6 +130,16 @@ def ppo_clip_loss(logprobs: Tensor, behaviour: Tensor, advantages: Tensor, clip_
     return -torch.minimum(unclipped, clipped), active
 
 
+def truncated_is_weights(old: Tensor, behaviour: Tensor, cap: float) -> tuple[Tensor, Tensor]:
+    """TIS weights min(exp(old - behaviour), cap), detached, and where the cap binds; (B, K) each.
+
+    `old`: the trainer's own logprobs of the sampled tokens under the weights the batch trains from;
+    `behaviour`: the sampler's. Their ratio corrects for the sampler not being the trainer's forward.
+    """
+    ratio = torch.exp(old.detach() - behaviour)  # (B, K); inf on overflow, which the cap takes
+    return ratio.clamp(max=cap), ratio > cap
+
+
 def kl_k3(logprobs: Tensor, reference: Tensor) -> Tensor:
     """Schulman's k3 estimate of KL(policy || reference) per token: >= 0, and 0 where they agree."""
     log_ratio = reference - logprobs  # (B, T-1)
@@ -117,14 +149,56 @@ def kl_k3(logprobs: Tensor, reference: Tensor) -> Tensor:
 LOSSES: dict[str, LossFn] = {"ppo_clip": ppo_clip_loss}
 
 
-def build_model(model_path: Path, lora: LoraConfig, device: torch.device) -> nn.Module:
-    """The policy in fp32: the base model wrapped with a fresh LoRA adapter, or itself (full fine-tune)."""
+def build_model(
+    model_path: Path, lora: LoraConfig, device: torch.device, dtype: torch.dtype = torch.float32
+) -> nn.Module:
+    """The policy: the base model in `dtype` wrapped with a fresh float32 LoRA adapter, or itself.
+
+    Under LoRA the frozen base takes `dtype` (bf16 halves its memory) while the adapter, its
+    gradients and AdamW's moments stay float32 (peft's `autocast_adapter_dtype`): updates of
+    1e-5 relative size vanish in bf16. A full fine-tune trains every weight, so it always keeps
+    float32 weights whatever `dtype` says.
+    """
+    base_dtype = dtype if lora.enabled else torch.float32
     with model_loading():
-        model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+        model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=base_dtype)
         model.to(device)
         if not lora.enabled:
             return model
-        return peft.get_peft_model(model, to_peft(lora))
+        return peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """An indivisible piece of one step's work: a micro-batch of samples that share nothing (`prefix`
+    0), or a whole shared-prefix group (its prefix forward once, then its suffixes' micro-batches).
+    `tokens` is what it runs through the model: the weight that balances units across ranks."""
+
+    indices: tuple[int, ...]  # into the step's samples
+    prefix: int  # the shared prefix's length; 0: no prefix
+    tokens: int
+
+
+def plan_work(samples: Sequence[Sample], optim: OptimConfig) -> list[WorkUnit]:
+    """The step's units in the order one process runs them: the micro-batches of the samples that
+    share no prefix, then each shared-prefix group (under `optim.share_prefix`). Pure.
+
+    Gradient checkpointing turns prefix sharing off: transformers drops the KV cache inside a
+    checkpointed layer, so a suffix would no longer attend to its shared prefix."""
+    sharing = optim.share_prefix and not optim.gradient_checkpointing
+    groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if sharing else []
+    shared = [g for g in groups if g.length > 0]
+    in_shared = {i for g in shared for i in g.indices}
+    alone = [i for i in range(len(samples)) if i not in in_shared]
+    packs = plan_micro_batches([len(samples[i].token_ids) for i in alone], optim.micro_batch_tokens)
+    units = []
+    for pack in packs:
+        indices = tuple(alone[j] for j in pack)
+        units.append(WorkUnit(indices, 0, sum(len(samples[i].token_ids) for i in indices)))
+    for g in shared:
+        suffixes = sum(len(samples[i].token_ids) - g.length for i in g.indices)
+        units.append(WorkUnit(g.indices, g.length, g.length + suffixes))
+    return units
 
 
 @dataclass(frozen=True)
@@ -140,6 +214,14 @@ class _Totals:
 
 
 @dataclass
+class _TisSums:
+    """Token-mean shares of the TIS weight and of the truncated tokens over one step's micro-batches."""
+
+    weight: Tensor  # ()
+    truncated: Tensor  # ()
+
+
+@dataclass
 class _Running:
     """Sums over the micro-batches of one step (tensors: no device sync until the step ends)."""
 
@@ -150,17 +232,35 @@ class _Running:
 
 
 class Trainer:
-    """Owns the policy model and its AdamW optimiser; `step` is one GRPO update."""
+    """Owns the policy model and its AdamW optimiser; `step` is one GRPO update.
+
+    `sampler_is_own_forward`: the behaviour logprobs come from this trainer's own forward (the
+    transformers backend on the trainer's device and dtype); False (vLLM, another dtype) turns
+    `grpo.tis: auto` on.
+    """
+
+    _tis_sums: _TisSums | None = None  # opened by `step`, filled by `_micro_batch_loss`
 
     def __init__(
-        self, model_path: Path, config: TrainConfig, *, device: str = "cpu", seed: int = 0, loss: str | None = None
+        self,
+        model_path: Path,
+        config: TrainConfig,
+        *,
+        device: str = "cpu",
+        dtype: torch.dtype = torch.float32,
+        seed: int = 0,
+        loss: str | None = None,
+        sampler_is_own_forward: bool = True,
     ) -> None:
-        """`loss` overrides `config.grpo.loss` (a key of LOSSES)."""
+        """`loss` overrides `config.grpo.loss` (a key of LOSSES); `dtype` is the frozen base's precision."""
         torch.manual_seed(seed)  # the LoRA A init
         self.config = config
+        self.sampler_is_own_forward = sampler_is_own_forward  # False: grpo.tis "auto" is on
         self.device = torch.device(device)
-        self.model = build_model(model_path, config.lora, self.device)
+        self.dtype = dtype
+        self.model = build_model(model_path, config.lora, self.device, dtype)
         self.model.train()
+        self._set_gradient_checkpointing(config.optim.gradient_checkpointing)
         self.reference: nn.Module | None = None
         if not isinstance(self.model, peft.PeftModel) and config.grpo.kl_coef > 0:
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)  # full fine-tune: frozen copy
@@ -171,6 +271,16 @@ class Trainer:
             self.trainable_parameters(), lr=config.optim.lr, weight_decay=config.optim.weight_decay
         )
         self.steps = 0  # optimiser steps taken = the policy version being trained
+
+    def memory_report(self) -> dict[str, Any]:
+        """This copy's placement, parameter bytes and peak memory (`placement.memory_report`)."""
+        return memory_report(str(self.device), str(self.dtype).removeprefix("torch."), self.model.parameters())
+
+    @property
+    def tis_active(self) -> bool:
+        """Whether truncated importance sampling weights the loss: `grpo.tis` on, or auto with a foreign sampler."""
+        mode = self.config.grpo.tis
+        return mode == "on" or (mode == "auto" and not self.sampler_is_own_forward)
 
     def trainable_parameters(self) -> list[nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
@@ -185,7 +295,12 @@ class Trainer:
         self._take_pending_config()
         if not all(math.isfinite(a) for a in advantages):
             raise NonFiniteStep("advantages are not finite")
-        totals = self.accumulate_gradients(samples, advantages)
+        zero = torch.zeros((), device=self.device)
+        self._tis_sums = tis = _TisSums(zero, zero)
+        try:
+            totals = self.accumulate_gradients(samples, advantages)
+        finally:
+            self._tis_sums = None
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters(), self.config.optim.grad_clip)
         loss, norm = totals.loss.item(), grad_norm.item()  # CPU<->GPU sync: the step depends on them
         if not (math.isfinite(loss) and math.isfinite(norm)):
@@ -203,6 +318,9 @@ class Trainer:
             micro_batches=totals.micro_batches,
             step_time_s=time.perf_counter() - started,
             prefix_tokens_saved=totals.prefix_tokens_saved,
+            tis_applied=self.tis_active,
+            tis_weight_mean=tis.weight.item(),
+            tis_truncated_fraction=tis.truncated.item(),
         )
 
     def _apply_update(self) -> None:
@@ -224,8 +342,15 @@ class Trainer:
             self.optimizer.load_state_dict(moments)
         raise NonFiniteStep("the update made some weights non-finite; weights and optimiser restored")
 
-    def accumulate_gradients(self, samples: Sequence[Sample], advantages: Sequence[float]) -> _Totals:
-        """Zero the grads, then forward + backward each micro-batch; leaves the batch's grads in `.grad`."""
+    def accumulate_gradients(
+        self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
+    ) -> _Totals:
+        """Zero the grads, then forward + backward each micro-batch; leaves the batch's grads in `.grad`.
+
+        `units` (default: every unit of `plan_work`) runs only those: one process's share of a
+        data-parallel step (`distributed_trainer.py`). Each share is still divided by the whole
+        batch's trainable tokens, so the shares' losses and gradients sum to the batch's.
+        """
         if len(samples) != len(advantages):
             raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
         tokens = sum(sum(s.loss_mask[1:]) for s in samples)  # a trainable first token has no context
@@ -234,13 +359,12 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         zero = torch.zeros((), device=self.device)
         running = _Running(zero, zero, zero)
-        optim = self.config.optim
-        groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if optim.share_prefix else []
-        shared = [g for g in groups if g.length > 0]
-        in_shared = {i for g in shared for i in g.indices}
-        alone = [i for i in range(len(samples)) if i not in in_shared]
-        self._run_micro_batches([samples[i] for i in alone], [advantages[i] for i in alone], tokens, running)
-        for group in shared:
+        work = plan_work(samples, self.config.optim) if units is None else units
+        for unit in work:
+            if unit.prefix == 0:  # a micro-batch of samples that share nothing
+                self._run_micro_batches(samples, advantages, tokens, running, plan=[unit.indices])
+                continue
+            group = PrefixGroup(unit.prefix, unit.indices)
             head = samples[group.indices[0]].token_ids[: group.length]
             prefix = SharedPrefix(self.model, head, self.device)
             reference = self._reference_prefix(head) if self.config.grpo.kl_coef > 0 else None
@@ -248,7 +372,7 @@ class Trainer:
             suffixes = suffix_samples(samples, group)
             self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
             prefix.backward()
-        saved = sum((len(g.indices) - 1) * g.length for g in shared)
+        saved = sum((len(u.indices) - 1) * u.prefix for u in work)
         return _Totals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
 
     def _run_micro_batches(
@@ -259,9 +383,12 @@ class Trainer:
         running: _Running,
         prefix: SharedPrefix | None = None,
         reference: SharedPrefix | None = None,
+        *,
+        plan: Sequence[Sequence[int]] | None = None,
     ) -> None:
-        """Pack `samples` under the token budget; forward + backward each pack, adding into `running`."""
-        plan = plan_micro_batches([len(s.token_ids) for s in samples], self.config.optim.micro_batch_tokens)
+        """Pack `samples` under the token budget (or as `plan` says); forward + backward each pack, into `running`."""
+        if plan is None:
+            plan = plan_micro_batches([len(s.token_ids) for s in samples], self.config.optim.micro_batch_tokens)
         for indices in plan:
             batch = collate(samples, advantages, indices, self.device)
             if not batch.loss_mask.any():
@@ -285,15 +412,37 @@ class Trainer:
             self.model, batch.token_ids, batch.attention_mask, prefix, keep, temperatures
         )  # (B, K)
         behaviour = batch.behaviour_logprobs[:, keep]  # (B, K)
-        per_token, active = self.loss_fn(logprobs, behaviour, batch.advantages, grpo.clip_eps)
+        mask = batch.loss_mask[:, keep]  # (B, K) bool
+        old = self._old_logprobs(logprobs)  # (B, K)
+        weights, truncated = truncated_is_weights(old, behaviour, grpo.tis_cap)  # (B, K) each
+        if self._tis_sums is not None:
+            self._tis_sums.weight = self._tis_sums.weight + torch.where(mask, weights, 0.0).sum() / tokens
+            self._tis_sums.truncated = self._tis_sums.truncated + (truncated & mask).sum() / tokens
+        if self.tis_active:  # ratio against the trainer's own old policy, corrected to the sampler's by TIS
+            per_token, active = self.loss_fn(logprobs, old, batch.advantages, grpo.clip_eps)
+            per_token = weights * per_token  # (B, K); the KL term below is not reweighted
+        else:  # ratio against the sampler's logprobs directly
+            per_token, active = self.loss_fn(logprobs, behaviour, batch.advantages, grpo.clip_eps)
         kl = torch.zeros_like(logprobs)  # (B, K)
         if grpo.kl_coef > 0:
             kl = kl_k3(logprobs, self._reference_logprobs(batch, reference, keep, temperatures))  # (B, K)
             per_token = per_token + grpo.kl_coef * kl  # (B, K)
-        mask = batch.loss_mask[:, keep]  # (B, K) bool
         loss = torch.where(mask, per_token, 0.0).sum() / tokens  # (), masked: padding never reaches a grad
         kl_share = torch.where(mask, kl.detach(), 0.0).sum() / tokens  # ()
         return loss, kl_share, (active & mask).sum()
+
+    @staticmethod
+    def _old_logprobs(logprobs: Tensor) -> Tensor:
+        """pi_old, the trainer's own logprobs under the weights this batch trains from (no grad).
+
+        `step` takes exactly one optimiser step per batch, after every micro-batch's forward, so
+        the weights of this forward are the old weights and pi_old = `logprobs.detach()`: no
+        second forward. Should a batch ever take several optimiser steps (PPO epochs or
+        mini-batches), this is no longer true: pi_old must then be a no-grad forward under the
+        pre-update weights, computed once per batch before its first optimiser step and carried
+        with the batch (like `behaviour_logprobs`), and this method must return it.
+        """
+        return logprobs.detach()
 
     @torch.no_grad()
     def _reference_logprobs(
@@ -327,7 +476,7 @@ class Trainer:
             peft.set_peft_model_state_dict(self.model, weights)
         else:
             with model_loading():
-                saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+                saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # full fine-tune: fp32
             self.model.load_state_dict(saved.state_dict())
 
     def state_dict(self) -> dict[str, Any]:
@@ -345,8 +494,9 @@ class Trainer:
         """Take `config` from the next step on, or raise ConfigConflict naming what cannot change now.
 
         Live: `optim.*` (lr and weight decay are written into the optimiser), `grpo.clip_eps`,
-        `grpo.kl_coef`, `grpo.loss`. Fixed once built: `lora.*` (the adapter's shape and targets)
-        and turning KL on under full fine-tuning (no frozen reference copy was kept).
+        `grpo.kl_coef`, `grpo.loss`, `grpo.tis`, `grpo.tis_cap` (read at each micro-batch). Fixed once
+        built: `lora.*` (the adapter's shape and targets) and turning KL on under full fine-tuning (no
+        frozen reference copy was kept).
         """
         locked = [name for name in changed_fields(self.config, config) if name.startswith("lora.")]
         if self.reference is None and not isinstance(self.model, peft.PeftModel) and config.grpo.kl_coef > 0:
@@ -367,7 +517,24 @@ class Trainer:
             return
         self.loss_fn = LOSSES[config.grpo.loss]
         self._apply_optim(config)
+        self._set_gradient_checkpointing(config.optim.gradient_checkpointing)
         self.config = config
+
+    def _set_gradient_checkpointing(self, enabled: bool) -> None:
+        """Recompute each layer's activations in the backward pass (memory for long sequences).
+
+        `use_reentrant=False`: the reentrant variant drops the gradients of a layer whose inputs
+        need none (the frozen base's embeddings under LoRA).
+        """
+        model: Any = self.model
+        if enabled == getattr(self, "_checkpointing", False):
+            return
+        base: Any = model.get_base_model() if isinstance(model, peft.PeftModel) else model
+        if enabled:  # transformers 5 calls it activation checkpointing (our pin has the new name)
+            base.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            base.activation_checkpointing_disable()
+        self._checkpointing = enabled
 
     def _apply_optim(self, config: TrainConfig) -> None:
         for group in self.optimizer.param_groups:

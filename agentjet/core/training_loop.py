@@ -107,6 +107,12 @@ class TrainingLoop:
         elif self._building_trainer:
             raise ConfigConflict("the trainer is being built from the current config; retry in a few seconds")
 
+    def close(self) -> None:
+        """Release the trainer's processes (a `DistributedTrainer`'s workers) once serving has stopped."""
+        close = getattr(self._trainer, "close", None)
+        if callable(close):
+            close()
+
     def pool_stats(self) -> dict[str, Any]:
         """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
         records = [r for _, r in sorted(self._pool.items())]
@@ -355,6 +361,10 @@ class TrainingLoop:
                 self._trainer = await asyncio.to_thread(self._trainer_factory, self.model_path, config)
             finally:
                 self._building_trainer = False
+            report = getattr(self._trainer, "memory_report", None)
+            if callable(report):  # the real trainer: its copy's placement and peak memory in /swarm/status
+                self.engine.memory_reports["trainer"] = report
+                log.info("trainer built model=%s at %s", self.model_path, _placement_line(report()))
         return self._trainer
 
     async def _publish(
@@ -421,3 +431,8 @@ class TrainingLoop:
 
 def _reward(record: EpisodeRecord) -> float:
     return record.reward if record.reward is not None else 0.0
+
+
+def _placement_line(report: dict[str, Any]) -> str:
+    """`cuda:0 bfloat16, 14.2 GB of parameters`: the start-up log's words for one model copy."""
+    return f"{report['device']} {report['dtype']}, {report['param_bytes'] / 1e9:.2f} GB of parameters"

@@ -26,12 +26,14 @@ from agentjet.core.config import ServerSettings, load_train_config
 from agentjet.core.engine import Engine
 from agentjet.core.journal import Journal
 from agentjet.core.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, read_token_file
+from agentjet.core.placement import resolve_placement
 from agentjet.core.server import client_routes, engine_routes, episode_routes, openai_routes, token_routes
 from agentjet.core.server.deps import Runtime
 from agentjet.core.server.errors import error_response, install_error_handlers
 from agentjet.core.server.limits import BodyLimit
 from agentjet.core.serving import ChatLimits, ChatService
 from agentjet.core.state_lock import StateDirLock
+from agentjet.core.step_trainer import trainer_factory
 from agentjet.core.tokens import TokenStore, check_token_strength
 from agentjet.core.training_loop import TrainingLoop
 from agentjet.core.types import ADMIN_ID
@@ -42,13 +44,10 @@ log = logging.getLogger(__name__)
 
 
 def default_backend(settings: ServerSettings) -> Backend:
-    """The embedded transformers backend for the configured model (resolved offline)."""
-    from agentjet.core.backends.transformers_backend import TransformersBackend
-    from agentjet.core.models import resolve_model
+    """The backend the settings ask for (`backends/factory.py`; the model resolved offline)."""
+    from agentjet.core.backends.factory import build_backend
 
-    path = resolve_model(settings.model)
-    name = settings.model if "/" not in settings.model else path.name
-    return TransformersBackend(path, name=name, max_batch_size=settings.max_batch_size)
+    return build_backend(settings)
 
 
 def prepare_state_dir(state_dir: Path) -> None:
@@ -92,6 +91,9 @@ def _build_runtime(settings: ServerSettings, backend: Backend) -> Runtime:
         admission_timeout_s=settings.admission_timeout_s,
         max_metadata_bytes=settings.max_metadata_bytes,
     )
+    report = getattr(backend, "memory_report", None)
+    if callable(report):
+        engine.memory_reports["backend"] = report
     tokens = TokenStore(state_dir)
     engine.owner_is_live = lambda owner: owner == ADMIN_ID or tokens.is_live(owner)
     limits = ChatLimits(max_messages=settings.max_messages, max_tools=settings.max_tools, max_n=settings.max_n)
@@ -160,19 +162,27 @@ def create_app(settings: ServerSettings, backend: Backend | None = None, *, mode
             raise
         app.state.runtime = runtime
         trained = _model_path(settings, backend, model_path)
+        loop: TrainingLoop | None = None
         async with asyncio.TaskGroup() as group:
             tasks = [
                 group.create_task(_boot(runtime.engine)),
                 group.create_task(_janitor(runtime.engine, settings.janitor_interval_s)),
             ]
             if trained is not None:
-                loop = TrainingLoop(runtime.engine, model_path=trained, state_dir=settings.state_dir)
+                placement = resolve_placement(settings.device, settings.dtype)
+                own = settings.backend == "transformers"  # same placement: the trainer's own forward samples
+                factory = trainer_factory(placement, settings.train_procs, sampler_is_own_forward=own)
+                loop = TrainingLoop(
+                    runtime.engine, model_path=trained, state_dir=settings.state_dir, trainer_factory=factory
+                )
                 tasks.append(group.create_task(loop.run()))
             try:
                 yield
             finally:
                 for task in tasks:
                     task.cancel()
+        if loop is not None:
+            await asyncio.to_thread(loop.close)  # a distributed trainer's worker processes
         await runtime.engine.backend.close()
         runtime.chat.close()
         runtime.engine.journal.close()

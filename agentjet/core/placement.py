@@ -1,0 +1,82 @@
+"""Where a model copy lives and in which precision: `--device` and `--dtype` resolved once.
+
+The server holds two copies of the base model, the inference backend's and the trainer's, and
+both follow one `Placement`: `auto` means CUDA + bfloat16 when a GPU is visible, else CPU +
+float32 (bf16 matmuls on these CPUs are slower than fp32, and the fp32 path is the one every
+CPU test proves). The LoRA adapter and the optimiser state stay float32 whatever the base
+dtype (`trainer.build_model`). `memory_report` is what `/swarm/status` shows per copy.
+"""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentjet.core.errors import ConfigError
+
+if TYPE_CHECKING:  # torch is slow to import; this module is imported by config-only code
+    import torch
+
+__all__ = ["DTYPE_CHOICES", "Placement", "memory_report", "resolve_placement"]
+
+DTYPE_CHOICES = ("auto", "float32", "bfloat16")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A resolved device ("cpu", "cuda:0") and dtype name ("float32", "bfloat16")."""
+
+    device: str
+    dtype: str
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        import torch
+
+        return {"float32": torch.float32, "bfloat16": torch.bfloat16}[self.dtype]
+
+    def describe(self) -> str:
+        return f"{self.device} {self.dtype}"
+
+
+def resolve_placement(device: str = "auto", dtype: str = "auto") -> Placement:
+    """`device` in auto|cpu|cuda|cuda:N, `dtype` in auto|float32|bfloat16; ConfigError on a bad or absent device."""
+    import torch
+
+    device = device.strip().lower()
+    if dtype not in DTYPE_CHOICES:
+        raise ConfigError(f"dtype {dtype!r} is not one of {', '.join(DTYPE_CHOICES)}")
+    has_cuda = torch.cuda.is_available()
+    if device == "auto":
+        device = "cuda:0" if has_cuda else "cpu"
+    elif device == "cuda":
+        device = "cuda:0"
+    if device.startswith("cuda"):
+        index = device.removeprefix("cuda:")
+        if not index.isdigit():
+            raise ConfigError(f"device {device!r} is not one of auto, cpu, cuda, cuda:N")
+        if not has_cuda:
+            raise ConfigError(f"device {device} was asked for but torch sees no CUDA GPU (use --device cpu or auto)")
+        if int(index) >= torch.cuda.device_count():
+            raise ConfigError(f"device {device}: only {torch.cuda.device_count()} CUDA device(s) are visible")
+    elif device != "cpu":
+        raise ConfigError(f"device {device!r} is not one of auto, cpu, cuda, cuda:N")
+    if dtype == "auto":
+        dtype = "bfloat16" if device.startswith("cuda") else "float32"
+    return Placement(device, dtype)
+
+
+def memory_report(device: str, dtype: str, parameters: Any = ()) -> dict[str, Any]:
+    """Peak memory of one model copy: CUDA's peak allocated on its device, or the process peak RSS on CPU.
+
+    On CPU both copies share one process, so `peak_bytes` is the process's, said by `peak_of`.
+    """
+    import torch
+
+    param_bytes = sum(int(p.numel()) * p.element_size() for p in parameters)
+    if device.startswith("cuda") and torch.cuda.is_available():
+        peak, scope = int(torch.cuda.max_memory_allocated(torch.device(device))), "device"
+    else:
+        peak, scope = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process"
+    return {"device": device, "dtype": dtype, "param_bytes": param_bytes, "peak_bytes": peak, "peak_of": scope}
