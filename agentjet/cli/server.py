@@ -40,6 +40,20 @@ def server_start(
     max_request_bytes: Annotated[int, typer.Option(help="largest request body accepted")] = 4 * 1024 * 1024,
     max_connections: Annotated[int, typer.Option(help="open connections at once")] = 1024,
     api_docs: Annotated[bool, typer.Option("--api-docs", help="serve /docs and /openapi.json (no auth)")] = False,
+    device: Annotated[str, typer.Option(help="auto|cpu|cuda|cuda:N for the backend and the trainer")] = "auto",
+    dtype: Annotated[str, typer.Option(help="auto|float32|bfloat16 (auto: bf16 on CUDA, fp32 on CPU)")] = "auto",
+    backend: Annotated[str, typer.Option(help="inference backend: transformers or vllm")] = "transformers",
+    vllm_python: Annotated[
+        Path | None, typer.Option(help="python of a vLLM venv: the server starts `vllm serve` with it")
+    ] = None,
+    vllm_url: Annotated[str | None, typer.Option(help="attach to a `vllm serve` already running here")] = None,
+    vllm_arg: Annotated[
+        list[str] | None, typer.Option(help="an extra argument for the `vllm serve` we start (repeatable)")
+    ] = None,
+    train_procs: Annotated[
+        int,
+        typer.Option(envvar="AGENTJET_TRAIN_PROCS", help="training processes: data-parallel torch.distributed ranks"),
+    ] = 1,
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
 ) -> None:
     """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
@@ -47,10 +61,19 @@ def server_start(
 
     from agentjet.core.config import ServerSettings
     from agentjet.core.models import resolve_model
+    from agentjet.core.placement import resolve_placement
     from agentjet.core.server.app import create_app
     from agentjet.core.server.http_server import uvicorn_config
 
     setup_logging(log_level)
+    from agentjet.core.distributed_trainer import backend_for, check_world, torchrun_rank
+
+    launched = torchrun_rank()  # under torchrun: rank 0 serves, the other ranks only train
+    if launched is not None and launched[0] > 0:
+        from agentjet.core.train_worker import main as train_worker
+
+        raise typer.Exit(train_worker())
+    train_procs = launched[1] if launched is not None else train_procs
     given = cli_token(ctx, token, token_file, None)
     existed = state_dir.exists()
     try:
@@ -58,8 +81,13 @@ def server_start(
             model=model, host=host, port=port, config=config, state_dir=state_dir, token=given,
             idle_timeout_s=idle_timeout_s, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
             max_request_bytes=max_request_bytes, max_connections=max_connections, api_docs=api_docs,
+            device=device, dtype=dtype, backend=backend, vllm_python=vllm_python, vllm_url=vllm_url,
+            vllm_args=tuple(vllm_arg or ()),
+            train_procs=train_procs,
         )  # fmt: skip
         resolve_model(settings.model)  # a bad model fails here: before anything is written
+        where = resolve_placement(settings.device, settings.dtype)  # so does a device this machine lacks
+        check_world(where.device, settings.train_procs)  # and more GPUs than there are
         _preflight(settings)
         application = create_app(settings)
         server_config = uvicorn_config(application, host=host, port=port, log_level=log_level.lower())
@@ -69,6 +97,21 @@ def server_start(
         raise fail(exc) from exc
     scheme = "https" if ssl_certfile else "http"
     typer.echo(f"agentjet server: model={model} {scheme}://{host}:{port}  admin token: {state_dir / 'token'}", err=True)
+    served = "a vllm serve process" if settings.backend == "vllm" else "this process"
+    typer.echo(
+        f"agentjet server: backend {settings.backend} on {where.describe()} ({served}); "
+        f"trainer on {where.describe()} (LoRA weights and optimizer float32), built at the first update",
+        err=True,
+    )
+    if settings.train_procs > 1:
+        n = settings.train_procs
+        others = "rank 1" if n == 2 else f"ranks 1-{n - 1}"
+        how = "started by torchrun" if launched is not None else "spawned at the first update"
+        typer.echo(
+            f"agentjet server: training across world_size={n} processes, backend {backend_for(where.device)} "
+            f"(rank 0 is this process; {others} {how})",
+            err=True,
+        )
     server = uvicorn.Server(server_config)
     server.run()
     if not server.started:  # the lifespan refused to start (its one-line reason was logged)

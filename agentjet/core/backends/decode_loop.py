@@ -23,7 +23,7 @@ import torch
 from agentjet.core.backends.kv_batch import KVBatch
 from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
-from agentjet.core.backends.textstream import TextStream
+from agentjet.core.backends.textstream import TextStream, accept_token
 from agentjet.core.errors import BackendError
 from agentjet.core.types import FinishReason, GenerationRequest, TokenDelta
 
@@ -352,14 +352,8 @@ class DecodeLoop:
         """Record a sampled token; decide whether the sequence is done and what text it adds."""
         row.pending = token
         row.sampled.append(token)
-        if token in self._eos_ids:
-            return "stop", row.text.flush()
-        text = row.text.push(token)
-        if row.text.is_stopped:
-            return "stop", text
-        if len(row.sampled) >= row.seq.request.params.max_tokens:
-            return "length", text + row.text.flush()
-        return None, text
+        max_tokens = row.seq.request.params.max_tokens
+        return accept_token(row.text, token, len(row.sampled), eos_ids=self._eos_ids, max_tokens=max_tokens)
 
     def _fail(self, rows: list[_Row], exc: Exception, outbox: _Outbox) -> None:
         for row in rows:

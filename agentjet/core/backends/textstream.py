@@ -10,9 +10,11 @@ prefix/read offset scheme of TGI/vLLM), so a step costs O(1) in the sequence len
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
-__all__ = ["TextStream", "held_back_length"]
+from agentjet.core.types import FinishReason
+
+__all__ = ["TextStream", "accept_token", "held_back_length"]
 
 Decode = Callable[[Sequence[int]], str]
 _INCOMPLETE = "\ufffd"
@@ -107,3 +109,22 @@ class TextStream:
         out = self._text[self._emitted : safe_end] if safe_end > self._emitted else ""
         self._emitted = max(self._emitted, safe_end)
         return out
+
+
+def accept_token(
+    text: TextStream, token: int, n_sampled: int, *, eos_ids: Collection[int], max_tokens: int
+) -> tuple[FinishReason | None, str]:
+    """One sampled token (the `n_sampled`-th): whether the sequence ends with it, and the text it adds.
+
+    The one rule every backend follows: an EOS token ends it ("stop", no text), then a stop
+    string ("stop", text cut before it), then the `max_tokens`-th token ("length"). The token
+    that ends a sequence is always part of its completion ids.
+    """
+    if token in eos_ids:
+        return "stop", text.flush()
+    delta = text.push(token)
+    if text.is_stopped:
+        return "stop", delta
+    if n_sampled >= max_tokens:
+        return "length", delta + text.flush()
+    return None, delta

@@ -17,15 +17,17 @@ import itertools
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
-from agentjet.core.errors import BackendError, ConfigError, ContextLengthExceeded, InvalidRequest
+from agentjet.core.backends.validation import eos_token_ids, validate_request
+from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import model_loading
+from agentjet.core.placement import memory_report
 from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
@@ -92,7 +94,13 @@ class TransformersBackend:
         if self._loop is None:
             self._loop = await asyncio.to_thread(self._load)
             self._loop.start()
-            log.info("backend started name=%s model=%s device=%s", self.name, self._model_path, self._device)
+            log.info(
+                "backend started name=%s model=%s at %s %s",
+                self.name,
+                self._model_path,
+                self._device,
+                str(self._dtype).removeprefix("torch."),
+            )
 
     async def close(self) -> None:
         """Stop the loop; open streams end with finish_reason "abort". Idempotent."""
@@ -132,6 +140,11 @@ class TransformersBackend:
             raise BackendError(f"adapter {path} not loaded within {self._stall_timeout_s:.0f} s") from exc
         self.policy_version = version
 
+    def memory_report(self) -> dict[str, Any]:
+        """This copy's placement, parameter bytes and peak memory (`placement.memory_report`)."""
+        params = self._base.parameters() if self._base is not None else ()
+        return memory_report(str(self._device), str(self._dtype).removeprefix("torch."), params)
+
     # -- internals -------------------------------------------------------------------------
     def _require_loop(self) -> DecodeLoop:
         if self._is_closed:
@@ -144,28 +157,9 @@ class TransformersBackend:
 
     def _prepare(self, request: GenerationRequest) -> LiveSequence:
         self._require_loop()
-        self._validate(request)
+        validate_request(request, max_context=self.max_context, vocab_size=self._vocab_size)
         seed = request.params.seed if request.params.seed is not None else secrets.randbits(63)
         return LiveSequence(next(self._keys), request, asyncio.get_running_loop(), seed)
-
-    def _validate(self, request: GenerationRequest) -> None:
-        params, n_prompt = request.params, len(request.prompt_ids)
-        if n_prompt == 0:
-            raise InvalidRequest("prompt_ids is empty; a completion needs at least one prompt token", param="messages")
-        if params.max_tokens < 1:
-            raise InvalidRequest(f"max_tokens={params.max_tokens} must be at least 1", param="max_tokens")
-        if params.temperature < 0:
-            raise InvalidRequest(f"temperature={params.temperature} must be >= 0", param="temperature")
-        if not 0 < params.top_p <= 1:
-            raise InvalidRequest(f"top_p={params.top_p} must be in (0, 1]", param="top_p")
-        if n_prompt + params.max_tokens > self.max_context:
-            raise ContextLengthExceeded(
-                f"prompt of {n_prompt} tokens + max_tokens {params.max_tokens} = {n_prompt + params.max_tokens} "
-                f"exceeds the model's context of {self.max_context} tokens",
-                param="messages",
-            )
-        if not all(0 <= t < self._vocab_size for t in request.prompt_ids):
-            raise InvalidRequest(f"prompt_ids must lie in [0, {self._vocab_size})", param="messages")
 
     async def _deltas(self, seq: LiveSequence) -> AsyncIterator[TokenDelta]:
         loop = self._require_loop()
@@ -209,7 +203,7 @@ class TransformersBackend:
         self._base = model
         self.max_context = int(model.config.max_position_embeddings)
         self._vocab_size = int(model.get_input_embeddings().num_embeddings)  # type: ignore[arg-type]
-        eos_ids = _eos_ids(self.tokenizer, model)
+        eos_ids = eos_token_ids(self.tokenizer, getattr(model, "generation_config", None), model.config)
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else min(eos_ids, default=0)
         return DecodeLoop(
             model,
@@ -252,20 +246,6 @@ def _cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-def _eos_ids(tokenizer: Any, model: torch.nn.Module) -> frozenset[int]:
-    """Every id that ends a sequence: the tokenizer's EOS and the model's generation/config EOS."""
-    candidates: list[Any] = [tokenizer.eos_token_id]
-    for config in (getattr(model, "generation_config", None), getattr(model, "config", None)):
-        candidates.append(getattr(config, "eos_token_id", None))
-    ids: set[int] = set()
-    for value in candidates:
-        if isinstance(value, int):
-            ids.add(value)
-        elif isinstance(value, Sequence):
-            ids.update(int(v) for v in value)
-    return frozenset(ids)
 
 
 def _check_full_attention(model: torch.nn.Module) -> None:
