@@ -39,7 +39,7 @@ from agentjet.tasks.word import MAX_TOKENS as _MAX_TOKENS
 from agentjet.tasks.word import PROMPT as _PROMPT
 from agentjet.tasks.word import WORDS, first_word_reward
 
-__all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "run_learn_check"]
+__all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "plot_curves", "run_learn_check"]
 
 Progress = Callable[[str], None]
 
@@ -112,8 +112,20 @@ def _train(client: SwarmClient, steps: int, progress: Progress) -> None:
             progress(f"step {step + 1}/{steps} words={','.join(words)} reward={mean:.3f} ({took_s:.1f} s)")
 
 
-def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _stderr) -> dict[str, Any]:
-    """Train `steps` GRPO steps on the word task; write the PNG and metrics to `out`; return the figures."""
+def run_learn_check(
+    model: str,
+    steps: int,
+    out: Path,
+    progress: Progress = _stderr,
+    *,
+    backend: str = "transformers",
+    vllm_python: Path | None = None,
+) -> dict[str, Any]:
+    """Train `steps` GRPO steps on the word task; write the PNG and metrics to `out`; return the figures.
+
+    `backend` is the server's inference backend (`vllm` samples through `vllm serve` from
+    `vllm_python`); the trainer, the seeds and the episodes are the same either way.
+    """
     if steps < 1:
         raise ValueError("steps must be >= 1")
     started = time.perf_counter()
@@ -124,10 +136,13 @@ def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _std
         config_file = Path(tmp) / "train.yaml"
         config_file.write_text(yaml.safe_dump(config.model_dump(mode="json")))
         settings = ServerSettings(
-            model=model, state_dir=state, token=_TOKEN, config=config_file, max_batch_size=_TASKS_PER_STEP * _GROUP_SIZE
-        )
+            model=model, state_dir=state, token=_TOKEN, config=config_file,
+            max_batch_size=_TASKS_PER_STEP * _GROUP_SIZE, backend=backend,
+            vllm_python=vllm_python if backend == "vllm" else None,
+        )  # fmt: skip
         progress(
-            f"starting a {model} server (state {state}); {steps} steps of {_TASKS_PER_STEP}x{_GROUP_SIZE} episodes"
+            f"starting a {model} server, backend {backend} (state {state}); "
+            f"{steps} steps of {_TASKS_PER_STEP}x{_GROUP_SIZE} episodes"
         )
         with serve_in_thread(create_app(settings)) as server, SwarmClient(server.url, token=_TOKEN) as client:
             wait_until_rolling(client)
@@ -146,14 +161,44 @@ def run_learn_check(model: str, steps: int, out: Path, progress: Progress = _std
         "png": str(png),
         "rewards": [round(r, 4) for r in rewards],
         "model": model,
+        "backend": backend,
         "out": str(out),
     }
     (out / "learn_check.json").write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
-def main(model: str, steps: int, out: Path, as_json: bool) -> dict[str, Any]:
-    """`agentjet bench learn-check`: run, write the figures to stdout, return them."""
-    result = run_learn_check(model, steps, out)
+def plot_curves(curves: dict[str, list[float]], path: Path, *, title: str) -> Path:
+    """Several backends' per-step mean train rewards in one PNG (same seeds, same steps)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    for name, rewards in curves.items():
+        ax.plot(range(1, len(rewards) + 1), rewards, "o-", label=f"{name} backend")
+    ax.set(xlabel="training step", ylabel="mean train reward (16 episodes)", ylim=(-0.05, 1.05), title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return save_chart(fig, ax, path)
+
+
+def main(
+    model: str, steps: int, out: Path, as_json: bool, backends: tuple[str, ...] = ("transformers",),
+    vllm_python: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """`agentjet bench learn-check`: run once per backend, write the figures to stdout, return them.
+
+    With several backends each run goes to `out/<backend>/` and both curves to `out/learning_curves.png`.
+    """
+    if len(backends) == 1:
+        result = run_learn_check(model, steps, out, backend=backends[0], vllm_python=vllm_python)
+    else:
+        runs = {b: run_learn_check(model, steps, out / b, backend=b, vllm_python=vllm_python) for b in backends}
+        curves = {b: r["rewards"] for b, r in runs.items()}
+        png = plot_curves(curves, out / "learning_curves.png", title=f"learn-check: {model}, one run per backend")
+        result = {"model": model, "steps": steps, "png": str(png), "runs": runs}
+        (out / "learn_check.json").write_text(json.dumps(result, indent=2) + "\n")
     print_result(result, as_json=as_json)
     return result

@@ -4,15 +4,17 @@
 parses the same request model run in their own processes; 1, 16 and 64 keep-alive clients
 (one episode each) post a 2-message chat. Our latency is then auth, rendering, tokenising,
 tracking and shaping; the bare app's is what any FastAPI server pays. (b) Throughput, unless
-quick: the real TransformersBackend with smollm2-135m, generated tokens/s while 1, 8 and 16
-episodes of two chat rounds are in flight at all times (the continuous-batching claim).
+quick: smollm2-135m on each `--backend` (transformers, vllm), generated tokens/s while 1, 8 and 16
+episodes of two chat rounds are in flight at all times (the continuous-batching claim), and the
+seconds a LoRA hot-load takes.
 
 Keys of the returned dict, C in {1, 16, 64}: overhead_p50_ms_cC, overhead_p99_ms_cC (ours,
 client side), bare_p50_ms_cC, bare_p99_ms_cC, bare_ratio_p50_cC (ours / bare), calls_per_s_cC and
 bare_calls_per_s_cC, server_cpu_ms_per_call_cC and bare_cpu_ms_per_call_cC (server process CPU
 time per timed call: the cost of a call free of queueing); unless quick, tokens_per_s_cK for
-K in {1, 8, 16}, speedup_c8 and speedup_c16 (over c1); plus quick, requests_per_level, cpus and
-bench_wall_s. Client and servers share this machine's cores, so figures from a busy or 2-core machine are upper bounds.
+K in {1, 8, 16}, speedup_c8 and speedup_c16 (over c1), hot_load_s_p50/max (LoRA hot-load); plus
+quick, requests_per_level, cpus and bench_wall_s. Client and servers share this machine's cores, so
+figures from a busy or 2-core machine are upper bounds.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ _CHAT: dict[str, Any] = {
     ],
     "max_tokens": 16,
 }
-_START_TIMEOUT_S = 180.0
+_START_TIMEOUT_S = 900.0  # a vllm serve on 2 CPU cores takes about a minute
 
 
 def _stderr(message: str) -> None:
@@ -60,9 +62,18 @@ def _stderr(message: str) -> None:
 
 # ---- servers in subprocesses ------------------------------------------------------------------
 @contextmanager
-def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: int = 32) -> Iterator[tuple[str, int]]:
+def _worker(
+    kind: str,
+    state_dir: Path,
+    *,
+    model: str = "tiny",
+    max_batch_size: int = 32,
+    backend: str = "transformers",
+    vllm_python: Path | None = None,
+) -> Iterator[tuple[str, int]]:
     """Run `python -m agentjet.bench.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
     device = _best_device() if kind == "model" else "cpu"
+    extra = ["--backend", backend] + (["--vllm-python", str(vllm_python)] if backend == "vllm" and vllm_python else [])
     command = [
         sys.executable,
         "-m",
@@ -78,6 +89,7 @@ def _worker(kind: str, state_dir: Path, *, model: str = "tiny", max_batch_size: 
         str(max_batch_size),
         "--device",
         device,
+        *extra,
     ]
     with tempfile.TemporaryFile() as log_file:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log_file, env=os.environ.copy())
@@ -280,21 +292,74 @@ async def _tokens_per_s(url: str, concurrency: int, duration_s: float, max_token
 
 
 def _throughput(
-    state_root: Path, progress: Progress, *, duration_s: float = 40.0, rounds: int = 2, max_tokens: int = 64
+    state_root: Path,
+    progress: Progress,
+    *,
+    backend: str = "transformers",
+    vllm_python: Path | None = None,
+    duration_s: float = 40.0,
+    rounds: int = 2,
+    max_tokens: int = 64,
 ) -> dict[str, float]:
     out: dict[str, float] = {}
-    progress(f"starting the smollm2-135m server (TransformersBackend); {duration_s:.0f} s per level")
-    with _worker("model", state_root / "model", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS)) as (
-        url,
-        _,
-    ):
+    progress(f"starting the smollm2-135m server ({backend} backend); {duration_s:.0f} s per level")
+    with _worker(
+        "model", state_root / f"model-{backend}", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS),
+        backend=backend, vllm_python=vllm_python,
+    ) as (url, _):  # fmt: skip
         asyncio.run(_episode_tokens_once(url))  # first forward passes are slow: keep them out
         for concurrency in _THROUGHPUT_LEVELS:
             rate = asyncio.run(_tokens_per_s(url, concurrency, duration_s, max_tokens, rounds))
             out[f"tokens_per_s_c{concurrency}"] = round(rate, 1)
-            progress(f"model c={concurrency:<3d} {rate:8.1f} generated tokens/s")
+            progress(f"{backend} c={concurrency:<3d} {rate:8.1f} generated tokens/s")
     out["speedup_c8"] = round(out["tokens_per_s_c8"] / out["tokens_per_s_c1"], 2)
     out["speedup_c16"] = round(out["tokens_per_s_c16"] / out["tokens_per_s_c1"], 2)
+    out.update(_hot_load(state_root, backend, vllm_python, progress))
+    return out
+
+
+def _hot_load(state_root: Path, backend: str, vllm_python: Path | None, progress: Progress) -> dict[str, float]:
+    """Seconds of `load_adapter` for a rank-16 LoRA on q/k/v/o of smollm2 (3 loads, each a new version)."""
+    from agentjet.core.backends.factory import build_backend
+    from agentjet.core.config import ServerSettings
+
+    adapter = _random_adapter(state_root / "adapter")
+    settings = ServerSettings(
+        model="smollm2-135m", state_dir=state_root / f"hotload-{backend}", device=_best_device(),
+        backend=backend, vllm_python=vllm_python if backend == "vllm" else None,
+    )  # fmt: skip
+
+    async def timed() -> list[float]:
+        instance = build_backend(settings)
+        await instance.start()
+        try:
+            took = []
+            for version in (1, 2, 3):
+                started = time.perf_counter()
+                await instance.load_adapter(adapter, version)
+                took.append(time.perf_counter() - started)
+            return took
+        finally:
+            await instance.close()
+
+    took = asyncio.run(timed())
+    progress(f"{backend} LoRA hot-load: {', '.join(f'{t:.2f}' for t in took)} s")
+    return {"hot_load_s_p50": round(sorted(took)[1], 3), "hot_load_s_max": round(max(took), 3)}
+
+
+def _random_adapter(out: Path) -> Path:
+    """A rank-16 LoRA adapter for smollm2 with non-zero weights (what a trainer step saves)."""
+    if (out / "adapter_config.json").is_file():
+        return out
+    import peft
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from agentjet.core.models import resolve_model
+
+    base = AutoModelForCausalLM.from_pretrained(resolve_model("smollm2-135m"), dtype=torch.float32)
+    config = peft.LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
+    peft.get_peft_model(base, config).save_pretrained(str(out))
     return out
 
 
@@ -304,10 +369,18 @@ async def _episode_tokens_once(url: str) -> None:
 
 
 # ---- entry points -------------------------------------------------------------------------------
-def run_serve_bench(quick: bool, requests_per_level: int | None = None, progress: Progress = _stderr) -> dict[str, Any]:
+def run_serve_bench(
+    quick: bool,
+    requests_per_level: int | None = None,
+    progress: Progress = _stderr,
+    *,
+    backends: tuple[str, ...] = ("transformers",),
+    vllm_python: Path | None = None,
+) -> dict[str, Any]:
     """Run the benchmark and return one flat dict of figures (keys listed in the module docstring).
 
     `quick` skips the real-model part and times fewer calls (well under a minute on 2 cores).
+    With one backend its figures are top-level keys; with several each backend's are under its name.
     """
     requests = requests_per_level or (384 if quick else 2000)
     started = time.perf_counter()
@@ -315,13 +388,19 @@ def run_serve_bench(quick: bool, requests_per_level: int | None = None, progress
         results: dict[str, Any] = {"quick": quick, "requests_per_level": requests, "cpus": os.cpu_count() or 1}
         results.update(_overhead(Path(tmp), requests, progress))
         if not quick:
-            results.update(_throughput(Path(tmp), progress))
+            measured = {b: _throughput(Path(tmp), progress, backend=b, vllm_python=vllm_python) for b in backends}
+            if len(backends) == 1:
+                results.update(measured[backends[0]])
+            else:
+                results.update(measured)
     results["bench_wall_s"] = round(time.perf_counter() - started, 1)
     return results
 
 
-def main(quick: bool, as_json: bool) -> dict[str, Any]:
-    """`agentjet bench serve [--quick] [--json]`: run, write the figures to stdout, return them."""
-    results = run_serve_bench(quick)
+def main(
+    quick: bool, as_json: bool, backends: tuple[str, ...] = ("transformers",), vllm_python: Path | None = None
+) -> dict[str, Any]:
+    """`agentjet bench serve [--quick] [--json] [--backend B ...]`: run, write the figures to stdout, return them."""
+    results = run_serve_bench(quick, backends=backends, vllm_python=vllm_python)
     print_result(results, as_json=as_json)
     return results

@@ -4,7 +4,7 @@ The benchmark client and the server must not share a GIL or an event loop, or th
 measure their contention instead of the server. KIND is `echo` (the swarm server on the
 zero-cost EchoBackend: its latency is our overhead), `bare` (a FastAPI app whose one route
 parses the same request model and returns a fixed completion: the floor any FastAPI server
-pays) or `model` (the swarm server on the real TransformersBackend). The worker binds
+pays) or `model` (the swarm server on a real model: `--backend transformers` or `vllm`). The worker binds
 127.0.0.1 on a free port and writes `PORT <n>` as its first stdout line.
 """
 
@@ -58,7 +58,17 @@ def bare_app() -> FastAPI:
     return app
 
 
-def build_app(kind: str, *, model: str, state_dir: Path, token: str, max_batch_size: int, device: str) -> FastAPI:
+def build_app(
+    kind: str,
+    *,
+    model: str,
+    state_dir: Path,
+    token: str,
+    max_batch_size: int,
+    device: str,
+    backend_name: str = "transformers",
+    vllm_python: Path | None = None,
+) -> FastAPI:
     """The app for one KIND; the swarm kinds are built exactly as `agentjet server start` builds them."""
     if kind == "bare":
         return bare_app()
@@ -73,11 +83,14 @@ def build_app(kind: str, *, model: str, state_dir: Path, token: str, max_batch_s
         from agentjet.core.backends.fakes import EchoBackend, load_tokenizer
 
         backend = EchoBackend(load_tokenizer(path), name=model)
-    else:
-        from agentjet.core.backends.transformers_backend import TransformersBackend
+    settings = ServerSettings(
+        model=model, state_dir=state_dir, token=token, max_batch_size=max_batch_size, device=device,
+        backend=backend_name, vllm_python=vllm_python,
+    )  # fmt: skip
+    if kind == "model":
+        from agentjet.core.backends.factory import build_backend
 
-        backend = TransformersBackend(path, name=model, max_batch_size=max_batch_size, device=device)
-    settings = ServerSettings(model=model, state_dir=state_dir, token=token, max_batch_size=max_batch_size)
+        backend = build_backend(settings)
     return create_app(settings, backend=backend)
 
 
@@ -89,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--token", required=True)
     parser.add_argument("--max-batch-size", type=int, default=32)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backend", default="transformers", choices=("transformers", "vllm"))
+    parser.add_argument("--vllm-python", type=Path, default=None)
     args = parser.parse_args(argv)
     app = build_app(
         args.kind,
@@ -97,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
         token=args.token,
         max_batch_size=args.max_batch_size,
         device=args.device,
+        backend_name=args.backend,
+        vllm_python=args.vllm_python,
     )
     # proto must be IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only then, and without it
     # Nagle + delayed ACKs add ~40 ms to every keep-alive call

@@ -59,16 +59,31 @@ def models_prepare(
     typer.echo(str(path))
 
 
+def _backends(given: list[str] | None, vllm_python: Path | None) -> tuple[tuple[str, ...], Path | None]:
+    """`--backend` values checked (default transformers); vllm's python defaults to `.venv-vllm`."""
+    backends = tuple(dict.fromkeys(given or ["transformers"]))
+    if unknown := sorted(set(backends) - {"transformers", "vllm"}):
+        raise fail(ValueError(f"--backend {', '.join(unknown)}: the backends are transformers, vllm"))
+    if "vllm" in backends and vllm_python is None:
+        vllm_python = Path(".venv-vllm/bin/python").absolute()
+    return backends, vllm_python
+
+
 @bench_app.command("serve")
 def bench_serve(
     as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="skip the smollm2 tokens/s part")] = False,
+    backend: Annotated[
+        list[str] | None, typer.Option(help="backend of the tokens/s part: transformers, vllm (repeatable)")
+    ] = None,
+    vllm_python: Annotated[Path | None, typer.Option(help="python of the vLLM venv (--backend vllm)")] = None,
 ) -> None:
     """Server overhead (echo backend) vs a bare FastAPI route, and smollm2 tokens/s under concurrency."""
     from agentjet.bench.serve import main as serve_main
 
     setup_logging("WARNING")
-    serve_main(quick=quick, as_json=as_json)  # prints the figures itself
+    backends, vllm_python = _backends(backend, vllm_python)
+    serve_main(quick=quick, as_json=as_json, backends=backends, vllm_python=vllm_python)  # prints the figures
 
 
 @bench_app.command("chaos")
@@ -136,6 +151,49 @@ def bench_train_memory(
         raise fail(exc) from exc
 
 
+@bench_app.command("logprob-gap")
+def bench_logprob_gap(
+    model: Annotated[str, typer.Option(help="model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
+    backend: Annotated[str, typer.Option(help="the sampler: transformers or vllm")] = "transformers",
+    device: Annotated[str, typer.Option(help="auto|cpu|cuda|cuda:N, for the sampler and the trainer")] = "auto",
+    dtype: Annotated[
+        list[str] | None, typer.Option(help="sampler dtype: auto, float32, bfloat16 (repeatable; default both)")
+    ] = None,
+    prompts: Annotated[int, typer.Option(min=1, help="chat prompts sampled (one completion each)")] = 16,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens of each completion")] = 64,
+    temperature: Annotated[float, typer.Option(min=0.0, help="sampling temperature")] = 1.0,
+    vllm_python: Annotated[Path | None, typer.Option(help="python of the vLLM venv (--backend vllm)")] = None,
+    vllm_url: Annotated[str | None, typer.Option(help="a running `vllm serve` to attach to (--backend vllm)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+    out: Annotated[Path | None, typer.Option(help="also write the JSON result to this file")] = None,
+) -> None:
+    """Sampler vs trainer logprobs on the same tokens (fp32 and bf16 trainer): |gap| and the TIS weight."""
+    from agentjet.bench.logprob_gap import main as gap_main
+
+    setup_logging("WARNING")
+    if backend not in ("transformers", "vllm"):
+        raise fail(ValueError(f"--backend {backend}: the backends are transformers, vllm"))
+    overrides: dict[str, Any] = {}
+    if backend == "vllm":
+        overrides["vllm_url"] = vllm_url
+        overrides["vllm_python"] = None if vllm_url else vllm_python or Path(".venv-vllm/bin/python").absolute()
+    try:
+        gap_main(
+            as_json=as_json,
+            out=out,
+            model=model,
+            backend=backend,
+            device=device,
+            sampler_dtypes=tuple(dict.fromkeys(dtype or ["float32", "bfloat16"])),
+            prompts=prompts,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            settings_overrides=overrides,
+        )
+    except (AgentJetError, ValueError) as exc:
+        raise fail(exc) from exc
+
+
 @bench_app.command("merging")
 def bench_merging(
     model: Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")] = "smollm2-135m",
@@ -158,16 +216,53 @@ def bench_learn_check(
     steps: Annotated[int, typer.Option(min=1, help="GRPO steps (16 episodes each)")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
     out: Annotated[Path, typer.Option(help="where learning_curve.png and metrics.jsonl go")] = Path("learn-check"),
+    backend: Annotated[
+        list[str] | None, typer.Option(help="inference backend: transformers, vllm (repeat to run both)")
+    ] = None,
+    vllm_python: Annotated[Path | None, typer.Option(help="python of the vLLM venv (--backend vllm)")] = None,
 ) -> None:
     """A short GRPO run on a one-word task: does the mean train reward rise? Writes the curve as a PNG."""
     from agentjet.bench.learn_check import main as learn_main
 
     setup_logging("WARNING")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    backends, vllm_python = _backends(backend, vllm_python)
     try:
-        learn_main(model=model, steps=steps, out=out, as_json=as_json)  # prints the figures itself
+        learn_main(model=model, steps=steps, out=out, as_json=as_json, backends=backends, vllm_python=vllm_python)
     except AgentJetError as exc:
         raise fail(exc) from exc
+
+
+@bench_app.command("gpu")
+def bench_gpu(
+    device: Annotated[str, typer.Option(help="auto|cpu|cuda|cuda:N")] = "auto",
+    shape: Annotated[str, typer.Option(help="the random model's shape: 7b (Qwen2-7B) or small (2 layers)")] = "7b",
+    as_json: Annotated[bool, typer.Option("--json", help="print only the JSON result")] = False,
+    out: Annotated[Path, typer.Option(help="gpu_check.json and learn-check/ go here")] = Path("gpu-check"),
+    budget: Annotated[float, typer.Option(min=0, help="seconds; a part that no longer fits is skipped")] = 450.0,
+    skip: Annotated[list[str] | None, typer.Option(help="a part to skip (repeatable)")] = None,
+) -> None:
+    """The GPU check: backend contract, rollouts + a training update on a random 7B-shaped model, a learn-check."""
+    from agentjet.bench.gpu import PARTS, GpuCheckSettings
+    from agentjet.bench.gpu import main as gpu_main
+
+    setup_logging("WARNING")
+    if shape not in ("7b", "small"):
+        raise fail(ValueError(f"--shape {shape!r} is not one of 7b, small"))
+    if unknown := sorted(set(skip or ()) - set(PARTS)):
+        raise fail(ValueError(f"--skip {', '.join(unknown)}: the parts are {', '.join(PARTS)}"))
+    settings = GpuCheckSettings(
+        device=device,
+        shape="7b" if shape == "7b" else "small",
+        out=out,
+        budget_s=budget,
+        skip=frozenset(skip or ()),
+    )
+    try:
+        code = gpu_main(settings, as_json=as_json)
+    except AgentJetError as exc:
+        raise fail(exc) from exc
+    raise typer.Exit(code)
 
 
 @bench_app.command("frameworks")
