@@ -12,7 +12,11 @@ corrects with, `grpo.tis`) and above_cap_fraction (the share of tokens whose wei
 `grpo.tis_cap`, which TIS truncates).
 
 A transformers sampler in float32 against the float32 trainer is the sanity line: the same
-weights and kernels, so the gap is float rounding (~1e-6). Keys: model, backend, device,
+weights in the same precision, so the gap is float rounding: ~3e-7 on `tiny`, ~1e-5 on
+smollm2-135m, where the vocabulary projection of one row per decode step (the sampler) and of
+many rows at once (the trainer) round differently. Measured on smollm2-135m (CPU, 16 x 64
+tokens, docs/bench-gpu-core/logprob-gap-transformers.json): a bf16 sampler against the fp32
+trainer has a mean |gap| of 0.036 nat, p99 0.17, max 0.26. Keys: model, backend, device,
 prompts, max_tokens, temperature, tis_cap, pairs (a list of the per-pair figures above, each with
 sampler, sampler_dtype and trainer_dtype), sanity (that line's abs_gap_mean, or null), wall_s.
 """

@@ -36,12 +36,13 @@ import httpx
 import psutil
 
 from agentjet.bench.output import print_result
+from agentjet.core.tokens import new_admin_token
 
 __all__ = ["main", "run_serve_bench"]
 
 Progress = Callable[[str], None]
 
-_TOKEN = "bench-server-token"
+_TOKEN = new_admin_token()  # the server refuses short admin tokens; a fresh one per run
 _OVERHEAD_LEVELS = (1, 16, 64)
 _THROUGHPUT_LEVELS = (1, 8, 16)
 _CHAT: dict[str, Any] = {

@@ -198,6 +198,11 @@ def test_live_server_trains_and_serves_new_policy(training_server: tuple[Running
     # 8 ended, 4 trained, 3 eval (never pooled): only t3 is carried
     assert status["pool"]["pooled_episodes"] == 1 and status["pool"]["complete_groups"] == 0
     assert status["latest_metrics"]["step"] == 2 and status["episodes"]["finished"] == 8
+    memory = status["memory"]  # each model copy: where it lives, in which dtype, its size and peak
+    assert set(memory) == {"backend", "trainer"}
+    for copy in memory.values():
+        assert (copy["device"], copy["dtype"]) == ("cpu", "float32")
+        assert copy["param_bytes"] > 0 and copy["peak_bytes"] >= copy["param_bytes"]
     lines = [json.loads(line) for line in (state_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in lines] == [1, 2]
     assert all(m["tokens_trained"] > 0 and m["episodes"] == 2 and m["reward_std"] == 0.5 for m in lines)
