@@ -48,7 +48,8 @@ from torch.nn.parallel import DistributedDataParallel
 from agentjet.core.config import TrainConfig
 from agentjet.core.errors import ConfigError, NonFiniteStep, TrainingRankFailed
 from agentjet.core.merging import Sample
-from agentjet.core.trainer import StepStats, Trainer, WorkUnit, _Totals, plan_work
+from agentjet.core.step_plan import WorkUnit, plan_work
+from agentjet.core.trainer import StepStats, Trainer, _Totals
 
 __all__ = [
     "DistributedTrainer",

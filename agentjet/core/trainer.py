@@ -24,7 +24,7 @@ import copy
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,13 +34,15 @@ import torch
 from torch import Tensor, nn
 from transformers import AutoModelForCausalLM
 
-from agentjet.core.config import LoraConfig, OptimConfig, TrainConfig, changed_fields
+from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
+from agentjet.core.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.merging import Sample
 from agentjet.core.models import model_loading
 from agentjet.core.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.placement import memory_report
-from agentjet.core.prefix_sharing import PrefixGroup, SharedPrefix, plan_shared_prefixes, suffix_samples
+from agentjet.core.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples
+from agentjet.core.step_plan import WorkUnit, plan_work
 
 __all__ = [
     "LOSSES",
@@ -54,10 +56,6 @@ __all__ = [
     "to_peft",
     "truncated_is_weights",
 ]
-
-# (logprobs, behaviour_logprobs, advantages, clip_eps) -> (per-token loss, clip active), (B, T-1) each
-LossFn = Callable[[Tensor, Tensor, Tensor, float], tuple[Tensor, Tensor]]
-
 
 @dataclass(frozen=True)
 class StepStats:
@@ -91,64 +89,6 @@ def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
     )
 
 
-def sequence_logprobs(
-    model: nn.Module,
-    token_ids: Tensor,
-    attention_mask: Tensor,
-    prefix: SharedPrefix | None = None,
-    positions: Tensor | None = None,
-    temperatures: Tensor | None = None,
-) -> Tensor:
-    """Logprob of each next token under `model`: out[b, t] = log p(token_ids[b, t+1] | token_ids[b, :t+1]).
-
-    With `positions` (K,) only those t are computed, out is (B, K): the vocabulary projection and
-    softmax, a large share of a small model's cost, then run only where a target is trained.
-    With `prefix`, every row continues that shared prefix (positions and attention follow it).
-    With `temperatures` (shaped like out), each position's logits are divided by its temperature
-    first: the distribution the token was sampled from, as its behaviour logprob was recorded.
-    """
-    keep = torch.arange(token_ids.shape[1] - 1, device=token_ids.device) if positions is None else positions  # (K,)
-    kwargs: dict[str, Any] = {"input_ids": token_ids, "attention_mask": attention_mask, "logits_to_keep": keep}
-    if prefix is not None:
-        kwargs["attention_mask"] = prefix.attention_mask(attention_mask)  # (B, P+T)
-        kwargs["cache"] = prefix.cache_for(token_ids.shape[0])
-    logits: Tensor = model(**kwargs).logits.float()  # (B, K, V), row k predicts token keep[k]+1
-    if temperatures is not None:
-        logits = logits / temperatures.unsqueeze(-1)  # (B, K, V)
-    targets = token_ids[:, keep + 1].unsqueeze(-1)  # (B, K, 1)
-    picked = logits.gather(-1, targets).squeeze(-1)  # (B, K)
-    return picked - torch.logsumexp(logits, dim=-1)  # (B, K)
-
-
-def ppo_clip_loss(logprobs: Tensor, behaviour: Tensor, advantages: Tensor, clip_eps: float) -> tuple[Tensor, Tensor]:
-    """Negated PPO-clip objective per token, and where the clip zeroes the gradient."""
-    ratio = torch.exp(logprobs - behaviour)  # (B, T-1)
-    adv = advantages[:, None]  # (B, 1)
-    unclipped = ratio * adv  # (B, T-1)
-    clipped = ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv  # (B, T-1)
-    active = ((ratio < 1 - clip_eps) & (adv < 0)) | ((ratio > 1 + clip_eps) & (adv > 0))  # (B, T-1)
-    return -torch.minimum(unclipped, clipped), active
-
-
-def truncated_is_weights(old: Tensor, behaviour: Tensor, cap: float) -> tuple[Tensor, Tensor]:
-    """TIS weights min(exp(old - behaviour), cap), detached, and where the cap binds; (B, K) each.
-
-    `old`: the trainer's own logprobs of the sampled tokens under the weights the batch trains from;
-    `behaviour`: the sampler's. Their ratio corrects for the sampler not being the trainer's forward.
-    """
-    ratio = torch.exp(old.detach() - behaviour)  # (B, K); inf on overflow, which the cap takes
-    return ratio.clamp(max=cap), ratio > cap
-
-
-def kl_k3(logprobs: Tensor, reference: Tensor) -> Tensor:
-    """Schulman's k3 estimate of KL(policy || reference) per token: >= 0, and 0 where they agree."""
-    log_ratio = reference - logprobs  # (B, T-1)
-    return torch.exp(log_ratio) - log_ratio - 1  # (B, T-1)
-
-
-LOSSES: dict[str, LossFn] = {"ppo_clip": ppo_clip_loss}
-
-
 def build_model(
     model_path: Path, lora: LoraConfig, device: torch.device, dtype: torch.dtype = torch.float32
 ) -> nn.Module:
@@ -166,39 +106,6 @@ def build_model(
         if not lora.enabled:
             return model
         return peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
-
-
-@dataclass(frozen=True)
-class WorkUnit:
-    """An indivisible piece of one step's work: a micro-batch of samples that share nothing (`prefix`
-    0), or a whole shared-prefix group (its prefix forward once, then its suffixes' micro-batches).
-    `tokens` is what it runs through the model: the weight that balances units across ranks."""
-
-    indices: tuple[int, ...]  # into the step's samples
-    prefix: int  # the shared prefix's length; 0: no prefix
-    tokens: int
-
-
-def plan_work(samples: Sequence[Sample], optim: OptimConfig) -> list[WorkUnit]:
-    """The step's units in the order one process runs them: the micro-batches of the samples that
-    share no prefix, then each shared-prefix group (under `optim.share_prefix`). Pure.
-
-    Gradient checkpointing turns prefix sharing off: transformers drops the KV cache inside a
-    checkpointed layer, so a suffix would no longer attend to its shared prefix."""
-    sharing = optim.share_prefix and not optim.gradient_checkpointing
-    groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if sharing else []
-    shared = [g for g in groups if g.length > 0]
-    in_shared = {i for g in shared for i in g.indices}
-    alone = [i for i in range(len(samples)) if i not in in_shared]
-    packs = plan_micro_batches([len(samples[i].token_ids) for i in alone], optim.micro_batch_tokens)
-    units = []
-    for pack in packs:
-        indices = tuple(alone[j] for j in pack)
-        units.append(WorkUnit(indices, 0, sum(len(samples[i].token_ids) for i in indices)))
-    for g in shared:
-        suffixes = sum(len(samples[i].token_ids) - g.length for i in g.indices)
-        units.append(WorkUnit(g.indices, g.length, g.length + suffixes))
-    return units
 
 
 @dataclass(frozen=True)
