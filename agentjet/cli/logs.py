@@ -17,5 +17,14 @@ def setup_logging(level: str = "INFO") -> None:
 
 
 def fail(exc: Exception) -> typer.Exit:
+    """Print `exc` as one `error: ...` line (a pydantic ValidationError too: field, reason, given value)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        from agentjet.core.config import describe_validation_error
+
+        message = describe_validation_error(exc).replace("\n", " ")
+        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+        return typer.Exit(2)
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
     return typer.Exit(2)

@@ -59,6 +59,7 @@ def server_start(
     """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
     import uvicorn
 
+    from agentjet.core.backends.factory import check_backend_settings
     from agentjet.core.config import ServerSettings
     from agentjet.core.models import resolve_model
     from agentjet.core.placement import resolve_placement
@@ -87,6 +88,7 @@ def server_start(
         )  # fmt: skip
         resolve_model(settings.model)  # a bad model fails here: before anything is written
         where = resolve_placement(settings.device, settings.dtype)  # so does a device this machine lacks
+        check_backend_settings(settings)  # and backend flags that cannot work together
         check_world(where.device, settings.train_procs)  # and more GPUs than there are
         _preflight(settings)
         application = create_app(settings)

@@ -134,3 +134,27 @@ def test_tokens_over_http_and_the_argv_warning(live_server: Callable[..., Runnin
         app, ["server", "token", "create", "x", "--url", server.url], env={"AGENTJET_TOKEN": secret}
     )
     assert as_client.exit_code == 2 and "admin token" in _one_error_line(as_client.output)
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--backend", "vllm"], "needs --vllm-python"),
+        (["--backend", "vllm", "--vllm-python", "/nonexistent/python"], "does not exist"),
+        (["--backend", "vllm", "--vllm-python", "/bin/sh", "--vllm-url", "http://127.0.0.1:1"], "not both"),
+        (["--backend", "vllm", "--vllm-url", "127.0.0.1:8000"], "http:// or https://"),
+        (["--vllm-url", "http://127.0.0.1:8000"], "need --backend vllm"),
+        (["--backend", "tgi"], "backend"),
+        (["--device", "cuda:7"], "cuda:7"),
+        (["--device", "tpu"], "not one of"),
+        (["--dtype", "float16"], "dtype"),
+    ],
+)
+def test_a_backend_or_placement_mistake_is_one_line_and_leaves_nothing_behind(
+    tmp_path: Path, flags: list[str], words: str
+) -> None:
+    state = tmp_path / "state"
+    result = runner.invoke(app, ["server", "start", "--model", "tiny", "--state-dir", str(state), *flags])
+    assert result.exit_code == 2
+    assert words in _one_error_line(result.output)
+    assert not state.exists()

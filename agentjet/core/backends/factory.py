@@ -13,7 +13,7 @@ from agentjet.core.errors import ConfigError
 from agentjet.core.models import resolve_model
 from agentjet.core.placement import resolve_placement
 
-__all__ = ["build_backend", "served_name"]
+__all__ = ["build_backend", "check_backend_settings", "served_name"]
 
 
 def served_name(settings: ServerSettings) -> str:
@@ -21,13 +21,32 @@ def served_name(settings: ServerSettings) -> str:
     return settings.model if "/" not in settings.model else resolve_model(settings.model).name
 
 
+def check_backend_settings(settings: ServerSettings) -> None:
+    """One ConfigError sentence for backend flags that cannot work together (checked before a start)."""
+    vllm_given = settings.vllm_python is not None or settings.vllm_url is not None
+    if settings.backend == "transformers":
+        if vllm_given or settings.vllm_args:
+            raise ConfigError("--vllm-python, --vllm-url and --vllm-arg need --backend vllm")
+        return
+    if settings.vllm_python is not None and settings.vllm_url is not None:
+        raise ConfigError("give --vllm-python (start vLLM) or --vllm-url (attach to one), not both")
+    if not vllm_given:
+        raise ConfigError(
+            "--backend vllm needs --vllm-python PATH (the python of a vLLM venv, e.g. .venv-vllm/bin/python "
+            "from `make vllm-venv`) or --vllm-url URL of a running `vllm serve`"
+        )
+    if settings.vllm_python is not None and not settings.vllm_python.is_file():
+        raise ConfigError(f"--vllm-python {settings.vllm_python} does not exist (`make vllm-venv` creates .venv-vllm)")
+    if settings.vllm_url is not None and not settings.vllm_url.startswith(("http://", "https://")):
+        raise ConfigError(f"--vllm-url {settings.vllm_url!r} must be an http:// or https:// URL")
+
+
 def build_backend(settings: ServerSettings) -> Backend:
     """The configured backend, not started (its `start()` loads the model)."""
+    check_backend_settings(settings)
     path = resolve_model(settings.model)
     placement = resolve_placement(settings.device, settings.dtype)
     if settings.backend == "transformers":
-        if settings.vllm_python is not None or settings.vllm_url is not None:
-            raise ConfigError("--vllm-python/--vllm-url need --backend vllm")
         from agentjet.core.backends.transformers_backend import TransformersBackend
 
         return TransformersBackend(

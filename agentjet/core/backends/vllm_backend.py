@@ -88,16 +88,10 @@ class VllmBackend:
         """From `--vllm-url` (attach) or `--vllm-python` (start our own `vllm serve`)."""
         from agentjet.core.backends.factory import served_name
 
-        name = served_name(settings)
+        name = served_name(settings)  # the flags were checked by factory.check_backend_settings
         if settings.vllm_url is not None:
-            if settings.vllm_python is not None:
-                raise BackendError("give --vllm-python (start vLLM) or --vllm-url (attach to one), not both")
             return cls(model_path, name=name, placement=placement, url=settings.vllm_url.rstrip("/"))
-        if settings.vllm_python is None:
-            raise BackendError(
-                "--backend vllm needs --vllm-python PATH (the python of a vLLM venv, e.g. .venv-vllm/bin/python "
-                "from `make vllm-venv`) or --vllm-url URL of a running `vllm serve`"
-            )
+        assert settings.vllm_python is not None
         process = VllmProcess(
             settings.vllm_python, model_path, served_name=name, placement=placement,
             log_path=settings.state_dir / "vllm.log", extra_args=settings.vllm_args,
