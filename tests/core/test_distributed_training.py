@@ -295,7 +295,11 @@ def test_the_server_factory_builds_a_distributed_trainer_for_several_procs(
     monkeypatch.setattr("agentjet.core.distributed_trainer.DistributedTrainer", fake)
     factory = step_trainer.trainer_factory(Placement("cpu", "float32"), train_procs=3)
     assert factory(tiny_model, TrainConfig()) == "distributed"
-    assert built == [{"model": tiny_model, "world_size": 3, "device": "cpu", "dtype": "float32", "spawn": True}]
+    want = {"model": tiny_model, "world_size": 3, "device": "cpu", "dtype": "float32", "spawn": True}
+    assert built == [{**want, "sampler_is_own_forward": True}]
+    foreign = step_trainer.trainer_factory(Placement("cpu", "float32"), train_procs=3, sampler_is_own_forward=False)
+    foreign(tiny_model, TrainConfig())  # a vLLM sampler: every rank turns grpo.tis auto on
+    assert built[-1] == {**want, "sampler_is_own_forward": False}
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "3")  # under torchrun rank 0 spawns nothing
     factory(tiny_model, TrainConfig())
