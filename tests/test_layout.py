@@ -48,3 +48,142 @@ def test_public_api_is_exactly_all() -> None:
     modules = {name for name in public if type(getattr(agentjet.core, name)).__name__ == "module"}
     assert public - modules == set(agentjet.core.__all__)
     assert {"SwarmClient", "AsyncSwarmClient", "TrainConfig"} <= set(agentjet.__all__)
+
+
+# ---- the layer contract: one way down, no circles, the public core above it -----------------------
+# DESIGN §2: a package imports only those below it. Imports inside functions and under TYPE_CHECKING
+# count too: a deferred import still couples the two, and a type-only circle is still a circle.
+LAYERS = ("core", "sandbox", "tasks", "vibe", "a3r", "bench", "nightly", "chat", "cli")
+PUBLIC_CORE_ONLY = ("sandbox", "tasks", "vibe", "a3r", "nightly", "chat")  # bench and cli may measure/wire internals
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _targets(root: Path, node: ast.Import | ast.ImportFrom, package: str) -> set[str]:
+    """The modules of ours an import names (`from a.b import c` is module a.b.c when c is one)."""
+    top = root.name
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names if alias.name.split(".")[0] == top}
+    if node.level:  # relative: resolve against this module's package
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        module = ".".join(base + ([node.module] if node.module else []))
+    else:
+        module = node.module or ""
+    if module.split(".")[0] != top:
+        return set()
+    found = set()
+    for alias in node.names:
+        candidate = f"{module}.{alias.name}"
+        folder = root.parent.joinpath(*candidate.split("."))
+        found.add(candidate if folder.with_suffix(".py").is_file() or (folder / "__init__.py").is_file() else module)
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Every module of the package at `root` -> the modules of ours it imports (anywhere in its body)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        name = _module_name(root, path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                edges |= _targets(root, node, package)
+        graph[name] = edges - {name}
+    return graph
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in graph:
+                continue
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer_violations(root: Path) -> list[str]:
+    """Upward imports, circles, and imports of core internals from the packages that get only its public API."""
+    graph = import_graph(root)
+    problems = []
+    for module, targets in sorted(graph.items()):
+        here = _layer(module)
+        for target in sorted(targets):
+            there = _layer(target)
+            if here and there and LAYERS.index(there) > LAYERS.index(here):
+                problems.append(f"upward import: {module} -> {target}")
+            if here in PUBLIC_CORE_ONLY and there == "core" and target != f"{root.name}.core":
+                problems.append(f"core internals: {module} -> {target} (use {root.name}.core's public names)")
+    problems += [f"circle: {' -> '.join(component)}" for component in circles(graph)]
+    return problems
+
+
+def test_every_import_runs_one_way_down_with_no_circle_and_only_the_public_core_above_it() -> None:
+    problems = layer_violations(ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "agentjet"
+    for name, text in {"__init__.py": "", **files}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for folder in {p.parent for p in root.rglob("*.py")}:
+        (folder / "__init__.py").touch()
+    return root
+
+
+def test_the_contract_catches_an_upward_import_a_circle_and_a_reach_past_the_public_core(tmp_path: Path) -> None:
+    clean = {
+        "core/errors.py": "",
+        "core/__init__.py": "from agentjet.core.errors import *\n",
+        "tasks/run.py": "from agentjet.core import AgentJetError\n",
+        "vibe/plan.py": "from agentjet.tasks.run import x\n",
+    }
+    assert layer_violations(_tree(tmp_path / "clean", clean)) == []
+    upward = {**clean, "tasks/run.py": "def f():\n    from agentjet.vibe.plan import y\n"}  # deferred still counts
+    assert any("upward import: agentjet.tasks.run -> agentjet.vibe.plan" in p for p in layer_violations(
+        _tree(tmp_path / "upward", upward)))  # fmt: skip
+    circle = {**clean, "vibe/a.py": "from agentjet.vibe import b\n", "vibe/b.py": "from typing import TYPE_CHECKING\n"
+              "if TYPE_CHECKING:\n    from agentjet.vibe.a import A\n"}  # fmt: skip
+    assert "circle: agentjet.vibe.a -> agentjet.vibe.b" in layer_violations(_tree(tmp_path / "circle", circle))
+    reach = {**clean, "vibe/plan.py": "from agentjet.core.errors import AgentJetError\n"}
+    assert any(p.startswith("core internals: agentjet.vibe.plan") for p in layer_violations(
+        _tree(tmp_path / "reach", reach)))  # fmt: skip

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from agentjet.a3r.stats import Interval, difference_interval, mean_interval
-
-if TYPE_CHECKING:
-    from agentjet.a3r.analysis import TrialRow
+from agentjet.a3r.trial_row import TrialRow
 
 __all__ = ["Confirmation", "Verdict", "confirm_best"]
 

@@ -13,17 +13,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agentjet.a3r.errors import StaleServer
-from agentjet.core import TrainConfig
-
-if TYPE_CHECKING:
-    from agentjet.a3r.members import PoolMember
+from agentjet.core import SwarmClient, TrainConfig
 
 __all__ = ["check_first_step", "ensure_fresh", "stale_reason"]
 
 log = logging.getLogger(__name__)
+
+
+class PoolMember(Protocol):
+    """What freshness needs of a pool member (`members.PoolMember`): asked here, so members may use us."""
+
+    name: str
+    restartable: bool
+    fresh: bool
+
+    def client(self) -> SwarmClient: ...
+
+    def restart(self, *, model: str | None = None, config: TrainConfig | None = None) -> None: ...
 _EPISODE_COUNTS = ("in_flight", "finished", "aborted")
 
 

@@ -7,7 +7,7 @@
    remote server must be untouched, see `agentjet.a3r.members`), then proves it: the server
    must report step 0 with nothing pooled (a local one is restarted once if not), and the
    trial's first step must be the server's step 1, else `StaleServer` (`agentjet.a3r.freshness`);
-2. plays train rounds with the task family (bench learn's `play_train_round`: GRPO groups
+2. plays train rounds with the task family (`agentjet.tasks.rounds.play_train_round`: GRPO groups
    seeded by `seed` and the step) and waits for each update; every `eval_every` steps and at
    the last step it measures the objective (eval episodes on `eval_items` held-out items drawn
    with `eval_seed`, greedy where the family has a temperature; or the train reward) and calls
@@ -39,10 +39,10 @@ from agentjet.a3r.freshness import check_first_step, ensure_fresh
 from agentjet.a3r.members import PoolMember
 from agentjet.a3r.plan import SYNTHETIC, Metric, TaskSource, TrialSetup
 from agentjet.a3r.synthetic import run_synthetic, synthetic_options
-from agentjet.bench.learn import LearnSettings, evaluate, play_train_round, wait_for_step
 from agentjet.core import AgentJetError, SwarmClient, TrainConfig
 from agentjet.tasks.base import POLICY, TaskFamily, TaskItem
 from agentjet.tasks.registry import load_family
+from agentjet.tasks.rounds import RoundSettings, evaluate, play_train_round, wait_for_step
 
 __all__ = ["Report", "TrialResult", "eval_steps", "run_trial"]
 
@@ -142,7 +142,7 @@ class _ModelTrial:
         self.strategy, self.metric = config.collect.strategy, metric
         group = config.grpo.group_size
         tasks = math.ceil(config.collect.episodes / group) if self.strategy == "episodes" else config.collect.tasks
-        self.settings = LearnSettings(tasks_per_step=tasks, group_size=group, seed=seed)
+        self.settings = RoundSettings(tasks_per_step=tasks, group_size=group, seed=seed)
         self.concurrency = min(64, max(tasks * group, len(held_out), 1))
         self.curve: list[tuple[int, float]] = []
         self.train_rewards: list[float] = []

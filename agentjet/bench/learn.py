@@ -8,7 +8,8 @@ items x a GRPO group of `group_size` episodes (at the family's own temperature),
 one step and hot-loads the adapter; every `eval_every` steps, and once more at the end, the
 same eval split is played again. Rounds stop when `minutes` of wall time are spent (or
 `steps` steps). The JSON says where the policy started and ended, with a 95% interval for the
-change (Newcombe), and a PNG shows the train reward per step and the eval accuracy.
+change (Newcombe), and a PNG shows the train reward per step and the eval accuracy. The rounds
+and evals themselves are `agentjet.tasks.rounds`; this module is the benchmark around them.
 
 Keys: task, params, model, base_accuracy, final_accuracy, accuracy_change, ci95_low, ci95_high
 (of final - base), eval_episodes, steps, minutes, train_rewards, evals ([step, accuracy, reward
@@ -28,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,30 +37,31 @@ import yaml
 
 from agentjet.bench.output import print_result, save_chart
 from agentjet.bench.proportions import Rate, difference_ci, wilson
-from agentjet.core import AgentJetError, ServerSettings, SwarmClient, TrainConfig
+from agentjet.core import ServerSettings, SwarmClient, TrainConfig
 from agentjet.core.tokens import new_admin_token
-from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
+from agentjet.tasks.base import POLICY, TaskFamily
 from agentjet.tasks.registry import load_family
-from agentjet.tasks.runner import member_seed
+from agentjet.tasks.rounds import (
+    EvalResult,
+    RoundSettings,
+    evaluate,
+    play_train_round,
+    wait_for_step,
+    wait_until_rolling,
+)
 
 __all__ = [
-    "EvalResult",
     "LearnSettings",
-    "evaluate",
+    "describe_eval",
     "main",
-    "play_train_round",
     "read_train_rewards",
     "run_learn_bench",
     "train_step",
     "training_server",
-    "wait_for_step",
-    "wait_until_rolling",
 ]
 
 Progress = Callable[[str], None]
 _TOKEN = new_admin_token()  # a fresh secret per run: benches bind loopback, but tokens are never guessable
-_STEP_TIMEOUT_S = 1800.0
-_WIN = 1.0  # an episode counts as solved / won when its reward reaches this
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,11 @@ class LearnSettings:
     group_size: int = 8
     lr: float = 2e-4
     seed: int = 0
+
+    @property
+    def rounds(self) -> RoundSettings:
+        """What each train round plays (`agentjet.tasks.rounds.play_train_round`)."""
+        return RoundSettings(tasks_per_step=self.tasks_per_step, group_size=self.group_size, seed=self.seed)
 
 
 def _parameters(family: TaskFamily) -> set[str]:
@@ -103,108 +110,6 @@ def _train_config(settings: LearnSettings) -> TrainConfig:
             "checkpoint_every": 1000,
         }
     )
-
-
-@dataclass(frozen=True)
-class _Played:
-    reward: float
-    solved: bool  # an exact answer or a won game (`metadata["won"]` where the family reports one)
-    invalid: int = 0  # answers the family found invalid (replaced by a default), where it counts them
-    actions: int = 0  # answers it counted
-
-
-def answer_counts(metadata: Mapping[str, Any]) -> tuple[int, int]:
-    """(invalid, actions) of the policy server's answers from an outcome's metadata; (0, 0) if not counted."""
-    invalid, actions = metadata.get("invalid"), metadata.get("actions")
-    if not (isinstance(invalid, Mapping) and isinstance(actions, Mapping)):
-        return 0, 0
-    return int(invalid.get(POLICY, 0)), int(actions.get(POLICY, 0))
-
-
-def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> _Played | None:
-    """One episode on the policy server; None when it broke (then it was aborted, never trained).
-
-    Solved is the family's own `won` flag when it gives one (werewolves: a won game may score
-    below 1 when the penalty is per action), else a reward of at least 1."""
-    try:
-        with client.episode(task_id=item.task_id, kind=kind, agent=family.name) as episode:  # type: ignore[arg-type]
-            outcome = family.run(item, {POLICY: Endpoint(episode.base_url, episode.api_key)})
-            reward = float(outcome.rewards[POLICY])
-            episode.end(reward, dict(outcome.metadata))
-            won = outcome.metadata.get("won")
-            solved = bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
-            return _Played(reward, solved, *answer_counts(outcome.metadata))
-    except (AgentJetError, OSError, ValueError, KeyError) as exc:
-        _stderr(f"episode failed task={item.task_id}: {type(exc).__name__}: {exc}")
-        return None
-
-
-def _play_all(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], kind: str
-) -> list[_Played | None]:
-    return list(pool.map(lambda item: _play(client, family, item, kind), items))
-
-
-def _play_round(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, jobs: Sequence[TaskItem]
-) -> list[float]:
-    """Play every job; a broken episode is replayed (same item and seed) so each GRPO group completes."""
-    rewards: list[float] = []
-    for _attempt in range(3):
-        played = _play_all(pool, client, family, jobs, "train")
-        rewards += [r.reward for r in played if r is not None]
-        jobs = [job for job, r in zip(jobs, played, strict=True) if r is None]
-        if not jobs:
-            return rewards
-    raise RuntimeError(f"{len(jobs)} train episodes failed three times: see the messages above")
-
-
-def wait_for_step(client: SwarmClient, step: int) -> None:
-    """Until the server has taken `step` and rolls again (the new adapter is being served)."""
-    deadline = time.monotonic() + _STEP_TIMEOUT_S
-    while True:
-        status = client.status()
-        if status["step"] >= step and status["state"] == "rolling":
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"server did not finish step {step} within {_STEP_TIMEOUT_S:.0f} s: {status}")
-        time.sleep(0.2)
-
-
-def wait_until_rolling(client: SwarmClient) -> None:
-    deadline = time.monotonic() + _STEP_TIMEOUT_S
-    while client.health().get("state") != "rolling":
-        if time.monotonic() > deadline:
-            raise TimeoutError("server did not finish loading the model")
-        time.sleep(0.2)
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    step: int
-    solved: int
-    episodes: int
-    reward_mean: float
-    invalid: int = 0
-    actions: int = 0
-
-    @property
-    def invalid_share(self) -> float | None:
-        """Share of the counted answers that were invalid; None when the family counts none."""
-        return self.invalid / self.actions if self.actions else None
-
-
-def evaluate(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], step: int
-) -> EvalResult:
-    """Play every eval item once (kind `eval`: never trained); solved count and mean reward."""
-    played = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
-    if not played:
-        raise RuntimeError("every eval episode failed: see the messages above")
-    solved = sum(1 for r in played if r.solved)
-    reward_mean = sum(r.reward for r in played) / len(played)
-    invalid, actions = sum(r.invalid for r in played), sum(r.actions for r in played)
-    return EvalResult(step, solved, len(played), reward_mean, invalid, actions)
 
 
 def describe_eval(result: EvalResult) -> str:
@@ -248,8 +153,8 @@ def read_train_rewards(metrics_path: Path) -> list[float]:
 @contextmanager
 def training_server(settings: LearnSettings, max_batch: int) -> Iterator[tuple[SwarmClient, Path]]:
     """A fresh in-process training server (own state dir) with `_train_config`, rolling; (client, state dir)."""
-    from agentjet.core.server.app import create_app  # here, not at import: the campaign's trials use only the
-    from agentjet.core.testing import serve_in_thread  # helpers above and should not load torch to do so
+    from agentjet.core.server.app import create_app  # here, not at import: the module (LearnSettings,
+    from agentjet.core.testing import serve_in_thread  # the chart) loads without torch
 
     with tempfile.TemporaryDirectory(prefix="agentjet-bench-learn-") as tmp:
         state = Path(tmp) / "state"
@@ -263,16 +168,6 @@ def training_server(settings: LearnSettings, max_batch: int) -> Iterator[tuple[S
             yield client, state
 
 
-def play_train_round(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, settings: LearnSettings, step: int
-) -> tuple[list[float], int]:
-    """Play step `step`'s GRPO groups (seeded by the step); the train rewards and the episodes replayed."""
-    items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
-    jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
-    rewards = _play_round(pool, client, family, jobs)
-    return rewards, len(jobs) - len(rewards)
-
-
 def train_step(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, settings: LearnSettings, step: int
 ) -> tuple[list[float], int]:
@@ -280,7 +175,7 @@ def train_step(
 
     Returns the train rewards and how many episodes had to be replayed.
     """
-    rewards, replayed = play_train_round(pool, client, family, settings, step)
+    rewards, replayed = play_train_round(pool, client, family, settings.rounds, step)
     wait_for_step(client, step + 1)
     return rewards, replayed
 

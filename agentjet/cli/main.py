@@ -405,12 +405,8 @@ def client_run(
     ] = 86400.0,
 ) -> None:
     """Run episodes of a task family with a progress bar and a summary; Ctrl-C aborts the open episodes."""
-    import json
-
-    from rich.console import Console
-
     from agentjet.tasks.client_run import client_run as run_task
-    from agentjet.tasks.run_report import summary_table
+    from agentjet.tasks.run_report import show_summary
     from agentjet.tasks.runner import RunSettings
 
     setup_logging(log_level)
@@ -433,11 +429,7 @@ def client_run(
             )
     except (AgentJetError, ValueError, TimeoutError) as exc:
         raise fail(exc) from exc
-    if as_json:
-        typer.echo(json.dumps(summary, indent=2))
-    else:
-        Console().print(summary_table(summary))
-    raise typer.Exit(130 if summary["interrupted"] else 0)
+    raise typer.Exit(show_summary(summary, as_json=as_json))  # JSON or the table; 130 when interrupted
 
 
 def _client_run_sandboxed(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -57,17 +56,11 @@ def server_start(
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
 ) -> None:
     """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
-    import uvicorn
-
-    from agentjet.core.backends.factory import check_backend_settings
     from agentjet.core.config import ServerSettings
-    from agentjet.core.models import resolve_model
-    from agentjet.core.placement import resolve_placement
-    from agentjet.core.server.app import create_app
-    from agentjet.core.server.http_server import uvicorn_config
+    from agentjet.core.server.run import prepare_server
 
     setup_logging(log_level)
-    from agentjet.core.distributed_trainer import backend_for, check_world, torchrun_rank
+    from agentjet.core.distributed_trainer import torchrun_rank
 
     launched = torchrun_rank()  # under torchrun: rank 0 serves, the other ranks only train
     if launched is not None and launched[0] > 0:
@@ -76,7 +69,6 @@ def server_start(
         raise typer.Exit(train_worker())
     train_procs = launched[1] if launched is not None else train_procs
     given = cli_token(ctx, token, token_file, None)
-    existed = state_dir.exists()
     try:
         settings = ServerSettings(
             model=model, host=host, port=port, config=config, state_dir=state_dir, token=given,
@@ -86,58 +78,12 @@ def server_start(
             vllm_args=tuple(vllm_arg or ()),
             train_procs=train_procs,
         )  # fmt: skip
-        resolve_model(settings.model)  # a bad model fails here: before anything is written
-        where = resolve_placement(settings.device, settings.dtype)  # so does a device this machine lacks
-        check_backend_settings(settings)  # and backend flags that cannot work together
-        check_world(where.device, settings.train_procs)  # and more GPUs than there are
-        _preflight(settings)
-        application = create_app(settings)
-        server_config = uvicorn_config(application, host=host, port=port, log_level=log_level.lower())
+        prepared = prepare_server(settings, log_level=log_level, torchrun=launched is not None)
     except (AgentJetError, ValueError) as exc:
-        if not existed:
-            shutil.rmtree(state_dir, ignore_errors=True)  # nothing left behind by a start that never ran
-        raise fail(exc) from exc
-    scheme = "https" if ssl_certfile else "http"
-    typer.echo(f"agentjet server: model={model} {scheme}://{host}:{port}  admin token: {state_dir / 'token'}", err=True)
-    served = "a vllm serve process" if settings.backend == "vllm" else "this process"
-    typer.echo(
-        f"agentjet server: backend {settings.backend} on {where.describe()} ({served}); "
-        f"trainer on {where.describe()} (LoRA weights and optimizer float32), built at the first update",
-        err=True,
-    )
-    if settings.train_procs > 1:
-        n = settings.train_procs
-        others = "rank 1" if n == 2 else f"ranks 1-{n - 1}"
-        how = "started by torchrun" if launched is not None else "spawned at the first update"
-        typer.echo(
-            f"agentjet server: training across world_size={n} processes, backend {backend_for(where.device)} "
-            f"(rank 0 is this process; {others} {how})",
-            err=True,
-        )
-    server = uvicorn.Server(server_config)
-    server.run()
-    if not server.started:  # the lifespan refused to start (its one-line reason was logged)
-        raise typer.Exit(1)
-
-
-def _preflight(settings: Any) -> None:
-    """Everything about the state dir that can refuse a start, checked before uvicorn: one sentence each."""
-    from agentjet.core.journal import Journal
-    from agentjet.core.server.app import admin_token, prepare_state_dir
-    from agentjet.core.state_lock import StateDirLock
-
-    prepare_state_dir(settings.state_dir)
-    holder = StateDirLock(settings.state_dir).holder()
-    if holder is not None:
-        raise AgentJetError(f"another server (pid {holder or '?'}) is using the state dir {settings.state_dir}")
-    admin_token(settings)
-    journal_path = settings.state_dir / "journal.sqlite"
-    if journal_path.exists():
-        journal = Journal(journal_path)
-        try:
-            journal.verify()
-        finally:
-            journal.close()
+        raise fail(exc) from exc  # a state dir the refused start created is gone already
+    code = prepared.serve()
+    if code:
+        raise typer.Exit(code)
 
 
 def _admin_client(ctx: typer.Context, url: str, token: str | None, token_file: Path | None, state_dir: Path) -> Any:

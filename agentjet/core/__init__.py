@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentjet.core.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
+    from agentjet.core.client_core import TOKEN_ENV
     from agentjet.core.config import ServerSettings, TrainConfig
     from agentjet.core.errors import (
         AgentJetError,
@@ -32,8 +33,12 @@ if TYPE_CHECKING:
         TokenNotFound,
         TrainingDown,
     )
+    from agentjet.core.logs import error_line, log_to_stderr
+    from agentjet.core.scripted_server import serve_scripted
+    from agentjet.core.server.run import run_server
 
 __all__ = [
+    "TOKEN_ENV",
     "AgentJetError",
     "AsyncEpisode",
     "AsyncSwarmClient",
@@ -59,11 +64,16 @@ __all__ = [
     "TokenNotFound",
     "TrainConfig",
     "TrainingDown",
+    "error_line",
+    "log_to_stderr",
+    "run_server",
+    "serve_scripted",
 ]
 
 _CLIENT = ("AsyncEpisode", "AsyncSwarmClient", "Episode", "EpisodeReclaimed", "SwarmClient")
 _HOME = {name: "client" if name in _CLIENT else "errors" for name in __all__}
-_HOME.update(ServerSettings="config", TrainConfig="config")
+_HOME.update(ServerSettings="config", TrainConfig="config", TOKEN_ENV="client_core", serve_scripted="scripted_server")
+_HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
 
 
 def __getattr__(name: str) -> Any:

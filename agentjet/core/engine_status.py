@@ -6,17 +6,51 @@ client ids (the other clients' ids, like their episodes, are not its business).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from agentjet.core.types import Principal
+from agentjet.core.backends.base import Backend
+from agentjet.core.call_stats import CallStats
+from agentjet.core.clients import ClientRoster
+from agentjet.core.config import TrainConfig
+from agentjet.core.open_episode import OpenEpisode
+from agentjet.core.training_health import TrainingHealth
+from agentjet.core.types import EngineState, Principal
 
-if TYPE_CHECKING:
-    from agentjet.core.engine import Engine
-
-__all__ = ["engine_status"]
+__all__ = ["StatusSource", "engine_status"]
 
 
-def engine_status(engine: Engine, principal: Principal) -> dict[str, Any]:
+class StatusSource(Protocol):
+    """What the status reads of the engine (`engine.Engine`), named here so the engine may call us."""
+
+    backend: Backend
+    step: int
+    clients: ClientRoster
+    train_config: TrainConfig
+    pool_stats: Callable[[], dict[str, Any]] | None
+    training_health: TrainingHealth | None
+    latest_metrics: dict[str, Any] | None
+    memory_reports: dict[str, Callable[[], dict[str, Any]]]
+
+    @property
+    def call_stats(self) -> CallStats: ...
+
+    @property
+    def state(self) -> EngineState: ...
+
+    @property
+    def is_ready(self) -> bool: ...
+
+    def now(self) -> float: ...
+
+    def open_episodes(self) -> list[OpenEpisode]: ...
+
+    def closed_counts(self) -> dict[str, int]: ...
+
+    def calls_in_flight(self) -> int: ...
+
+
+def engine_status(engine: StatusSource, principal: Principal) -> dict[str, Any]:
     now = engine.now()
     pool = engine.pool_stats() if engine.pool_stats is not None else {}
     if not principal.is_admin and "clients" in pool:
@@ -51,7 +85,7 @@ def engine_status(engine: Engine, principal: Principal) -> dict[str, Any]:
     }
 
 
-def _memory(engine: Engine) -> dict[str, Any]:
+def _memory(engine: StatusSource) -> dict[str, Any]:
     """Each model copy's device, dtype, parameter bytes and peak memory; a failing probe says why."""
     out: dict[str, Any] = {}
     for name, report in engine.memory_reports.items():

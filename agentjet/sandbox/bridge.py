@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 import uvicorn
 
-from agentjet.core.client_core import TOKEN_ENV
+from agentjet.core import TOKEN_ENV
 from agentjet.sandbox.errors import SandboxError
 
 __all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge"]

@@ -7,7 +7,7 @@ AgentJetError
 
 from __future__ import annotations
 
-from agentjet.core.errors import AgentJetError
+from agentjet.core import AgentJetError
 
 __all__ = ["SandboxError", "SandboxUnavailable"]
 

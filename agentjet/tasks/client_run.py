@@ -2,12 +2,18 @@
 
 Kept apart from the Typer command so the flag rules (which `--server` names a family needs,
 `--param` parsing) are plain functions with plain errors (`ConfigError`), testable without a CLI.
+`python -m agentjet.tasks.client_run TASK --server URL [...]` (`main`) is the same run on the host
+without the CLI (vibe's client processes and their standby): the same flags but --sandbox and
+--token*, the token from AGENTJET_TOKEN, the same output and exit status.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -16,11 +22,12 @@ from typing import Any
 
 from rich.console import Console
 
-from agentjet.core import ConfigError, SwarmClient
+from agentjet.core import AgentJetError, ConfigError, SwarmClient, error_line, log_to_stderr
 from agentjet.tasks.registry import load_family, parse_params
+from agentjet.tasks.run_report import show_summary
 from agentjet.tasks.runner import RunSettings, TaskRunner
 
-__all__ = ["client_run", "resolve_servers"]
+__all__ = ["client_run", "main", "resolve_servers"]
 
 _NAMED = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
 
@@ -71,6 +78,49 @@ def client_run(
         return runner.run()
 
 
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agentjet.tasks.client_run")
+    parser.add_argument("task", help="registered task (word, countdown, ...) or a .py client file")
+    parser.add_argument("--server", action="append", required=True, help="server URL, or NAME=URL")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--episodes", type=int, default=16)
+    parser.add_argument("--eval-every", type=int, default=None)
+    parser.add_argument("--eval-episodes", type=int, default=8)
+    parser.add_argument("--group-size", type=int, default=None)
+    parser.add_argument("--update-every", type=int, default=None)
+    parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", dest="as_json")
+    parser.add_argument("--log-level", default="WARNING")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`agentjet client run TASK ...` without the CLI: the run, its summary on stdout, the exit status
+    (0; 130 when interrupted; 2 with one `error: <sentence>` line on stderr)."""
+    args = _parser().parse_args(argv)
+    log_to_stderr(args.log_level)
+    try:
+        settings = RunSettings(
+            episodes=args.episodes,
+            concurrency=args.concurrency,
+            eval_every=args.eval_every,
+            eval_episodes=args.eval_episodes,
+            group_size=args.group_size,
+            update_every=args.update_every,
+            seed=args.seed,
+        )
+        token = os.environ.get("AGENTJET_TOKEN") or None
+        summary = client_run(args.task, servers=args.server, token=token, params=args.param, settings=settings)
+    except (AgentJetError, ValueError, TimeoutError) as exc:
+        sys.stderr.write(error_line(exc) + "\n")
+        return 2
+    except KeyboardInterrupt:  # before the runner took over (it reports its own): what the CLI's Ctrl-C prints
+        sys.stderr.write("\nAborted!\n")
+        return 1
+    return show_summary(summary, as_json=args.as_json)
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -86,3 +136,7 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

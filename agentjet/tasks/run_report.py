@@ -1,12 +1,15 @@
 """What a task run counts (episodes, rewards per server, errors, evals) and how it is shown.
 
 `RunStats` is filled by the runner's main thread only (workers hand results over a queue), so it
-needs no lock. `RunView` is the rich progress bar on stderr; `summary_table` the closing table.
+needs no lock. `RunView` is the rich progress bar on stderr; `summary_table` the closing table,
+`show_summary` what `agentjet client run` prints at the end (the table, or the JSON with `--json`).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -16,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-__all__ = ["EpisodeResult", "RunStats", "RunView", "summary_table"]
+__all__ = ["EpisodeResult", "RunStats", "RunView", "show_summary", "summary_table"]
 
 _KEPT_ERRORS = 5  # error messages kept in the summary (the count covers all)
 
@@ -146,3 +149,13 @@ def summary_table(summary: Mapping[str, Any]) -> Table:
     for what, value in rows:
         table.add_row(what, "-" if value is None else str(value))
     return table
+
+
+def show_summary(summary: Mapping[str, Any], *, as_json: bool = False) -> int:
+    """Print the run's summary on stdout (JSON, or the closing table); the exit status: 130 when interrupted."""
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        sys.stdout.flush()
+    else:
+        Console().print(summary_table(summary))
+    return 130 if summary["interrupted"] else 0

@@ -1,4 +1,4 @@
-"""`FirstWord`: the one-word task of `agentjet bench learn-check` as a task family.
+"""`FirstWord`: the one-word task of the learn-check benchmark (`bench learn-check`) as a task family.
 
 "Reply with just the word 'banana' and nothing else." Reward 1 when the reply's first word is the
 given word, else 0. Single turn, trivially verifiable, and a base SmolLM2 gets it right now and

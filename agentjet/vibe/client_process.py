@@ -113,7 +113,7 @@ def _argv(workspace: Path, client: Path, sandbox: str, url: str, settings: Clien
     for param in settings.params:
         flags += ["--param", param]
     if sandbox == "none":
-        head = [sys.executable, "-m", _module(sandbox), "client", "run", str(client), "--server", url, "--json"]
+        head = [sys.executable, "-m", _module(sandbox), str(client), "--server", url, "--json"]
         return head + flags + ["--log-level", "WARNING"]
     head = [sys.executable, "-m", _module(sandbox), "--workspace", str(workspace)]
     head += ["--client", str(client), "--server", url, "--backend", sandbox]
@@ -121,7 +121,8 @@ def _argv(workspace: Path, client: Path, sandbox: str, url: str, settings: Clien
 
 
 def _module(sandbox: str) -> str:
-    return "agentjet.cli.main" if sandbox == "none" else "agentjet.vibe.sandboxed_client"
+    """The module a client process runs: `agentjet client run` on the host, or the sandboxed client's host side."""
+    return "agentjet.tasks.client_run" if sandbox == "none" else "agentjet.vibe.sandboxed_client"
 
 
 def _env(token: str) -> dict[str, str]:

@@ -1,10 +1,10 @@
 """A client process started ahead of need, so a hot-swap does not wait for an interpreter to start.
 
 `python -m agentjet.vibe.client_standby MODULE [BACKEND]` imports MODULE (`agentjet.vibe.sandboxed_client`,
-the host side of a sandboxed client, or `agentjet.cli.main` for a client on the host), checks the
-sandbox backend once (its probe run is then cached for this process), creates the file named by
-AGENTJET_VIBE_STANDBY_READY (when set), and waits for one line of JSON
-on stdin: the argument list MODULE's command line would get. It then runs exactly as
+the host side of a sandboxed client, or `agentjet.tasks.client_run`, `agentjet client run` without the
+CLI, for a client on the host), checks the sandbox backend once (its probe run is then cached for
+this process), creates the file named by AGENTJET_VIBE_STANDBY_READY (when set), and waits for one
+line of JSON on stdin: the argument list MODULE's command line would get. It then runs exactly as
 `python -m MODULE ARGS...` would. End of input instead of a line: exit 0 (it was not needed).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 __all__ = ["MODULES", "READY_ENV", "main"]
 
-MODULES = ("agentjet.vibe.sandboxed_client", "agentjet.cli.main")
+MODULES = ("agentjet.vibe.sandboxed_client", "agentjet.tasks.client_run")
 READY_ENV = "AGENTJET_VIBE_STANDBY_READY"  # a file the standby creates once it is warm
 
 
@@ -29,14 +29,9 @@ def _warm(module: str, backend: str | None) -> Callable[[list[str]], int]:
 
         Sandbox(backend or "auto")  # the backend's probe run happens now, not at the swap
         return sandboxed_client.main
-    from agentjet.cli.main import app
-    from agentjet.tasks import client_run, run_report, runner  # noqa: F401  (what `client run` imports later)
+    from agentjet.tasks import client_run
 
-    def run_cli(argv: list[str]) -> int:
-        app(args=argv, prog_name="agentjet")  # exits through SystemExit with the command's status
-        return 0
-
-    return run_cli
+    return client_run.main
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentjet.core.scripted_server import serve_scripted
+from agentjet.core import serve_scripted
 from agentjet.sandbox import Limits, Sandbox, SandboxError, SwarmAccess
 from agentjet.tasks.sandboxed_run import PYTHON_ENV, port_of
 from agentjet.vibe.contract import REWARD_RANGE, workspace_files

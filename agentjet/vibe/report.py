@@ -10,36 +10,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentjet.vibe.contract import RUN_OUTPUTS, workspace_files
+from agentjet.vibe.report_input import ReportInput
 from agentjet.vibe.report_text import render
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["REPORT_FILES", "ReportInput", "plot_curves", "run_summary", "write_report"]
 
 REPORT_FILES = tuple(sorted(RUN_OUTPUTS))
-
-
-@dataclass
-class ReportInput:
-    """What happened in one run. Mappings are the nodes' JSON results (missing: that node never ran)."""
-
-    sentence: str
-    status: str  # done, failed, refused, budget_exhausted ...
-    started_at: float  # wall clock
-    finished_at: float | None = None  # default: now
-    run_id: str = ""
-    message: str = ""
-    spec: Mapping[str, Any] | None = None
-    generated: Mapping[str, Any] | None = None
-    validation: Mapping[str, Any] | None = None
-    red_team: Mapping[str, Any] | None = None
-    repairs: Sequence[Mapping[str, Any]] = ()
-    training: Mapping[str, Any] | None = None  # watch result (+ "metrics": lines, "server": {...})
-    timings: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def _metrics(data: ReportInput) -> list[Mapping[str, Any]]:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from agentjet.vibe.report import ReportInput
+from agentjet.vibe.report_input import ReportInput
 
 __all__ = ["render"]
 

@@ -187,7 +187,7 @@ def _dataset(root: Path, spec: TaskSpec) -> Check:
 
 
 def _dry_run(sandbox: Sandbox, root: Path, options: ValidateOptions) -> Check:
-    from agentjet.core.scripted_server import serve_scripted
+    from agentjet.core import serve_scripted
     from agentjet.vibe.dry_policy import plausible_reply
 
     token = secrets.token_urlsafe(32)

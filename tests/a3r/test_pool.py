@@ -20,6 +20,7 @@ from agentjet.a3r.errors import PoolError
 from agentjet.a3r.local_server import LocalMember
 from agentjet.a3r.members import MemberState, RemoteMember, SyntheticMember
 from agentjet.a3r.pool import ServerPool
+from agentjet.a3r.server_process import server_fields
 
 
 def _alive(pid: int) -> bool:
@@ -180,3 +181,15 @@ def test_synthetic_members_die_and_come_back_without_a_process() -> None:
             pool.acquire(timeout=0.3)
         pool.restart(member)
         assert pool.acquire(timeout=1) is member
+
+
+def test_the_server_wrapper_reads_the_flags_a_local_member_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTJET_TOKEN", "t" * 32)
+    flags = ["--model", "tiny", "--host", "127.0.0.1", "--port", "9", "--state-dir", "s", "--config", "c.yaml"]
+    fields, level = server_fields([*flags, "--log-level", "WARNING"])
+    assert level == "WARNING" and fields == {
+        "model": "tiny", "host": "127.0.0.1", "port": 9, "state_dir": Path("s"), "config": Path("c.yaml"),
+        "token": "t" * 32,
+    }  # fmt: skip
+    with pytest.raises(SystemExit):
+        server_fields(["--device", "cuda"])  # a flag local members never get

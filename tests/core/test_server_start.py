@@ -167,3 +167,19 @@ async def test_a_failed_restore_is_shown_and_train_episodes_are_refused(tmp_path
         engine.begin_episode("t", kind=EpisodeKind.TRAIN, agent=None, client_id=None)
     episode, _ = engine.begin_episode("t", kind=EpisodeKind.EVAL, agent=None, client_id=None)  # evals still run
     await engine.abort_episode(episode.episode_id)
+
+
+def test_run_server_refuses_a_start_in_one_line_and_leaves_nothing_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`agentjet.core.run_server` (a campaign's local servers): the refusals of `agentjet server start`, status 2."""
+    from agentjet.core import run_server
+
+    state = tmp_path / "state"
+    assert run_server({"model": "gpt-9", "state_dir": state}, log_level="WARNING") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown model 'gpt-9'") and len(err.strip().splitlines()) == 1
+    assert not state.exists()
+    assert run_server({"model": "tiny", "state_dir": state, "token": "short"}, log_level="WARNING") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "at least 24" in err and len(err.strip().splitlines()) == 1

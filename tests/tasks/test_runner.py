@@ -23,6 +23,7 @@ from agentjet.core import SwarmClient
 from agentjet.core.backends.fakes import EchoBackend, ScriptedBackend
 from agentjet.core.testing import RunningServer
 from agentjet.tasks.base import Endpoint, Outcome, TaskItem
+from agentjet.tasks.client_run import main as client_run_main
 from agentjet.tasks.runner import RunSettings, TaskRunner, member_seed
 from agentjet.tasks.word import WORDS, FirstWord
 from tests.signals import sigint_default
@@ -278,6 +279,21 @@ def test_cli_errors_exit_2_with_a_message(args: list[str], message: str) -> None
     result = CliRunner().invoke(app, ["client", "run", *args])
     assert result.exit_code == 2
     assert re.search(message, result.stderr), result.stderr
+
+
+def test_the_module_entry_is_client_run_without_the_cli(
+    word_server: RunningServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m agentjet.tasks.client_run` (vibe's host clients): the CLI's flags, output and exit statuses."""
+    monkeypatch.setenv("AGENTJET_TOKEN", TOKEN)
+    args = ["word", "--server", word_server.url, "--episodes", "4", "--group-size", "2", "--param", "max_tokens=3"]
+    assert client_run_main([*args, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["task"] == "word" and summary["episodes"] == 4 and summary["reward_mean"] == 1.0
+    assert client_run_main(args) == 0 and "4 ended of 4 requested" in capsys.readouterr().out
+    assert client_run_main(["chess", "--server", "http://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown task 'chess'") and len(err.strip().splitlines()) == 1
 
 
 def test_member_seeds_differ_and_member_zero_keeps_the_item_seed() -> None:

@@ -58,4 +58,4 @@ def build_backend(settings: ServerSettings) -> Backend:
         )
     from agentjet.core.backends.vllm_backend import VllmBackend
 
-    return VllmBackend.from_settings(settings, path, placement)
+    return VllmBackend.from_settings(settings, path, placement, name=served_name(settings))

@@ -84,11 +84,10 @@ class VllmBackend:
         self._is_closed = False
 
     @classmethod
-    def from_settings(cls, settings: ServerSettings, model_path: Path, placement: Placement) -> VllmBackend:
-        """From `--vllm-url` (attach) or `--vllm-python` (start our own `vllm serve`)."""
-        from agentjet.core.backends.factory import served_name
-
-        name = served_name(settings)  # the flags were checked by factory.check_backend_settings
+    def from_settings(
+        cls, settings: ServerSettings, model_path: Path, placement: Placement, *, name: str
+    ) -> VllmBackend:
+        """From `--vllm-url` (attach) or `--vllm-python` (start our own `vllm serve`); flags checked by the factory."""
         if settings.vllm_url is not None:
             return cls(model_path, name=name, placement=placement, url=settings.vllm_url.rstrip("/"))
         assert settings.vllm_python is not None
