@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from agentjet.core import AgentJetError, ConfigError, SwarmClient, error_line, log_to_stderr
+from agentjet.core import TOKEN_ENV, AgentJetError, ConfigError, SwarmClient, error_line, log_to_stderr
 from agentjet.tasks.registry import load_family, parse_params
 from agentjet.tasks.run_report import show_summary
 from agentjet.tasks.runner import RunSettings, TaskRunner
@@ -101,16 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     log_to_stderr(args.log_level)
     try:
-        settings = RunSettings(
-            episodes=args.episodes,
-            concurrency=args.concurrency,
-            eval_every=args.eval_every,
-            eval_episodes=args.eval_episodes,
-            group_size=args.group_size,
-            update_every=args.update_every,
-            seed=args.seed,
-        )
-        token = os.environ.get("AGENTJET_TOKEN") or None
+        settings = RunSettings.from_options(args)
+        token = os.environ.get(TOKEN_ENV) or None
         summary = client_run(args.task, servers=args.server, token=token, params=args.param, settings=settings)
     except (AgentJetError, ValueError, TimeoutError) as exc:
         sys.stderr.write(error_line(exc) + "\n")

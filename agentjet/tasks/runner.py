@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from rich.console import Console
@@ -52,6 +52,12 @@ class RunSettings:
     update_every: int | None = None  # train episodes between update requests (then wait for the update)
     update_timeout_s: float = 1800.0
     seed: int = 0
+
+    @classmethod
+    def from_options(cls, options: object) -> RunSettings:
+        """From a parsed command line (argparse namespace): the fields it has, the defaults for the rest."""
+        given = {f.name: getattr(options, f.name) for f in fields(cls) if hasattr(options, f.name)}
+        return cls(**given)
 
     def __post_init__(self) -> None:
         for name in ("episodes", "concurrency", "eval_every", "eval_episodes", "group_size", "update_every"):

@@ -67,14 +67,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupt)  # stopped like Ctrl-C: the sandbox and its episodes go
-    settings = RunSettings(
-        episodes=args.episodes,
-        concurrency=args.concurrency,
-        eval_every=args.eval_every,
-        eval_episodes=args.eval_episodes,
-        group_size=args.group_size,
-        seed=args.seed,
-    )
+    settings = RunSettings.from_options(args)
     task, files = client_files(args.workspace, args.client)
     port = port_of(args.server)
     command = inner_command(task, f"http://127.0.0.1:{port}", params=args.param, settings=settings, log_level="WARNING")

@@ -324,3 +324,14 @@ def test_a_wrong_token_fails_before_any_episode(live_server: ServerFactory, echo
     assert result.exit_code == 2 and "error:" in result.stderr and "token" in result.stderr.lower(), result.stderr
     with SwarmClient(server.url, TOKEN) as client:
         assert client.status()["episodes"] == {"in_flight": 0, "finished": 0, "aborted": 0, "reclaimed": 0}
+
+
+def test_run_settings_from_a_command_line_take_its_fields_and_default_the_rest() -> None:
+    import argparse
+
+    options = argparse.Namespace(episodes=5, concurrency=2, seed=9, server=["http://x"], as_json=True)
+    settings = RunSettings.from_options(options)
+    assert (settings.episodes, settings.concurrency, settings.seed) == (5, 2, 9)
+    assert settings.eval_episodes == RunSettings().eval_episodes and settings.update_every is None
+    with pytest.raises(ValueError, match="concurrency"):
+        RunSettings.from_options(argparse.Namespace(concurrency=0))
