@@ -225,7 +225,8 @@ def build_graph(nodes: Mapping[str, NodeFn]) -> StateGraph[VibeState, VibeContex
         raise VibeError(f"vibe graph is missing node functions for {', '.join(missing)}")
     graph = StateGraph(VibeState, context_schema=VibeContext)
     for name in (*NODES, "repair"):
-        graph.add_node(name, _node(name, nodes[name]))  # type: ignore[call-overload]
+        # cast: langgraph's add_node overloads type-check differently from one langchain-core release to the next
+        graph.add_node(name, cast(Any, _node(name, nodes[name])))
     graph.add_edge(START, "understand")
     for name in NODES:
         targets = sorted({NEXT[name], "repair", "report", END})
