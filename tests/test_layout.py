@@ -53,8 +53,16 @@ def test_public_api_is_exactly_all() -> None:
 # ---- the layer contract: one way down, no circles, the public core above it -----------------------
 # DESIGN §2: a package imports only those below it. Imports inside functions and under TYPE_CHECKING
 # count too: a deferred import still couples the two, and a type-only circle is still a circle.
-LAYERS = ("core", "sandbox", "tasks", "vibe", "a3r", "bench", "nightly", "chat", "cli")
-PUBLIC_CORE_ONLY = ("sandbox", "tasks", "vibe", "a3r", "nightly", "chat")  # bench and cli may measure/wire internals
+LAYERS = ("core", "llm", "sandbox", "tasks", "vibe", "a3r", "bench", "nightly", "chat", "cli")
+PUBLIC_CORE_ONLY = (
+    "llm",
+    "sandbox",
+    "tasks",
+    "vibe",
+    "a3r",
+    "nightly",
+    "chat",
+)  # bench and cli may measure/wire internals
 
 
 def _module_name(root: Path, path: Path) -> str:

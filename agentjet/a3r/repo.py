@@ -7,7 +7,7 @@ Layout:
     study.json         every trial of the study (`records.study_export`), committed with each trial
     trials/<n>/        config.yaml (params, seed, model, full TrainConfig), metrics.jsonl (one line
                        per step, from the trial), curve.png, result.json; committed when trial n ends
-    report.md figures/ the analysis (agentjet.a3r.report)
+    report.md figures/ the analysis (agentjet.a3r.report.writer)
     runtime/           git-ignored: the SQLite/journal study, pool servers' state, lock, heartbeat
 Each trial commit carries a `A3R-Trial: <n>` trailer; `committed_trials()` reads them back, so a
 trial is committed once even across crashes and resumes. Thread-safe: one lock around git.
@@ -29,10 +29,10 @@ import yaml
 from optuna.trial import FrozenTrial
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentjet.a3r.curve import CurveDrawer
 from agentjet.a3r.errors import CampaignError
-from agentjet.a3r.plan import CampaignPlan, parse_plan, render_plan, trial_setup
-from agentjet.a3r.records import (
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan, render_plan, trial_setup
+from agentjet.a3r.trial.curve import CurveDrawer
+from agentjet.a3r.trial.records import (
     ATTEMPT,
     CONFIRM_INDEX,
     CONFIRM_OF,

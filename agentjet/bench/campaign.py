@@ -1,6 +1,6 @@
 """`agentjet bench campaign`: the campaign engine's overhead per trial and pool utilisation.
 
-Trials are the model-free synthetic kind (`agentjet.a3r.synthetic`: each step sleeps `step_s`),
+Trials are the model-free synthetic kind (`agentjet.a3r.trial.synthetic`: each step sleeps `step_s`),
 so the time outside the sleeps is the campaign's: `study.ask`, the report/prune writes at each
 eval, `study.tell`, the gap before a freed server gets its next trial, and (after the server is
 released) the trial's files and git commit. Pool members are four real `agentjet server start`
@@ -9,7 +9,7 @@ watches its server's health, as the pool's heartbeats do. `--members synthetic` 
 members instead (no process, no health HTTP): the quick mode and the tests use it. There is no
 confirmation phase (its barrier idles servers by design, which is not scheduler overhead).
 
-Figures (`agentjet.a3r.timing.CampaignResult`): `utilization` = server time held by trials /
+Figures (`agentjet.a3r.session.timing.CampaignResult`): `utilization` = server time held by trials /
 server time available from the first launch to the last trial's end (target >= 0.9);
 `work_utilization` counts only the trials' own work (held time minus their report writes);
 `overhead_per_trial_s` = ask + report + tell + launch gap per trial; `record_per_trial_s` = files,
@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from agentjet.a3r.engine import EngineOptions, start_campaign
-from agentjet.a3r.plan import parse_plan
-from agentjet.a3r.pool import ServerPool
-from agentjet.a3r.timing import launch_gaps
+from agentjet.a3r.plan.campaign_plan import parse_plan
+from agentjet.a3r.pool.servers import ServerPool
+from agentjet.a3r.session.campaign import EngineOptions, start_campaign
+from agentjet.a3r.session.timing import launch_gaps
 from agentjet.bench.output import print_result
 
 __all__ = ["TARGET_UTILIZATION", "main", "run_campaign_bench"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentjet.bench.learn import LearnSettings, train_step, training_server
 from agentjet.bench.output import print_result
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.types import EpisodeStatus
 from agentjet.tasks.registry import load_family
 

@@ -9,7 +9,7 @@ one step and hot-loads the adapter; every `eval_every` steps, and once more at t
 same eval split is played again. Rounds stop when `minutes` of wall time are spent (or
 `steps` steps). The JSON says where the policy started and ended, with a 95% interval for the
 change (Newcombe), and a PNG shows the train reward per step and the eval accuracy. The rounds
-and evals themselves are `agentjet.tasks.rounds`; this module is the benchmark around them.
+and evals themselves are `agentjet.tasks.play.rounds`; this module is the benchmark around them.
 
 Keys: task, params, model, base_accuracy, final_accuracy, accuracy_change, ci95_low, ci95_high
 (of final - base), eval_episodes, steps, minutes, train_rewards, evals ([step, accuracy, reward
@@ -38,10 +38,9 @@ import yaml
 from agentjet.bench.output import print_result, save_chart
 from agentjet.bench.proportions import Rate, difference_ci, wilson
 from agentjet.core import ServerSettings, SwarmClient, TrainConfig
-from agentjet.core.tokens import new_admin_token
+from agentjet.core.access.tokens import new_admin_token
 from agentjet.tasks.base import POLICY, TaskFamily
-from agentjet.tasks.registry import load_family
-from agentjet.tasks.rounds import (
+from agentjet.tasks.play.rounds import (
     EvalResult,
     RoundSettings,
     evaluate,
@@ -49,6 +48,7 @@ from agentjet.tasks.rounds import (
     wait_for_step,
     wait_until_rolling,
 )
+from agentjet.tasks.registry import load_family
 
 __all__ = [
     "LearnSettings",
@@ -81,7 +81,7 @@ class LearnSettings:
 
     @property
     def rounds(self) -> RoundSettings:
-        """What each train round plays (`agentjet.tasks.rounds.play_train_round`)."""
+        """What each train round plays (`agentjet.tasks.play.rounds.play_train_round`)."""
         return RoundSettings(tasks_per_step=self.tasks_per_step, group_size=self.group_size, seed=self.seed)
 
 

@@ -31,11 +31,11 @@ import yaml
 from agentjet.bench.learn import read_train_rewards
 from agentjet.bench.output import print_result, save_chart
 from agentjet.core import SwarmClient, TrainConfig
+from agentjet.core.access.tokens import new_admin_token
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
-from agentjet.core.tokens import new_admin_token
-from agentjet.tasks.rounds import wait_for_step, wait_until_rolling
+from agentjet.tasks.play.rounds import wait_for_step, wait_until_rolling
 from agentjet.tasks.word import MAX_TOKENS as _MAX_TOKENS
 from agentjet.tasks.word import PROMPT as _PROMPT
 from agentjet.tasks.word import WORDS, first_word_reward

@@ -147,7 +147,7 @@ def _round(value: float | None) -> float | None:
 
 def main(*, work: Workload, seconds: float, model: str, url: str | None, token: str | None, as_json: bool) -> None:
     """Run against `url`, or start a `model` server (subprocess, fresh state dir, LOAD_CONFIG) for the window."""
-    from agentjet.vibe.swarm_server import start_server, stop_server
+    from agentjet.vibe.run.swarm_server import start_server, stop_server
 
     if url is not None:
         if not token:

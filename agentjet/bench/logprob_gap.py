@@ -129,7 +129,7 @@ def _score(trainer: Any, sequences: Sequence[SampledSequence], temperature: floa
     """The trainer's logprob of every sampled token, one sequence per forward (no padding)."""
     import torch
 
-    from agentjet.core.trainer import sequence_logprobs
+    from agentjet.core.step.trainer import sequence_logprobs
 
     scored: list[float] = []
     with torch.no_grad():
@@ -165,7 +165,7 @@ def run_logprob_gap_bench(
     from agentjet.core.config import GrpoConfig, ServerSettings, TrainConfig
     from agentjet.core.models import resolve_model
     from agentjet.core.placement import resolve_placement
-    from agentjet.core.trainer import Trainer
+    from agentjet.core.step.trainer import Trainer
 
     started = time.perf_counter()
     tis_cap = GrpoConfig().tis_cap

@@ -46,8 +46,8 @@ def on_policy(trainer: Any, episodes: Sequence[Any]) -> list[Any]:
     """
     import torch
 
-    from agentjet.core.merging import merge_timelines
-    from agentjet.core.trainer import sequence_logprobs
+    from agentjet.core.episodes.merging import merge_timelines
+    from agentjet.core.step.trainer import sequence_logprobs
 
     out = []
     for episode in episodes:
@@ -65,8 +65,8 @@ def on_policy(trainer: Any, episodes: Sequence[Any]) -> list[Any]:
 
 
 def episode_samples(episodes: Sequence[Any], match: str) -> tuple[list[Any], list[float]]:
-    from agentjet.core.advantages import group_advantages
-    from agentjet.core.merging import merge_timelines
+    from agentjet.core.episodes.merging import merge_timelines
+    from agentjet.core.training.advantages import group_advantages
 
     rewards, tasks = [e.reward for e in episodes], [e.task_id for e in episodes]
     advantages = group_advantages(rewards, tasks, scale=True, std_floor=1e-6)
@@ -101,8 +101,8 @@ def run_merging_bench(
     from agentjet.bench.agent_workload import build_workload
     from agentjet.core.config import OptimConfig, TrainConfig
     from agentjet.core.models import resolve_model
-    from agentjet.core.prefix_sharing import plan_shared_prefixes
-    from agentjet.core.trainer import Trainer
+    from agentjet.core.step.prefix_sharing import plan_shared_prefixes
+    from agentjet.core.step.trainer import Trainer
 
     started = time.perf_counter()
     model_path = resolve_model(model)

@@ -36,7 +36,7 @@ import httpx
 import psutil
 
 from agentjet.bench.output import print_result
-from agentjet.core.tokens import new_admin_token
+from agentjet.core.access.tokens import new_admin_token
 
 __all__ = ["main", "run_serve_bench"]
 

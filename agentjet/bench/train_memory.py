@@ -43,7 +43,7 @@ def measure_budget(budget: int, *, model: str, groups: int) -> dict[str, Any]:
     from agentjet.bench.merging import episode_samples, on_policy
     from agentjet.core.config import OptimConfig, TrainConfig
     from agentjet.core.models import resolve_model
-    from agentjet.core.trainer import Trainer
+    from agentjet.core.step.trainer import Trainer
 
     model_path = resolve_model(model)
     trainer = Trainer(model_path, TrainConfig(optim=OptimConfig(micro_batch_tokens=budget)), seed=0)

@@ -21,9 +21,9 @@ import typer
 from agentjet.core.errors import AgentJetError
 
 if TYPE_CHECKING:
-    from agentjet.a3r.engine import CampaignResult
-    from agentjet.a3r.plan import CampaignPlan
+    from agentjet.a3r.plan.campaign_plan import CampaignPlan
     from agentjet.a3r.repo import CampaignRepo
+    from agentjet.a3r.session.campaign import CampaignResult
 
 __all__ = ["RUNS_DIR", "campaign_app"]
 
@@ -85,7 +85,7 @@ def _find_repo(repo: Path | None) -> CampaignRepo:
 
 
 def _load_plan(plan_path: Path, llm: str | None) -> CampaignPlan:
-    from agentjet.a3r.planner import plan_from_file, resolve_planner_llm
+    from agentjet.a3r.plan.planner import plan_from_file, resolve_planner_llm
 
     try:
         return plan_from_file(plan_path, llm=resolve_planner_llm(llm))
@@ -106,8 +106,8 @@ def start(
     ] = None,
 ) -> None:
     """Start a campaign: create its git repo, run the study on the pool, confirm the best, commit the report."""
-    from agentjet.a3r.engine import EngineOptions, start_campaign
-    from agentjet.a3r.plan import parse_pool
+    from agentjet.a3r.plan.campaign_plan import parse_pool
+    from agentjet.a3r.session.campaign import EngineOptions, start_campaign
 
     plan = _load_plan(plan_path, llm)
     pool_value: str | list[Any] | None = None
@@ -135,8 +135,8 @@ def start(
 @campaign_app.command("resume")
 def resume(repo: RepoOption = None) -> None:
     """Go on with a stopped or killed campaign: void trials run again, finished ones never do."""
-    from agentjet.a3r.engine import EngineOptions, resume_campaign
-    from agentjet.a3r.lock import CampaignLock
+    from agentjet.a3r.session.campaign import EngineOptions, resume_campaign
+    from agentjet.a3r.session.lock import CampaignLock
 
     found = _find_repo(repo)
     probe = CampaignLock(found.runtime_dir)
@@ -177,7 +177,7 @@ def _run(session: Any, repo_dir: Path) -> None:
 def _report_quietly(repo_dir: Path) -> Any:
     """The report after a session; a failure to write it is shown, never hides the session's outcome."""
     from agentjet.a3r.repo import CampaignRepo
-    from agentjet.a3r.report import write_report
+    from agentjet.a3r.report.writer import write_report
 
     try:
         return write_report(CampaignRepo(repo_dir))
@@ -214,7 +214,7 @@ def stop(
     timeout_s: Annotated[float, typer.Option("--timeout", min=0, help="give up waiting after this long, s")] = 3600.0,
 ) -> None:
     """Ask the running campaign to stop: no new trials; running ones finish (or, with --now, are re-queued)."""
-    from agentjet.a3r.lock import is_alive, request_stop
+    from agentjet.a3r.session.lock import is_alive, request_stop
 
     found = _find_repo(repo)
     if not is_alive(found.runtime_dir):
@@ -234,7 +234,7 @@ def stop(
 @campaign_app.command("report")
 def report(repo: RepoOption = None) -> None:
     """Analyse the study now (best config, importance, effects, confirmation) and commit report.md + figures."""
-    from agentjet.a3r.report import write_report
+    from agentjet.a3r.report.writer import write_report
 
     found = _find_repo(repo)
     try:

@@ -16,7 +16,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from agentjet.a3r.plan import CampaignPlan
+    from agentjet.a3r.plan.campaign_plan import CampaignPlan
     from agentjet.a3r.repo import CampaignRepo
 
 __all__ = ["dry_run_text", "first_trials", "show_status", "status_rows"]
@@ -28,8 +28,8 @@ def first_trials(plan: CampaignPlan, count: int) -> list[dict[str, Any]]:
     """The params the plan's sampler proposes first (an in-memory study: nothing is stored)."""
     import optuna
 
-    from agentjet.a3r.plan import search_space_distributions
-    from agentjet.a3r.study import make_sampler
+    from agentjet.a3r.plan.campaign_plan import search_space_distributions
+    from agentjet.a3r.session.study import make_sampler
 
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -43,9 +43,9 @@ def first_trials(plan: CampaignPlan, count: int) -> list[dict[str, Any]]:
 
 def dry_run_text(plan: CampaignPlan, pool: str | list[Any] | None) -> str:
     """The study setup and its first trials' params, as `start --dry-run` prints them."""
-    from agentjet.a3r.plan import parse_pool, trial_setup
-    from agentjet.a3r.records import describe_params
-    from agentjet.a3r.study import grid_size
+    from agentjet.a3r.plan.campaign_plan import parse_pool, trial_setup
+    from agentjet.a3r.session.study import grid_size
+    from agentjet.a3r.trial.records import describe_params
 
     pool_spec = parse_pool(pool) if pool is not None else plan.pool
     budget = plan.budget
@@ -82,7 +82,7 @@ def _spec(data: Mapping[str, Any]) -> str:
 
 def status_rows(records: Sequence[Mapping[str, Any]], heartbeat: Mapping[str, Any] | None) -> list[list[str]]:
     """One row per trial (the _COLUMNS), live step/value/server from the heartbeat for running trials."""
-    from agentjet.a3r.records import describe_params
+    from agentjet.a3r.trial.records import describe_params
 
     live = {int(r["number"]): r for r in (heartbeat or {}).get("running", [])}
     rows = []
@@ -117,8 +117,8 @@ def _header(repo: CampaignRepo, beat: Mapping[str, Any] | None, alive: bool, sou
 
 
 def _snapshot(repo: CampaignRepo, maximize: bool) -> tuple[list[str], list[list[str]]]:
-    from agentjet.a3r.lock import is_alive, read_heartbeat
-    from agentjet.a3r.report import load_records
+    from agentjet.a3r.report.writer import load_records
+    from agentjet.a3r.session.lock import is_alive, read_heartbeat
 
     records, source = load_records(repo)
     beat = read_heartbeat(repo.runtime_dir)
@@ -129,7 +129,7 @@ def _snapshot(repo: CampaignRepo, maximize: bool) -> tuple[list[str], list[list[
 
 def _summary(records: Sequence[Mapping[str, Any]], maximize: bool) -> list[str]:
     """Trials per state and the best completed search trial so far."""
-    from agentjet.a3r.records import describe_params
+    from agentjet.a3r.trial.records import describe_params
 
     states: dict[str, int] = {}
     for rec in records:
@@ -166,7 +166,7 @@ def _rich(header: Sequence[str], rows: Sequence[Sequence[str]]) -> RenderableTyp
 
 def show_status(repo: CampaignRepo, *, once: bool, interval_s: float) -> None:
     """Plain text once when stdout is not a terminal or with `once`; else a live table until the campaign ends."""
-    from agentjet.a3r.lock import is_alive
+    from agentjet.a3r.session.lock import is_alive
 
     maximize = repo.load_plan().objective.direction == "maximize"
     if not sys.stdout.isatty():

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentjet.core.keys import read_token_file
+from agentjet.core.access.keys import read_token_file
 
 __all__ = ["TokenFileOption", "TokenOption", "cli_token"]
 

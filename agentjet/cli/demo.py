@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.table import Table
 
 from agentjet.core import SwarmClient
+from agentjet.core.access.tokens import new_admin_token
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
-from agentjet.core.tokens import new_admin_token
 
 __all__ = ["run_demo"]
 

@@ -17,7 +17,7 @@ from agentjet.cli.vibe import vibe_command
 from agentjet.core.errors import AgentJetError
 
 if TYPE_CHECKING:
-    from agentjet.tasks.runner import RunSettings
+    from agentjet.tasks.play.runner import RunSettings
 
 app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
 models_app = typer.Typer(help="List and prepare models (offline).", no_args_is_help=True)
@@ -405,9 +405,9 @@ def client_run(
     ] = 86400.0,
 ) -> None:
     """Run episodes of a task family with a progress bar and a summary; Ctrl-C aborts the open episodes."""
-    from agentjet.tasks.client_run import client_run as run_task
-    from agentjet.tasks.run_report import show_summary
-    from agentjet.tasks.runner import RunSettings
+    from agentjet.tasks.play.client_run import client_run as run_task
+    from agentjet.tasks.play.run_report import show_summary
+    from agentjet.tasks.play.runner import RunSettings
 
     setup_logging(log_level)
     try:
@@ -444,7 +444,7 @@ def _client_run_sandboxed(
     timeout_s: float,
 ) -> dict[str, Any]:
     """`client run --sandbox`: the inner run's summary; its stderr (logs) is shown here afterwards."""
-    from agentjet.tasks.sandboxed_run import client_limits, explain, run_in_sandbox
+    from agentjet.tasks.play.sandboxed_run import client_limits, explain, run_in_sandbox
 
     limits = client_limits(memory=memory, timeout_s=timeout_s)
     typer.secho(f"running {task} in a {backend} sandbox (Ctrl-C stops it)", err=True, fg=typer.colors.CYAN)

@@ -28,7 +28,7 @@ def build(
     no_docker: Annotated[bool, typer.Option("--no-docker", help="build the rootfs only (for bwrap)")] = False,
 ) -> None:
     """Build the sandbox rootfs (debootstrap + pip wheels, root) and import it into the engine, unless up to date."""
-    from agentjet.sandbox.image import build as build_image
+    from agentjet.sandbox.docker.image import build as build_image
 
     try:
         ref = build_image(lambda line: typer.echo(line, err=True), docker=not no_docker, force=force)

@@ -60,11 +60,11 @@ def server_start(
     from agentjet.core.server.run import prepare_server
 
     setup_logging(log_level)
-    from agentjet.core.distributed_trainer import torchrun_rank
+    from agentjet.core.step.distributed_trainer import torchrun_rank
 
     launched = torchrun_rank()  # under torchrun: rank 0 serves, the other ranks only train
     if launched is not None and launched[0] > 0:
-        from agentjet.core.train_worker import main as train_worker
+        from agentjet.core.step.train_worker import main as train_worker
 
         raise typer.Exit(train_worker())
     train_procs = launched[1] if launched is not None else train_procs
@@ -87,7 +87,7 @@ def server_start(
 
 
 def _admin_client(ctx: typer.Context, url: str, token: str | None, token_file: Path | None, state_dir: Path) -> Any:
-    from agentjet.core.client import SwarmClient
+    from agentjet.core.sdk.client import SwarmClient
 
     return SwarmClient(url, token=cli_token(ctx, token, token_file, state_dir), retries=1)
 
@@ -105,7 +105,7 @@ def server_status(
     """Live view of a server: state, policy version, episodes, clients, calls/s, tokens/s, training health."""
     from rich.console import Console
 
-    from agentjet.core.status_view import watch_status
+    from agentjet.core.sdk.status_view import watch_status
 
     try:
         client = _admin_client(ctx, url, token, token_file, state_dir)
@@ -122,7 +122,7 @@ def server_repair(
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """Salvage every intact episode of a damaged journal into a fresh one (the damaged file is kept)."""
-    from agentjet.core.journal_repair import repair_journal
+    from agentjet.core.episodes.journal_repair import repair_journal
     from agentjet.core.state_lock import StateDirLock
 
     setup_logging("WARNING")
@@ -143,7 +143,7 @@ def server_repair(
 
 
 def _store(state_dir: Path) -> Any:
-    from agentjet.core.tokens import TokenStore
+    from agentjet.core.access.tokens import TokenStore
 
     if not (state_dir / "token").is_file():
         raise fail(AgentJetError(f"{state_dir} is not a server's state dir (no admin token there); pass --state-dir"))

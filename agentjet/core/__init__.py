@@ -1,6 +1,6 @@
 """The swarm training core. Public API only: what vibe, a3r and users may import.
 
-The names load on first use: `import agentjet.core.trainer` (the GPU check, a training
+The names load on first use: `import agentjet.core.step.trainer` (the GPU check, a training
 process) then needs neither httpx (the client) nor anything else the public API pulls in.
 """
 
@@ -10,8 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentjet.core.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
-    from agentjet.core.client_core import TOKEN_ENV
     from agentjet.core.config import ServerSettings, TrainConfig
     from agentjet.core.errors import (
         AgentJetError,
@@ -35,6 +33,8 @@ if TYPE_CHECKING:
     )
     from agentjet.core.logs import error_line, log_to_stderr
     from agentjet.core.scripted_server import serve_scripted
+    from agentjet.core.sdk.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
+    from agentjet.core.sdk.client_core import TOKEN_ENV
     from agentjet.core.server.run import run_server
 
 __all__ = [
@@ -71,8 +71,10 @@ __all__ = [
 ]
 
 _CLIENT = ("AsyncEpisode", "AsyncSwarmClient", "Episode", "EpisodeReclaimed", "SwarmClient")
-_HOME = {name: "client" if name in _CLIENT else "errors" for name in __all__}
-_HOME.update(ServerSettings="config", TrainConfig="config", TOKEN_ENV="client_core", serve_scripted="scripted_server")
+_HOME = {name: "sdk.client" if name in _CLIENT else "errors" for name in __all__}
+_HOME.update(
+    ServerSettings="config", TrainConfig="config", TOKEN_ENV="sdk.client_core", serve_scripted="scripted_server"
+)
 _HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
 
 

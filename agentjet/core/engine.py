@@ -21,11 +21,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from agentjet.core.access.keys import EpisodeKeySigner
 from agentjet.core.backends.base import Backend
 from agentjet.core.call_stats import CallStats
-from agentjet.core.clients import ClientRoster, ClientTracker
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine_status import engine_status
+from agentjet.core.episodes.journal import Journal
+from agentjet.core.episodes.open_episode import OpenEpisode, check_metadata
 from agentjet.core.errors import (
     AuthError,
     EngineNotReady,
@@ -36,10 +38,8 @@ from agentjet.core.errors import (
     RewardRefused,
     TrainingDown,
 )
-from agentjet.core.journal import Journal
-from agentjet.core.keys import EpisodeKeySigner
-from agentjet.core.open_episode import OpenEpisode, check_metadata
-from agentjet.core.training_health import TrainingHealth
+from agentjet.core.training.clients import ClientRoster, ClientTracker
+from agentjet.core.training.health import TrainingHealth
 from agentjet.core.types import (
     ADMIN,
     NEXT_STATES,

@@ -11,10 +11,10 @@ from typing import Any, Protocol
 
 from agentjet.core.backends.base import Backend
 from agentjet.core.call_stats import CallStats
-from agentjet.core.clients import ClientRoster
 from agentjet.core.config import TrainConfig
-from agentjet.core.open_episode import OpenEpisode
-from agentjet.core.training_health import TrainingHealth
+from agentjet.core.episodes.open_episode import OpenEpisode
+from agentjet.core.training.clients import ClientRoster
+from agentjet.core.training.health import TrainingHealth
 from agentjet.core.types import EngineState, Principal
 
 __all__ = ["StatusSource", "engine_status"]

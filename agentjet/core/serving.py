@@ -23,8 +23,8 @@ from typing import Any
 
 from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, parse_tool_calls, render_prompt
 from agentjet.core.engine import Engine
+from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
-from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams, TokenDelta
 
 __all__ = ["ChatCall", "ChatLimits", "ChatService", "ChoiceDelta", "ChoiceResult", "text_chars"]

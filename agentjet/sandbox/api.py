@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from agentjet.sandbox.bridge import SwarmAccess, SwarmBridge
+from agentjet.sandbox.docker.image import ImageRef
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
-from agentjet.sandbox.image import ImageRef
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.result import RunResult
 from agentjet.sandbox.runspec import tree_bytes
@@ -55,11 +55,11 @@ class Backend(Protocol):
 def make_backend(name: str, image: ImageRef | None = None) -> Backend:
     """The backend called `name`, unchecked."""
     if name == "docker":
-        from agentjet.sandbox.docker_backend import DockerBackend
+        from agentjet.sandbox.docker.backend import DockerBackend
 
         return DockerBackend(image)
     if name == "bwrap":
-        from agentjet.sandbox.bwrap_backend import BwrapBackend
+        from agentjet.sandbox.bwrap.backend import BwrapBackend
 
         return BwrapBackend(image)
     raise SandboxError(f"unknown sandbox backend {name!r}: use auto, {' or '.join(BACKEND_NAMES)}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentjet.sandbox.api import BACKEND_NAMES, make_backend
+from agentjet.sandbox.docker.image import ImageRef
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
-from agentjet.sandbox.image import ImageRef
 from agentjet.sandbox.limits import Limits
 
 __all__ = ["BackendReport", "diagnose"]

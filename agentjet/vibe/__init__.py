@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
     from agentjet.vibe.errors import PlanRefused, VibeError
     from agentjet.vibe.graph import RunResult, resume_vibe, run_vibe
+    from agentjet.vibe.plan.spec import TaskSpec
     from agentjet.vibe.progress import ProgressSink
-    from agentjet.vibe.spec import TaskSpec
     from agentjet.vibe.state import VibeOptions, VibeState
 
 __all__ = [
@@ -45,7 +45,7 @@ _HOME = {
     "resume_vibe": "graph",
     "run_vibe": "graph",
     "ProgressSink": "progress",
-    "TaskSpec": "spec",
+    "TaskSpec": "plan.spec",
     "VibeOptions": "state",
     "VibeState": "state",
 }

@@ -19,8 +19,8 @@ from agentjet.vibe.progress import NullProgress, ProgressSink
 from agentjet.vibe.state import VibeOptions, VibeState
 
 if TYPE_CHECKING:
+    from agentjet.llm.chat import ChatLLM
     from agentjet.sandbox import Sandbox
-    from agentjet.vibe.llm import VibeLLM
 
 __all__ = ["NodeFailed", "NodeFn", "VibeContext"]
 
@@ -44,7 +44,7 @@ class VibeContext:
     options: VibeOptions
     workspace: Path
     progress: ProgressSink = field(default_factory=NullProgress)
-    llm: VibeLLM | None = None
+    llm: ChatLLM | None = None
     sandbox_factory: Callable[[], Sandbox] | None = None  # tests pass one; default: Sandbox() (auto backend)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
 

@@ -32,6 +32,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from agentjet.llm.chat import LLMError
 from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
 from agentjet.vibe.errors import PlanRefused, VibeError
 from agentjet.vibe.progress import NullProgress, ProgressSink
@@ -152,7 +153,7 @@ def _call(name: str, fn: NodeFn, state: VibeState, ctx: VibeContext) -> tuple[di
         return _failed(name, state, exc), "failed", str(exc)
     except PlanRefused as exc:
         return {"status": "refused", "message": str(exc)}, "refused", str(exc)
-    except VibeError as exc:
+    except (VibeError, LLMError) as exc:
         failure = state.get("failure")
         failed_at = failure["node"] if name == "repair" and failure else name
         update = {"status": "failed", "message": f"{name}: {exc}", "errors": [f"{name}: {exc}"], "failed_at": failed_at}
@@ -295,7 +296,7 @@ def _result(state: VibeState) -> RunResult:
 def _context(
     run_id: str, options: VibeOptions, workspace: Path, progress: ProgressSink | None, sandbox_factory: Any
 ) -> VibeContext:
-    from agentjet.vibe.llm import resolve_llm
+    from agentjet.llm.chat import resolve_llm
 
     llm = resolve_llm(options.llm)
     return VibeContext(run_id, options, workspace, progress or NullProgress(), llm, sandbox_factory)

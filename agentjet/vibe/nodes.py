@@ -20,9 +20,9 @@ from agentjet.vibe.errors import VibeError
 from agentjet.vibe.state import RepairRecord, VibeState
 
 if TYPE_CHECKING:
-    from agentjet.vibe.spec import TaskSpec
-    from agentjet.vibe.trouble import Finding
-    from agentjet.vibe.watch import Regenerate
+    from agentjet.vibe.plan.spec import TaskSpec
+    from agentjet.vibe.run.trouble import Finding
+    from agentjet.vibe.run.watch import Regenerate
     from agentjet.vibe.workspace import Workspace
 
 __all__ = [
@@ -49,8 +49,8 @@ def _assumption_text(spec: TaskSpec) -> str:
 
 def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Plan the task from the sentence; only a plan that worked creates the workspace (task.yaml + decision)."""
-    from agentjet.vibe.planner import plan
-    from agentjet.vibe.spec import save_spec
+    from agentjet.vibe.plan.planner import plan
+    from agentjet.vibe.plan.spec import save_spec
     from agentjet.vibe.workspace import Workspace
 
     options = ctx.options
@@ -74,7 +74,7 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
 
 def _spec(state: VibeState) -> TaskSpec:
-    from agentjet.vibe.spec import TaskSpec
+    from agentjet.vibe.plan.spec import TaskSpec
 
     if not state.get("spec"):
         raise VibeError("this step needs the task spec, and the run has none (understand did not finish)")
@@ -95,7 +95,7 @@ def _started_at(state: VibeState) -> float:
 
 def generate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Write client, reward, dataset and tests (a template, or the LLM for a generated task)."""
-    from agentjet.vibe.generate import generate as generate_files
+    from agentjet.vibe.generate.generator import generate as generate_files
 
     spec = _spec(state)
     sandbox = ctx.sandbox() if spec.is_generated else None  # only LLM-written dataset.py needs one
@@ -106,7 +106,7 @@ def generate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
 def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Tests, dataset schema, dry and real episodes in the sandbox; a failed check goes to repair."""
-    from agentjet.vibe.validate import validate as run_checks
+    from agentjet.vibe.check.validate import validate as run_checks
 
     report = run_checks(_workspace(state), _spec(state), sandbox=ctx.sandbox())
     for check in report.checks:
@@ -119,7 +119,7 @@ def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
 def red_team(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Degenerate policies against the reference; a hackable (or unjudgeable) reward goes to repair."""
-    from agentjet.vibe.redteam import red_team as attack
+    from agentjet.vibe.check.redteam import red_team as attack
 
     report = attack(_workspace(state), _spec(state), sandbox=ctx.sandbox())
     ctx.progress.log(f"red team: {report.verdict}: {report.reason}")
@@ -173,8 +173,8 @@ def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairR
 
 def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
-    from agentjet.vibe.launch import LaunchOptions, launch, stop
-    from agentjet.vibe.watch import WatchSettings, training_record, watch
+    from agentjet.vibe.run.launch import LaunchOptions, launch, stop
+    from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
     minutes = spec.budget.minutes
@@ -210,7 +210,7 @@ def _evidence(record: Mapping[str, Any]) -> str:
 
 def report(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """report.md, run.json and curves.png from the state (a failed run is reported too)."""
-    from agentjet.vibe.report import ReportInput, write_report
+    from agentjet.vibe.report.writer import ReportInput, write_report
 
     results = state.get("results", {})
     final = "failed" if state.get("status") == "failed" else "done"

@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
+from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM, LLMError
 from agentjet.vibe.context import NodeFailed
-from agentjet.vibe.contract import CONTRACT, workspace_files
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.fenced import parse_files, syntax_problems
-from agentjet.vibe.llm import HOW_TO_CONFIGURE, VibeLLM
-from agentjet.vibe.spec import TaskSpec
+from agentjet.vibe.generate.contract import CONTRACT, workspace_files
+from agentjet.vibe.generate.fenced import parse_files, syntax_problems
+from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "RepairResult", "RepairStopped", "repair", "repair_messages"]
@@ -129,7 +129,7 @@ def _writable(path: str) -> str | None:
     return None
 
 
-def _stop(node: str, error: str, spec: TaskSpec, attempt: int, max_attempts: int, llm: VibeLLM | None) -> None:
+def _stop(node: str, error: str, spec: TaskSpec, attempt: int, max_attempts: int, llm: ChatLLM | None) -> None:
     if llm is None:
         bug = (
             f" The {spec.family} template is built in and should pass its checks: this is an AgentJet bug, please"
@@ -157,7 +157,7 @@ def repair(
     logs: str,
     workspace: Workspace,
     spec: TaskSpec,
-    llm: VibeLLM | None,
+    llm: ChatLLM | None,
     attempt: int,
     *,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -170,7 +170,7 @@ def repair(
     messages = repair_messages(node, error, logs, workspace.path, spec, attempt, max_attempts)
     try:
         reply = llm.complete(messages)
-    except VibeError as exc:
+    except (VibeError, LLMError) as exc:
         raise NodeFailed(f"the repair LLM call failed: {exc}", logs=str(exc)) from exc
     parsed = parse_files(reply)
     problems = list(parsed.problems)

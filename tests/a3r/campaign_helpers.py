@@ -12,9 +12,9 @@ import git
 import optuna
 from optuna.trial import FrozenTrial
 
-from agentjet.a3r.plan import CampaignPlan, parse_plan
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan
 from agentjet.a3r.repo import CampaignRepo
-from agentjet.a3r.study import make_storage
+from agentjet.a3r.session.study import make_storage
 
 SYNTHETIC = """---
 name: {name}

@@ -2,7 +2,7 @@
 
 Synthetic trials on server-less pool members by default, so a test can `kill -9` the campaign
 mid-trial without leaving servers behind; `--local` runs the plan's own pool of real local servers
-(they end within a second of the campaign's death, see `agentjet.a3r.server_process`).
+(they end within a second of the campaign's death, see `agentjet.a3r.pool.server_process`).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentjet.a3r.engine import EngineOptions, resume_campaign, start_campaign
-from agentjet.a3r.plan import load_plan
+from agentjet.a3r.plan.campaign_plan import load_plan
+from agentjet.a3r.session.campaign import EngineOptions, resume_campaign, start_campaign
 
 OPTIONS = EngineOptions(synthetic_members=True, heartbeat_s=0.1, pool_heartbeat_s=0.05)
 LOCAL_OPTIONS = EngineOptions(heartbeat_s=0.1, pool_heartbeat_s=0.2)

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from agentjet.a3r.members import MemberState
-from agentjet.a3r.pool import ServerPool
+from agentjet.a3r.pool.members import MemberState
+from agentjet.a3r.pool.servers import ServerPool
 from agentjet.core import TrainConfig
 from tests.postgres import PostgresServer, postgres_server
 

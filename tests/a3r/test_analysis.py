@@ -12,13 +12,13 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import TrialState, create_trial
 
-from agentjet.a3r.analysis import analyze, confirm_best, trial_rows
-from agentjet.a3r.importance import MIN_TRIALS, param_importance
-from agentjet.a3r.plan import CampaignPlan, parse_plan
-from agentjet.a3r.planner import propose_next_stage
-from agentjet.a3r.questions import answer, extract_questions, mentioned_params
-from agentjet.a3r.records import trial_record
-from agentjet.a3r.stats import difference_interval, mean_interval, t_quantile
+from agentjet.a3r.analysis.findings import analyze, confirm_best, trial_rows
+from agentjet.a3r.analysis.importance import MIN_TRIALS, param_importance
+from agentjet.a3r.analysis.questions import answer, extract_questions, mentioned_params
+from agentjet.a3r.analysis.stats import difference_interval, mean_interval, t_quantile
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan
+from agentjet.a3r.plan.planner import propose_next_stage
+from agentjet.a3r.trial.records import trial_record
 
 PLAN = """---
 name: synth

@@ -14,9 +14,9 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from agentjet.a3r.engine import EngineOptions, start_campaign
-from agentjet.a3r.lock import CampaignLock, is_alive, read_heartbeat
-from agentjet.a3r.plan import parse_plan
+from agentjet.a3r.plan.campaign_plan import parse_plan
+from agentjet.a3r.session.campaign import EngineOptions, start_campaign
+from agentjet.a3r.session.lock import CampaignLock, is_alive, read_heartbeat
 from agentjet.cli.main import app
 from tests.vibe.fake_llm import serve_fake_llm
 
@@ -146,8 +146,8 @@ def test_stop_drains_a_running_campaign(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     script = (
         "import sys; from pathlib import Path\n"
-        "from agentjet.a3r.engine import EngineOptions, start_campaign\n"
-        "from agentjet.a3r.plan import load_plan\n"
+        "from agentjet.a3r.session.campaign import EngineOptions, start_campaign\n"
+        "from agentjet.a3r.plan.campaign_plan import load_plan\n"
         "start_campaign(load_plan(sys.argv[1]), Path(sys.argv[2]),\n"
         "               options=EngineOptions(synthetic_members=True, heartbeat_s=0.2, pool_heartbeat_s=0.2))\n"
     )

@@ -12,13 +12,13 @@ import yaml
 from optuna.trial import TrialState
 from typer.testing import CliRunner
 
-from agentjet.a3r.engine import Campaign, CampaignResult, EngineOptions, resume_campaign, start_campaign
 from agentjet.a3r.errors import CampaignError
-from agentjet.a3r.lock import is_alive, request_stop
-from agentjet.a3r.members import SyntheticMember
-from agentjet.a3r.plan import parse_plan
-from agentjet.a3r.pool import ServerPool
+from agentjet.a3r.plan.campaign_plan import parse_plan
+from agentjet.a3r.pool.members import SyntheticMember
+from agentjet.a3r.pool.servers import ServerPool
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
+from agentjet.a3r.session.campaign import Campaign, CampaignResult, EngineOptions, resume_campaign, start_campaign
+from agentjet.a3r.session.lock import is_alive, request_stop
 from agentjet.cli.main import app
 from tests.a3r.campaign_helpers import (
     commit_subjects,

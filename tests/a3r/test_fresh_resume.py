@@ -13,8 +13,8 @@ from typing import Any
 
 from optuna.trial import TrialState
 
-from agentjet.a3r.engine import EngineOptions, resume_campaign
-from agentjet.a3r.lock import is_alive, read_heartbeat
+from agentjet.a3r.session.campaign import EngineOptions, resume_campaign
+from agentjet.a3r.session.lock import is_alive, read_heartbeat
 from tests.a3r.campaign_helpers import load_study, wait_until
 
 PROCESS = Path(__file__).with_name("campaign_process.py")

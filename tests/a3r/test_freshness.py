@@ -13,12 +13,12 @@ import psutil
 import pytest
 
 from agentjet.a3r.errors import StaleServer
-from agentjet.a3r.freshness import check_first_step, ensure_fresh, stale_reason
-from agentjet.a3r.local_server import LocalMember
-from agentjet.a3r.members import PoolMember
-from agentjet.a3r.plan import parse_plan, trial_setup
-from agentjet.a3r.pool import ServerPool
-from agentjet.a3r.trial import run_trial
+from agentjet.a3r.plan.campaign_plan import parse_plan, trial_setup
+from agentjet.a3r.pool.freshness import check_first_step, ensure_fresh, stale_reason
+from agentjet.a3r.pool.local_server import LocalMember
+from agentjet.a3r.pool.members import PoolMember
+from agentjet.a3r.pool.servers import ServerPool
+from agentjet.a3r.trial.runner import run_trial
 from agentjet.core import TrainConfig
 from tests.a3r.test_trial import TINY_PLAN
 

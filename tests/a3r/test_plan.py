@@ -10,8 +10,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from agentjet.a3r.errors import CampaignError, PlanError
-from agentjet.a3r.params import PARAMS, TARGET_PRESETS, lookup_param
-from agentjet.a3r.plan import (
+from agentjet.a3r.plan.campaign_plan import (
     CampaignPlan,
     apply_params,
     grid_search_space,
@@ -24,6 +23,7 @@ from agentjet.a3r.plan import (
     search_space_distributions,
     trial_setup,
 )
+from agentjet.a3r.plan.params import PARAMS, TARGET_PRESETS, lookup_param
 from agentjet.core import AgentJetError, TrainConfig
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "campaigns"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentjet.a3r.errors import PlanError, PlannerError
-from agentjet.a3r.plan import CampaignPlan, load_plan, parse_plan
-from agentjet.a3r.planner import (
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, load_plan, parse_plan
+from agentjet.a3r.plan.planner import (
     ENV_LLM,
     StageResults,
     narrow_search_space,
@@ -20,7 +20,7 @@ from agentjet.a3r.planner import (
     propose_next_stage,
     resolve_planner_llm,
 )
-from agentjet.vibe.llm import ENV_LLM as VIBE_ENV_LLM
+from agentjet.llm.chat import ENV_LLM as VIBE_ENV_LLM
 from tests.vibe.fake_llm import FakeFailure, serve_fake_llm
 
 CAMPAIGNS = Path(__file__).resolve().parents[2] / "campaigns"
@@ -137,7 +137,7 @@ def test_offline_next_stage_narrows_around_the_best_with_fresh_seeds() -> None:
 
 
 def _render(plan: CampaignPlan) -> str:
-    from agentjet.a3r.plan import render_plan
+    from agentjet.a3r.plan.campaign_plan import render_plan
 
     return render_plan(plan)
 

@@ -17,10 +17,10 @@ import psutil
 import pytest
 
 from agentjet.a3r.errors import PoolError
-from agentjet.a3r.local_server import LocalMember
-from agentjet.a3r.members import MemberState, RemoteMember, SyntheticMember
-from agentjet.a3r.pool import ServerPool
-from agentjet.a3r.server_process import server_fields
+from agentjet.a3r.pool.local_server import LocalMember
+from agentjet.a3r.pool.members import MemberState, RemoteMember, SyntheticMember
+from agentjet.a3r.pool.server_process import server_fields
+from agentjet.a3r.pool.servers import ServerPool
 
 
 def _alive(pid: int) -> bool:
@@ -136,7 +136,7 @@ def test_ctrl_c_while_servers_start_stops_those_already_started(tmp_path: Path) 
 _CAMPAIGN = """
 import sys
 from pathlib import Path
-from agentjet.a3r.pool import ServerPool
+from agentjet.a3r.pool.servers import ServerPool
 ServerPool.from_spec("local:1", Path(sys.argv[1]), model="tiny", progress=lambda m: print(m, flush=True))
 """
 

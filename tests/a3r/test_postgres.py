@@ -12,9 +12,9 @@ from pathlib import Path
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from agentjet.a3r.lock import is_alive, read_heartbeat
-from agentjet.a3r.records import is_void
 from agentjet.a3r.repo import CampaignRepo
+from agentjet.a3r.session.lock import is_alive, read_heartbeat
+from agentjet.a3r.trial.records import is_void
 from tests.a3r.campaign_helpers import synthetic_text, trial_commits, wait_until
 from tests.postgres import PostgresServer
 

@@ -14,9 +14,9 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import FrozenTrial, TrialState
 
 from agentjet.a3r.errors import CampaignError
-from agentjet.a3r.plan import parse_plan
-from agentjet.a3r.records import study_export
+from agentjet.a3r.plan.campaign_plan import parse_plan
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings, trial_commit_message
+from agentjet.a3r.trial.records import study_export
 from tests.a3r.campaign_helpers import commit_subjects, synthetic_plan, synthetic_text, trial_commits
 
 DISTS = {"lr": FloatDistribution(1e-5, 1e-2, log=True), "lora_rank": CategoricalDistribution([4, 8, 16, 32])}

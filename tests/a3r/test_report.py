@@ -12,11 +12,11 @@ import optuna
 import pytest
 from optuna.trial import TrialState, create_trial
 
-from agentjet.a3r.plan import CampaignPlan, parse_plan, search_space_distributions
-from agentjet.a3r.records import study_export
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan, search_space_distributions
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.a3r.report import load_records, write_report
-from agentjet.a3r.study import load_campaign_study, make_storage
+from agentjet.a3r.report.writer import load_records, write_report
+from agentjet.a3r.session.study import load_campaign_study, make_storage
+from agentjet.a3r.trial.records import study_export
 
 PLAN = """---
 name: report-demo

@@ -17,12 +17,12 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import TrialState
 
-from agentjet.a3r.engine import EngineOptions, resume_campaign, start_campaign
 from agentjet.a3r.errors import CampaignError
-from agentjet.a3r.lock import is_alive, read_heartbeat
-from agentjet.a3r.records import is_void
 from agentjet.a3r.repo import CampaignRepo
-from agentjet.a3r.resume import reconcile_study
+from agentjet.a3r.session.campaign import EngineOptions, resume_campaign, start_campaign
+from agentjet.a3r.session.lock import is_alive, read_heartbeat
+from agentjet.a3r.session.resume import reconcile_study
+from agentjet.a3r.trial.records import is_void
 from tests.a3r.campaign_helpers import load_study, synthetic_plan, synthetic_text, trial_commits, wait_until
 
 SYNTH = EngineOptions(synthetic_members=True, heartbeat_s=0.1, pool_heartbeat_s=0.05)

@@ -18,10 +18,10 @@ from optuna.storages import BaseStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend, JournalStorage
 from optuna.trial import TrialState
 
-from agentjet.a3r.engine import Campaign, EngineOptions
-from agentjet.a3r.plan import search_space_distributions
+from agentjet.a3r.plan.campaign_plan import search_space_distributions
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.a3r.study_mutex import study_mutex
+from agentjet.a3r.session.campaign import Campaign, EngineOptions
+from agentjet.a3r.session.study_mutex import study_mutex
 from tests.a3r.campaign_helpers import synthetic_plan
 from tests.postgres import PostgresServer
 

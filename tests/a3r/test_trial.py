@@ -12,12 +12,12 @@ import httpx
 import pytest
 
 from agentjet.a3r.errors import CampaignError, PoolError, ServerLost
-from agentjet.a3r.local_server import LocalMember
-from agentjet.a3r.members import PoolMember
-from agentjet.a3r.plan import CampaignPlan, parse_plan, trial_setup
-from agentjet.a3r.pool import ServerPool
-from agentjet.a3r.synthetic import quality
-from agentjet.a3r.trial import TrialResult, eval_steps, run_trial
+from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan, trial_setup
+from agentjet.a3r.pool.local_server import LocalMember
+from agentjet.a3r.pool.members import PoolMember
+from agentjet.a3r.pool.servers import ServerPool
+from agentjet.a3r.trial.runner import TrialResult, eval_steps, run_trial
+from agentjet.a3r.trial.synthetic import quality
 
 TINY_PLAN = """---
 name: trial-test

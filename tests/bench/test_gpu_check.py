@@ -125,7 +125,9 @@ def test_parts_needing_more_than_that_say_what_is_missing(isolated_run: tuple[di
     assert result["parts"]["backend_contract"]["status"] == "skipped: pytest is not installed"
     learn = result["parts"]["learn_check"]["status"]
     assert learn.startswith("skipped: needs the web stack (missing: fastapi, uvicorn, httpx, openai, matplotlib")
-    assert not [m for m in modules if m.startswith(("agentjet.core.server", "agentjet.core.client", "agentjet.cli"))]
+    assert not [
+        m for m in modules if m.startswith(("agentjet.core.server", "agentjet.core.sdk.client", "agentjet.cli"))
+    ]
 
 
 def test_the_contract_part_counts_what_pytest_ran(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentjet.bench.learn import LearnSettings, describe_eval, run_learn_bench
-from agentjet.tasks.rounds import EvalResult, answer_counts
+from agentjet.tasks.play.rounds import EvalResult, answer_counts
 
 
 def test_learn_bench_evaluates_trains_and_reports(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from agentjet.bench.agent_workload import build_workload
 from agentjet.bench.merging import run_merging_bench
-from agentjet.core.merging import merge_timelines
+from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.models import resolve_model
 
 

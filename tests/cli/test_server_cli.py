@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentjet.cli.main import app
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.testing import RunningServer
 from tests.conftest import TOKEN
 from tests.core.test_journal_repair import _record

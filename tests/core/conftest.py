@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from agentjet.core.access.keys import EpisodeKeySigner
 from agentjet.core.backends.fakes import EchoBackend
 from agentjet.core.engine import Engine
-from agentjet.core.journal import Journal
-from agentjet.core.keys import EpisodeKeySigner
+from agentjet.core.episodes.journal import Journal
 from tests.core.factories import Clock
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentjet.core.advantages import group_advantages
+from agentjet.core.training.advantages import group_advantages
 
 
 def test_centred_and_scaled_per_group() -> None:

@@ -10,8 +10,8 @@ import httpx
 import openai
 import yaml
 
-from agentjet.core.checkpoints import latest_checkpoint, load_trainer_state, truncate_metrics, write_checkpoint
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, TrainConfig
+from agentjet.core.training.checkpoints import latest_checkpoint, load_trainer_state, truncate_metrics, write_checkpoint
 from tests.core.server_process import SERVER_TOKEN, start_training_server, wait_for_step
 from tests.core.training_records import ended_train_episodes, metric_lines, trained_seqs
 

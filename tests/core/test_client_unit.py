@@ -27,9 +27,6 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 from rich.console import Console
 
-from agentjet.core.client import AsyncSwarmClient, EpisodeReclaimed, SwarmClient
-from agentjet.core.client_core import backoff_delay_s
-from agentjet.core.client_replies import error_from_response
 from agentjet.core.errors import (
     AgentJetError,
     AuthError,
@@ -41,7 +38,10 @@ from agentjet.core.errors import (
     InvalidRequest,
     ServerOffline,
 )
-from agentjet.core.status_view import render_status, watch_status
+from agentjet.core.sdk.client import AsyncSwarmClient, EpisodeReclaimed, SwarmClient
+from agentjet.core.sdk.client_core import backoff_delay_s
+from agentjet.core.sdk.client_replies import error_from_response
+from agentjet.core.sdk.status_view import render_status, watch_status
 
 TOKEN = "secret-token"
 DropMode = Literal["before", "after"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentjet.core.clients import ClientTracker
 from agentjet.core.engine import Engine
+from agentjet.core.training.clients import ClientTracker
 from agentjet.core.types import EpisodeKind
 from tests.core.factories import Clock
 

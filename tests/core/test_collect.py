@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentjet.core.collect import AllClients, AnyClient, Episodes, PoolEpisode, Tasks, build_strategy
 from agentjet.core.config import CollectConfig
+from agentjet.core.training.collect import AllClients, AnyClient, Episodes, PoolEpisode, Tasks, build_strategy
 
 NONE: frozenset[str] = frozenset()
 

@@ -15,8 +15,8 @@ from pydantic.fields import FieldInfo
 
 from agentjet.core.config import LossName, TrainConfig, load_train_config
 from agentjet.core.errors import ConfigError
+from agentjet.core.step.trainer import LOSSES
 from agentjet.core.testing import RunningServer
-from agentjet.core.trainer import LOSSES
 
 DOC = Path(__file__).parents[2] / "docs" / "training-config.md"
 

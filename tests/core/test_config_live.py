@@ -17,12 +17,12 @@ import torch
 from agentjet.core import SwarmClient
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.engine import Engine
+from agentjet.core.episodes.merging import Sample, merge_timelines
 from agentjet.core.errors import ConfigConflict
-from agentjet.core.merging import Sample, merge_timelines
 from agentjet.core.server.app import create_app
+from agentjet.core.step.trainer import Trainer
 from agentjet.core.testing import RunningServer, serve_in_thread
-from agentjet.core.trainer import Trainer
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.training.loop import TrainingLoop
 from tests.conftest import TOKEN, _wait_rolling
 from tests.core.factories import call_record
 
@@ -99,7 +99,7 @@ def test_restored_optimizer_keeps_its_moments_but_takes_the_configured_lr(tiny_m
 
 
 def test_the_loss_comes_from_the_config(tiny_model: Path) -> None:
-    from agentjet.core.trainer import LOSSES
+    from agentjet.core.step.trainer import LOSSES
 
     assert Trainer(tiny_model, CONFIG).loss_fn is LOSSES[CONFIG.grpo.loss]
 

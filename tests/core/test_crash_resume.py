@@ -23,8 +23,8 @@ import yaml
 from safetensors.torch import load_file
 
 from agentjet.core import SwarmClient
-from agentjet.core.checkpoints import latest_checkpoint
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, TrainConfig
+from agentjet.core.training.checkpoints import latest_checkpoint
 from tests.core.server_process import SERVER_TOKEN, start_training_server, swarm_status, wait_for_step
 from tests.core.training_records import ended_train_episodes, metric_lines, trained_seqs
 

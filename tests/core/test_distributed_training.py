@@ -26,15 +26,15 @@ import pytest
 import torch
 from torch import Tensor
 
-from agentjet.core import step_trainer
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, TrainConfig
-from agentjet.core.distributed_trainer import DistributedTrainer, check_world, split_units
 from agentjet.core.engine import Engine
+from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigError, TrainingRankFailed
-from agentjet.core.merging import Sample
 from agentjet.core.placement import Placement
-from agentjet.core.trainer import StepStats, Trainer, WorkUnit, plan_work
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.step import step_trainer
+from agentjet.core.step.distributed_trainer import DistributedTrainer, check_world, split_units
+from agentjet.core.step.trainer import StepStats, Trainer, WorkUnit, plan_work
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EngineState, EpisodeKind
 from tests.core.factories import call_record
 
@@ -244,7 +244,7 @@ _PARENT = """
 import sys, time
 from pathlib import Path
 from agentjet.core.config import TrainConfig
-from agentjet.core.distributed_trainer import DistributedTrainer
+from agentjet.core.step.distributed_trainer import DistributedTrainer
 trainer = DistributedTrainer(Path(sys.argv[1]), TrainConfig(), world_size=2)
 print(trainer.worker_pids[0], flush=True)
 time.sleep(600)
@@ -292,7 +292,7 @@ def test_the_server_factory_builds_a_distributed_trainer_for_several_procs(
         built.append({"model": model_path, **kwargs})
         return "distributed"
 
-    monkeypatch.setattr("agentjet.core.distributed_trainer.DistributedTrainer", fake)
+    monkeypatch.setattr("agentjet.core.step.distributed_trainer.DistributedTrainer", fake)
     factory = step_trainer.trainer_factory(Placement("cpu", "float32"), train_procs=3)
     assert factory(tiny_model, TrainConfig()) == "distributed"
     want = {"model": tiny_model, "world_size": 3, "device": "cpu", "dtype": "float32", "spawn": True}

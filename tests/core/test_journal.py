@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeStatus
 
 
@@ -73,7 +73,7 @@ def test_append_survives_kill_9_of_the_writer(tmp_path: Path) -> None:
         "import os, signal, sys\n"
         f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
         "from tests.core.test_journal import _record\n"
-        "from agentjet.core.journal import Journal\n"
+        "from agentjet.core.episodes.journal import Journal\n"
         f"Journal(__import__('pathlib').Path({str(path)!r})).append(_record('durable'))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )

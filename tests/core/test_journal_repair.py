@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agentjet.core.episodes.journal import Journal
+from agentjet.core.episodes.journal_repair import repair_journal
 from agentjet.core.errors import JournalCorrupted
-from agentjet.core.journal import Journal
-from agentjet.core.journal_repair import repair_journal
 from agentjet.core.types import EpisodeKind, EpisodeRecord, EpisodeStatus
 from tests.core.factories import call_record
 

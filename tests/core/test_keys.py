@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentjet.core.access.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, tokens_equal
 from agentjet.core.errors import AuthError
-from agentjet.core.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, tokens_equal
 
 SECRET = b"s" * 32
 

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentjet.core.merging import DriftReason, merge_timelines
+from agentjet.core.episodes.merging import DriftReason, merge_timelines
 from agentjet.core.types import CallRecord
 from tests.core.factories import call_record, rendered_call, stop_string_turns
 

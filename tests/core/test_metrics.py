@@ -19,14 +19,14 @@ from rich.console import Console
 from agentjet.core.backends.fakes import EchoBackend
 from agentjet.core.config import ServerSettings
 from agentjet.core.engine import Engine
-from agentjet.core.merging import DriftReason, merge_timelines
-from agentjet.core.metrics import EvalRewards, merge_report, step_metrics, tensorboard_scalars
-from agentjet.core.metrics_log import MetricsLog, last_metrics
+from agentjet.core.episodes.merging import DriftReason, merge_timelines
+from agentjet.core.sdk.status_view import render_status
 from agentjet.core.server.app import create_app
-from agentjet.core.status_view import render_status
+from agentjet.core.step.trainer import StepStats
 from agentjet.core.testing import RunningServer, serve_in_thread
-from agentjet.core.trainer import StepStats
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.training.loop import TrainingLoop
+from agentjet.core.training.metrics import EvalRewards, merge_report, step_metrics, tensorboard_scalars
+from agentjet.core.training.metrics_log import MetricsLog, last_metrics
 from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeStatus
 from tests.conftest import TOKEN, _wait_rolling
 from tests.core.factories import call_record

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from agentjet.core.config import GrpoConfig, OptimConfig, ServerSettings, TrainConfig
+from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.errors import ConfigError
-from agentjet.core.merging import merge_timelines
 from agentjet.core.placement import memory_report, resolve_placement
-from agentjet.core.trainer import Trainer
+from agentjet.core.step.trainer import Trainer
 from tests.core.factories import call_record
 from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads, _randomise_lora_b
 

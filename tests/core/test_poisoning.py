@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import torch
 
-from agentjet.core.advantages import group_advantages, mean_std
 from agentjet.core.config import RewardConfig, TrainConfig
 from agentjet.core.engine import Engine
+from agentjet.core.episodes.merging import Sample, merge_timelines
 from agentjet.core.errors import NonFiniteStep, RewardRefused
-from agentjet.core.merging import Sample, merge_timelines
-from agentjet.core.trainer import StepStats, Trainer
-from agentjet.core.training_health import TrainingState
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.step.trainer import StepStats, Trainer
+from agentjet.core.training.advantages import group_advantages, mean_std
+from agentjet.core.training.health import TrainingState
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EpisodeKind, EpisodeRecord, EpisodeStatus
 from tests.core.factories import call_record
 from tests.core.test_training_loop import CONFIG, FakeTrainer, _episode

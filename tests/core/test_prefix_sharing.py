@@ -10,9 +10,9 @@ import torch
 from torch import Tensor
 
 from agentjet.core.config import GrpoConfig, LoraConfig, OptimConfig, TrainConfig
-from agentjet.core.merging import Sample
-from agentjet.core.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
-from agentjet.core.trainer import Trainer
+from agentjet.core.episodes.merging import Sample
+from agentjet.core.step.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
+from agentjet.core.step.trainer import Trainer
 
 VOCAB = 49152
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from agentjet.core import StorageFull, SwarmClient
-from agentjet.core.checkpoints import prune_adapters
 from agentjet.core.testing import RunningServer
+from agentjet.core.training.checkpoints import prune_adapters
 from tests.conftest import TOKEN
 from tests.core.test_http_errors import assert_error
 

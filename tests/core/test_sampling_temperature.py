@@ -17,9 +17,9 @@ import pytest
 
 from agentjet.core.backends.transformers_backend import TransformersBackend
 from agentjet.core.config import GrpoConfig, OptimConfig, TrainConfig
-from agentjet.core.merging import merge_timelines, sampling_temperature
-from agentjet.core.packing import collate
-from agentjet.core.trainer import Trainer
+from agentjet.core.episodes.merging import merge_timelines, sampling_temperature
+from agentjet.core.step.packing import collate
+from agentjet.core.step.trainer import Trainer
 from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams
 from tests.core.factories import call_record
 

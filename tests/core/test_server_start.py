@@ -27,7 +27,7 @@ from agentjet.core.server.app import admin_token, create_app
 from agentjet.core.server.http_server import is_loopback, uvicorn_config
 from agentjet.core.state_lock import StateDirLock
 from agentjet.core.testing import RunningServer, serve_in_thread
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EpisodeKind
 from tests.conftest import TOKEN
 from tests.core.test_training_loop import CONFIG, FakeTrainer

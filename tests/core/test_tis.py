@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from agentjet.core.advantages import group_advantages
 from agentjet.core.config import GrpoConfig, OptimConfig, TrainConfig
-from agentjet.core.merging import Sample, merge_timelines
-from agentjet.core.metrics import step_metrics
-from agentjet.core.trainer import StepStats, Trainer, sequence_logprobs, truncated_is_weights
+from agentjet.core.episodes.merging import Sample, merge_timelines
+from agentjet.core.step.trainer import StepStats, Trainer, sequence_logprobs, truncated_is_weights
+from agentjet.core.training.advantages import group_advantages
+from agentjet.core.training.metrics import step_metrics
 from tests.core.factories import call_record
 from tests.core.test_trainer import (
     VOCAB,

@@ -15,11 +15,11 @@ import yaml
 
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.engine import Engine
-from agentjet.core.merging import Sample
+from agentjet.core.episodes.merging import Sample
 from agentjet.core.server.app import create_app
+from agentjet.core.step.trainer import StepStats
 from agentjet.core.testing import RunningServer, serve_in_thread
-from agentjet.core.trainer import StepStats
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EngineState, EpisodeKind
 from tests.conftest import TOKEN, _wait_rolling
 from tests.core.factories import call_record

@@ -19,14 +19,14 @@ import yaml
 from rich.console import Console
 
 from agentjet.core.backends.fakes import EchoBackend
-from agentjet.core.client import SwarmClient
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.engine import Engine
 from agentjet.core.errors import ConfigError
+from agentjet.core.sdk.client import SwarmClient
+from agentjet.core.sdk.status_view import render_status
 from agentjet.core.server.app import create_app
-from agentjet.core.status_view import render_status
 from agentjet.core.testing import RunningServer, serve_in_thread
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EpisodeKind
 from tests.conftest import TOKEN, _wait_rolling
 from tests.core.factories import Clock, call_record

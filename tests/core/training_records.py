@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.types import EpisodeKind, EpisodeRecord, EpisodeStatus
 
 __all__ = ["ended_train_episodes", "metric_lines", "trained_seqs"]

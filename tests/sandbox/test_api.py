@@ -158,7 +158,7 @@ def test_usage_figures_are_read_from_the_cgroup(sandbox: Sandbox) -> None:
 def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
     """Ctrl-C in the middle of a run: the container and its cgroup parent are gone afterwards."""
     sandbox_for("docker")
-    from agentjet.sandbox.docker_engine import connect
+    from agentjet.sandbox.docker.engine import connect
 
     client = connect()
     label = "agentjet.sandbox.run"
@@ -191,8 +191,8 @@ def test_docker_leaves_no_container_or_cgroup_even_when_interrupted() -> None:
 def test_a_container_whose_host_process_was_killed_stops_itself_and_is_swept() -> None:
     """kill -9 of the host mid-run: the in-container deadline kills the command, the next backend removes it."""
     sandbox_for("docker")
-    from agentjet.sandbox import docker_backend
-    from agentjet.sandbox.docker_engine import connect
+    from agentjet.sandbox.docker import backend as docker_backend
+    from agentjet.sandbox.docker.engine import connect
 
     client = connect()
     label = "agentjet.sandbox.run"
@@ -202,7 +202,7 @@ def test_a_container_whose_host_process_was_killed_stops_itself_and_is_swept() -
 
     before = ids()
     code = (
-        "from agentjet.sandbox import docker_backend as d\nfrom agentjet.sandbox.api import Sandbox\n"
+        "from agentjet.sandbox.docker import backend as d\nfrom agentjet.sandbox.api import Sandbox\n"
         "d._DEADLINE_GRACE_S = 1.0\nprint('running', flush=True)\nSandbox('docker').run('sleep 600', timeout=1)"
     )
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=sigint_default)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from agentjet.sandbox.api import staged
-from agentjet.sandbox.bwrap_backend import BwrapBackend
-from agentjet.sandbox.cgroups import CgroupLayout, detect
+from agentjet.sandbox.bwrap.backend import BwrapBackend
+from agentjet.sandbox.bwrap.cgroups import CgroupLayout, detect
+from agentjet.sandbox.docker.image import ImageRef
 from agentjet.sandbox.errors import SandboxUnavailable
-from agentjet.sandbox.image import ImageRef
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.result import RunResult, StopReason
 
@@ -232,7 +232,7 @@ def test_a_killed_host_process_takes_its_sandbox_down(bwrap: BwrapBackend, tmp_p
     marker = f"78{uuid.uuid4().int % 10**6}"
     script = tmp_path / "host.py"
     script.write_text(
-        "from agentjet.sandbox.bwrap_backend import BwrapBackend\nfrom agentjet.sandbox.limits import Limits\n"
+        "from agentjet.sandbox.bwrap.backend import BwrapBackend\nfrom agentjet.sandbox.limits import Limits\n"
         f"BwrapBackend().run(['sleep', '{marker}'], workdir=None, limits=Limits(timeout_s=60), env={{}}, swarm=None)\n"
     )
     layout = detect()

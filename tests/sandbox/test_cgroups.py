@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentjet.sandbox.cgroups import CgroupLayout, RunCgroup, detect
+from agentjet.sandbox.bwrap.cgroups import CgroupLayout, RunCgroup, detect
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
 
 V1_MOUNTINFO = """\

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentjet.cli.main import app
-from agentjet.sandbox import image, rootfs
-from agentjet.sandbox.docker_engine import connect
+from agentjet.sandbox.docker import image, rootfs
+from agentjet.sandbox.docker.engine import connect
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
 
 _OVERRIDES = ("AGENTJET_SANDBOX_IMAGE", "AGENTJET_SANDBOX_ROOTFS", "AGENTJET_SANDBOX_INPUTS")

@@ -19,8 +19,8 @@ from agentjet.core import ConfigError, SwarmClient, TrainConfig
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig
 from agentjet.core.testing import RunningServer
 from agentjet.core.types import EpisodeStatus
-from agentjet.tasks.runner import RunSettings
-from agentjet.tasks.sandboxed_run import client_limits, inner_command, run_in_sandbox
+from agentjet.tasks.play.runner import RunSettings
+from agentjet.tasks.play.sandboxed_run import client_limits, inner_command, run_in_sandbox
 from tests.tasks.swarm_helpers import TOKEN, journal, tiny_training_server, wait_for_step
 
 CONFIG = TrainConfig(  # one update per group of two episodes

@@ -16,7 +16,7 @@ import yaml
 
 from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import ServerSettings
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.core.types import EpisodeRecord

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentjet.core import ConfigError
-from agentjet.tasks.client_run import resolve_servers
+from agentjet.tasks.play.client_run import resolve_servers
 from agentjet.tasks.registry import FAMILIES, load_family, parse_params
 from agentjet.tasks.word import FirstWord
 

@@ -23,8 +23,8 @@ from agentjet.core import SwarmClient
 from agentjet.core.backends.fakes import EchoBackend, ScriptedBackend
 from agentjet.core.testing import RunningServer
 from agentjet.tasks.base import Endpoint, Outcome, TaskItem
-from agentjet.tasks.client_run import main as client_run_main
-from agentjet.tasks.runner import RunSettings, TaskRunner, member_seed
+from agentjet.tasks.play.client_run import main as client_run_main
+from agentjet.tasks.play.runner import RunSettings, TaskRunner, member_seed
 from agentjet.tasks.word import WORDS, FirstWord
 from tests.signals import sigint_default
 from tests.tasks.swarm_helpers import TOKEN, ChatFamily, chat, journal, say_the_word
@@ -284,7 +284,7 @@ def test_cli_errors_exit_2_with_a_message(args: list[str], message: str) -> None
 def test_the_module_entry_is_client_run_without_the_cli(
     word_server: RunningServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`python -m agentjet.tasks.client_run` (vibe's host clients): the CLI's flags, output and exit statuses."""
+    """`python -m agentjet.tasks.play.client_run` (vibe's host clients): the CLI's flags, output and exit statuses."""
     monkeypatch.setenv("AGENTJET_TOKEN", TOKEN)
     args = ["word", "--server", word_server.url, "--episodes", "4", "--group-size", "2", "--param", "max_tokens=3"]
     assert client_run_main([*args, "--json"]) == 0

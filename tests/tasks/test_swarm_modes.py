@@ -20,7 +20,7 @@ import pytest
 from agentjet.core import SwarmClient, TrainConfig
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig
 from agentjet.tasks.base import TaskItem
-from agentjet.tasks.runner import RunSettings, TaskRunner
+from agentjet.tasks.play.runner import RunSettings, TaskRunner
 from agentjet.tasks.word import FirstWord
 from tests.tasks.swarm_helpers import (
     SERVER_TOKEN,

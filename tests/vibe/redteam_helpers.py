@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentjet.vibe.render import render_template
-from agentjet.vibe.spec import TaskSpec
+from agentjet.vibe.generate.render import render_template
+from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.workspace import Workspace
 
 

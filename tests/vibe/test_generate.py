@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentjet.llm.chat import ChatLLM, resolve_llm
 from agentjet.sandbox import Sandbox
 from agentjet.tasks.arithmetic import arithmetic_reward
 from agentjet.tasks.countdown import countdown_reward
@@ -20,13 +21,12 @@ from agentjet.tasks.tool_use import tool_use_reward
 from agentjet.tasks.werewolves.family import side_reward
 from agentjet.tasks.werewolves.state import Side
 from agentjet.tasks.word import first_word_reward
-from agentjet.vibe.contract import CODE_FILES, CONTRACT, DATA_FILES
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.fenced import parse_files, syntax_problems
-from agentjet.vibe.generate import generate
-from agentjet.vibe.llm import VibeLLM, resolve_llm
-from agentjet.vibe.render import TEMPLATES, render_file
-from agentjet.vibe.spec import TaskSpec
+from agentjet.vibe.generate.contract import CODE_FILES, CONTRACT, DATA_FILES
+from agentjet.vibe.generate.fenced import parse_files, syntax_problems
+from agentjet.vibe.generate.generator import generate
+from agentjet.vibe.generate.render import TEMPLATES, render_file
+from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.workspace import Workspace
 from tests.sandbox.conftest import sandbox_for
 from tests.vibe.fake_llm import FakeLLM, serve_fake_llm
@@ -70,7 +70,7 @@ def fake() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def llm(fake: FakeLLM) -> VibeLLM:
+def llm(fake: FakeLLM) -> ChatLLM:
     found = resolve_llm(fake.url)
     assert found is not None
     return found
@@ -175,7 +175,7 @@ def test_a_generated_task_without_an_llm_says_how_to_configure_one(tmp_path: Pat
     assert len(ws.history()) == 1 and not ws.exists("client.py")
 
 
-def test_llm_code_without_a_sandbox_is_refused(tmp_path: Path, llm: VibeLLM, fake: FakeLLM) -> None:
+def test_llm_code_without_a_sandbox_is_refused(tmp_path: Path, llm: ChatLLM, fake: FakeLLM) -> None:
     ws = Workspace(tmp_path / "run").init()
     with pytest.raises(VibeError, match="sandbox doctor"):
         generate(make_spec("generated"), ws, llm=llm, sandbox=None)
@@ -217,7 +217,7 @@ def test_unreadable_replies_become_problems_not_exceptions() -> None:
 
 @pytest.mark.docker
 def test_the_llm_writes_the_files_and_the_sandbox_makes_the_data(
-    tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox
+    tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox
 ) -> None:
     spec = make_spec("generated", train=20, eval_items=8)
     fake.push(reply_with(PARITY, "Here it is. Run it with:\n```bash\npython3 dataset.py\n```"))
@@ -239,7 +239,7 @@ def test_the_llm_writes_the_files_and_the_sandbox_makes_the_data(
 
 @pytest.mark.docker
 def test_unusable_replies_cost_rounds_with_the_problems_in_the_next_prompt(
-    tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox
+    tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox
 ) -> None:
     without_reward = {k: v for k, v in PARITY.items() if k != "reward.py"}
     fake.push(
@@ -258,7 +258,7 @@ def test_unusable_replies_cost_rounds_with_the_problems_in_the_next_prompt(
 
 @pytest.mark.docker
 def test_a_dataset_that_fails_in_the_sandbox_goes_back_with_its_traceback(
-    tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox
+    tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox
 ) -> None:
     broken = PARITY["dataset.py"].replace(
         "    rng = random.Random(args.seed)\n", "    raise RuntimeError('no numbers today')\n"
@@ -273,7 +273,7 @@ def test_a_dataset_that_fails_in_the_sandbox_goes_back_with_its_traceback(
 
 
 @pytest.mark.docker
-def test_running_out_of_rounds_is_a_vibe_error(tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox) -> None:
+def test_running_out_of_rounds_is_a_vibe_error(tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox) -> None:
     fake.push("no code", "still no code")
     ws = Workspace(tmp_path / "run").init()
     with pytest.raises(VibeError, match="no usable workspace in 2 rounds"):
@@ -283,7 +283,7 @@ def test_running_out_of_rounds_is_a_vibe_error(tmp_path: Path, llm: VibeLLM, fak
 
 @pytest.mark.docker
 def test_the_llm_may_not_write_the_data_or_the_plan(
-    tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox
+    tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox
 ) -> None:
     forged = {"data/train.jsonl": '{"task_id": "x", "seed": 0, "data": {}}\n', "task.yaml": "family: hacked\n"}
     fake.push(reply_with({**PARITY, **forged}))
@@ -294,7 +294,7 @@ def test_the_llm_may_not_write_the_data_or_the_plan(
 
 @pytest.mark.docker
 def test_feedback_hands_a_template_workspace_to_the_llm(
-    tmp_path: Path, llm: VibeLLM, fake: FakeLLM, docker: Sandbox
+    tmp_path: Path, llm: ChatLLM, fake: FakeLLM, docker: Sandbox
 ) -> None:
     spec = make_spec("countdown", difficulty=1)
     ws = Workspace(tmp_path / "run").init()
@@ -321,7 +321,7 @@ def test_the_workspace_client_runs_under_agentjet_client_run(tmp_path: Path, fam
 
     from agentjet.cli.main import app
     from agentjet.core.scripted_server import serve_scripted
-    from agentjet.vibe.dry_policy import plausible_reply
+    from agentjet.vibe.check.dry_policy import plausible_reply
 
     spec = make_spec(family, **TEMPLATE_PARAMS[family])
     ws = Workspace(tmp_path / "run").init()

@@ -194,7 +194,7 @@ def test_the_package_exports_resolve() -> None:
 
 def test_real_understand_and_generate_write_a_committed_workspace(tmp_path: Path) -> None:
     from agentjet.vibe.nodes import generate, understand
-    from agentjet.vibe.spec import load_spec
+    from agentjet.vibe.plan.spec import load_spec
 
     workdir = tmp_path / "runs"
     nodes = make_nodes() | {"understand": understand, "generate": generate}
@@ -308,11 +308,11 @@ def test_make_progress_is_plain_off_a_terminal() -> None:
 
 
 def test_the_watchers_regenerate_hook_repairs_the_client_through_the_llm(tmp_path: Path) -> None:
+    from agentjet.llm.chat import resolve_llm
     from agentjet.vibe.context import VibeContext
-    from agentjet.vibe.llm import resolve_llm
     from agentjet.vibe.nodes import client_regenerator, generate, understand
+    from agentjet.vibe.run.trouble import Finding, Trouble
     from agentjet.vibe.state import RepairRecord
-    from agentjet.vibe.trouble import Finding, Trouble
     from tests.vibe.fake_llm import serve_fake_llm
 
     workdir = tmp_path / "runs"

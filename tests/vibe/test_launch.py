@@ -14,13 +14,13 @@ import pytest
 import yaml
 
 from agentjet.core.testing import RunningServer
-from agentjet.vibe.client_process import resolve_sandbox
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.launch import CONFIG_FILE, LaunchOptions, hot_swap, launch, stop
-from agentjet.vibe.report import ReportInput, write_report
-from agentjet.vibe.sandboxed_client import client_files
-from agentjet.vibe.swarm_server import process_mentions, read_launch_file
-from agentjet.vibe.watch import WatchSettings, training_record, watch
+from agentjet.vibe.report.writer import ReportInput, write_report
+from agentjet.vibe.run.client_process import resolve_sandbox
+from agentjet.vibe.run.launch import CONFIG_FILE, LaunchOptions, hot_swap, launch, stop
+from agentjet.vibe.run.sandboxed_client import client_files
+from agentjet.vibe.run.swarm_server import process_mentions, read_launch_file
+from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 from tests.conftest import TOKEN
 from tests.vibe.launch_helpers import make_workspace, tiny_options
 

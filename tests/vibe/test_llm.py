@@ -1,4 +1,4 @@
-"""VibeLLM: configuration from --llm / env, and real HTTP through litellm to the scripted fake LLM."""
+"""ChatLLM: configuration from --llm / env, and real HTTP through litellm to the scripted fake LLM."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import socket
 
 import pytest
 
-from agentjet.vibe.errors import VibeError
-from agentjet.vibe.llm import ENV_API_KEY, ENV_LLM, ENV_MODEL, VibeLLM, resolve_llm
+from agentjet.llm.chat import ENV_API_KEY, ENV_LLM, ENV_MODEL, ChatLLM, LLMError, resolve_llm
 from tests.vibe.fake_llm import FakeFailure, serve_fake_llm
 
 USER = [{"role": "user", "content": "plan: train a 7B to play werewolves"}]
@@ -22,7 +21,7 @@ def test_nothing_configured_means_no_llm(arg: str | None) -> None:
 def test_env_var_configures_a_litellm_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_LLM, "anthropic/claude-test")
     llm = resolve_llm(None)
-    assert llm == VibeLLM(model="anthropic/claude-test")
+    assert llm == ChatLLM(model="anthropic/claude-test")
     assert llm.name == "anthropic/claude-test"
 
 
@@ -47,7 +46,7 @@ def test_url_becomes_openai_provider_with_api_base(monkeypatch: pytest.MonkeyPat
 
 
 def test_spaces_in_the_value_are_refused() -> None:
-    with pytest.raises(VibeError, match="has spaces"):
+    with pytest.raises(LLMError, match="has spaces"):
         resolve_llm("gpt 4")
 
 
@@ -80,7 +79,7 @@ def test_http_failures_become_vibe_errors_naming_the_fix(failure: FakeFailure, w
     with serve_fake_llm([failure]) as fake:
         llm = resolve_llm(fake.url)
         assert llm is not None
-        with pytest.raises(VibeError, match=words):
+        with pytest.raises(LLMError, match=words):
             dataclasses.replace(llm, retries=0).complete(USER)
     assert len(fake.requests) == 1
 
@@ -97,7 +96,7 @@ def test_empty_reply_is_a_vibe_error() -> None:
     with serve_fake_llm(["   "]) as fake:
         llm = resolve_llm(fake.url)
         assert llm is not None
-        with pytest.raises(VibeError, match="empty reply"):
+        with pytest.raises(LLMError, match="empty reply"):
             llm.complete(USER)
 
 
@@ -107,12 +106,12 @@ def test_unreachable_url_says_how_to_configure() -> None:
         port = sock.getsockname()[1]
     llm = resolve_llm(f"http://127.0.0.1:{port}/v1")
     assert llm is not None
-    with pytest.raises(VibeError, match=r"cannot reach .*--llm MODEL_OR_URL"):
+    with pytest.raises(LLMError, match=r"cannot reach .*--llm MODEL_OR_URL"):
         dataclasses.replace(llm, retries=0, timeout_s=5).complete(USER)
 
 
 def test_unknown_provider_is_explained() -> None:
     llm = resolve_llm("no-such-provider-model")
     assert llm is not None
-    with pytest.raises(VibeError, match="does not know which provider"):
+    with pytest.raises(LLMError, match="does not know which provider"):
         llm.complete(USER)

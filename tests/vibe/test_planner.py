@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from agentjet.llm.chat import ChatLLM, resolve_llm
 from agentjet.tasks.registry import load_family
 from agentjet.vibe.errors import PlanRefused, VibeError
-from agentjet.vibe.families import CATALOG, VILLAGE_ROLES
-from agentjet.vibe.llm import VibeLLM, resolve_llm
-from agentjet.vibe.planner import DEFAULT_STEPS, plan
-from agentjet.vibe.policy_model import EMBEDDED, choose_model, size_in_billions
+from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
+from agentjet.vibe.plan.planner import DEFAULT_STEPS, plan
+from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, size_in_billions
 from tests.vibe.fake_llm import serve_fake_llm
 
 VILLAGE = list(VILLAGE_ROLES)
@@ -265,7 +265,7 @@ def _llm_spec(**overrides: Any) -> str:
     return json.dumps(spec)
 
 
-def _llm(url: str) -> VibeLLM:
+def _llm(url: str) -> ChatLLM:
     llm = resolve_llm(url)
     assert llm is not None
     return llm

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from agentjet.llm.chat import resolve_llm
 from agentjet.tasks.arithmetic import PROMPT as ARITHMETIC_PROMPT
 from agentjet.tasks.arithmetic import Arithmetic
 from agentjet.tasks.countdown import PROMPT as COUNTDOWN_PROMPT
 from agentjet.tasks.countdown import Countdown, countdown_reward
-from agentjet.vibe.degenerate import DEGENERATE, random_legal, read_prompt
-from agentjet.vibe.llm import resolve_llm
-from agentjet.vibe.redteam import PolicyResult, judge, red_team
-from agentjet.vibe.reference import dataset_reference, reference_for, werewolves_reference
+from agentjet.vibe.check.degenerate import DEGENERATE, random_legal, read_prompt
+from agentjet.vibe.check.redteam import PolicyResult, judge, red_team
+from agentjet.vibe.check.reference import dataset_reference, reference_for, werewolves_reference
 from agentjet.vibe.repair import repair
 from tests.vibe.fake_llm import serve_fake_llm
 from tests.vibe.redteam_helpers import chatml, make_spec, make_workspace

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from agentjet.llm.chat import resolve_llm
 from agentjet.vibe.context import NodeFailed
-from agentjet.vibe.llm import resolve_llm
+from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.repair import RepairStopped, repair
-from agentjet.vibe.spec import TaskSpec
 from agentjet.vibe.workspace import Workspace
 from tests.vibe.fake_llm import FakeFailure, serve_fake_llm
 from tests.vibe.redteam_helpers import make_spec, make_workspace

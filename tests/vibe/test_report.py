@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentjet.vibe.report import ReportInput, run_summary, write_report
-from agentjet.vibe.spec import SuccessMetric, TaskSpec
+from agentjet.vibe.plan.spec import SuccessMetric, TaskSpec
+from agentjet.vibe.report.writer import ReportInput, run_summary, write_report
 from tests.vibe.launch_helpers import make_workspace
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.spec import GENERATED, Budget, SuccessMetric, TaskSpec, load_spec, save_spec
+from agentjet.vibe.plan.spec import GENERATED, Budget, SuccessMetric, TaskSpec, load_spec, save_spec
 
 
 def _spec(**overrides: Any) -> TaskSpec:

@@ -13,14 +13,14 @@ import pytest
 
 from agentjet.core import TrainConfig
 from agentjet.core.types import EpisodeStatus
+from agentjet.llm.chat import resolve_llm
 from agentjet.sandbox import Sandbox, SwarmAccess
-from agentjet.vibe.dataset_check import check_rows
-from agentjet.vibe.dry_policy import plausible_reply
+from agentjet.vibe.check.dataset_check import check_rows
+from agentjet.vibe.check.dry_policy import plausible_reply
+from agentjet.vibe.check.validate import Report, ValidateOptions, validate
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.generate import generate
-from agentjet.vibe.llm import resolve_llm
-from agentjet.vibe.render import TEMPLATES
-from agentjet.vibe.validate import Report, ValidateOptions, validate
+from agentjet.vibe.generate.generator import generate
+from agentjet.vibe.generate.render import TEMPLATES
 from agentjet.vibe.workspace import Workspace
 from tests.sandbox.conftest import sandbox_for
 from tests.tasks.swarm_helpers import TOKEN, journal, tiny_training_server

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from agentjet.core import TrainConfig
-from agentjet.vibe.launch import hot_swap, launch, stop
-from agentjet.vibe.trouble import (
+from agentjet.vibe.run.launch import hot_swap, launch, stop
+from agentjet.vibe.run.trouble import (
     ActionKind,
     Finding,
     Tried,
@@ -25,7 +25,7 @@ from agentjet.vibe.trouble import (
     flat_curve,
     zero_variance,
 )
-from agentjet.vibe.watch import WatchSettings, watch
+from agentjet.vibe.run.watch import WatchSettings, watch
 from tests.vibe.launch_helpers import CONSTANT_REWARD, StepRecorder, client_source, make_workspace, tiny_options
 
 FAST = WatchSettings(poll_s=0.2, zero_variance_steps=2, episode_check_every_s=0.5, budget_s=240.0)

@@ -23,7 +23,7 @@ import httpx
 
 from agentjet.bench.chaos.target import Target, kill9, launch, stop
 from agentjet.core import AgentJetError, SwarmClient
-from agentjet.core.journal import Journal
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.types import EpisodeKind, EpisodeStatus
 from agentjet.vibe.errors import VibeError
 

@@ -22,9 +22,9 @@ from typing import IO, Any
 import optuna
 from optuna.trial import TrialState
 
-from agentjet.a3r.lock import read_heartbeat
 from agentjet.a3r.repo import CampaignRepo
-from agentjet.a3r.study import make_storage
+from agentjet.a3r.session.lock import read_heartbeat
+from agentjet.a3r.session.study import make_storage
 
 __all__ = ["kill9_campaign", "kill9_vibe"]
 

@@ -15,7 +15,7 @@ import httpx
 import psutil
 import yaml
 
-from agentjet.vibe.swarm_server import ServerHandle, start_server, stop_server
+from agentjet.vibe.run.swarm_server import ServerHandle, start_server, stop_server
 
 __all__ = ["HealthProbe", "Target", "kill9", "launch", "rss_mb"]
 

@@ -117,7 +117,7 @@ class _ModelRun:
         }
 
     def _batch(self) -> tuple[list[Any], list[float]]:
-        from agentjet.core.merging import Sample
+        from agentjet.core.episodes.merging import Sample
 
         samples = [
             Sample(
@@ -136,7 +136,7 @@ class _ModelRun:
         import torch
 
         from agentjet.core.config import OptimConfig, TrainConfig
-        from agentjet.core.trainer import Trainer
+        from agentjet.core.step.trainer import Trainer
 
         self.memory.reset()
         config = TrainConfig(optim=OptimConfig(micro_batch_tokens=self.shape.micro_batch_tokens))

@@ -21,11 +21,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from agentjet.core.access.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, read_token_file
+from agentjet.core.access.tokens import TokenStore, check_token_strength
 from agentjet.core.backends.base import Backend
 from agentjet.core.config import ServerSettings, load_train_config
 from agentjet.core.engine import Engine
-from agentjet.core.journal import Journal
-from agentjet.core.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, read_token_file
+from agentjet.core.episodes.journal import Journal
 from agentjet.core.placement import resolve_placement
 from agentjet.core.server import client_routes, engine_routes, episode_routes, openai_routes, token_routes
 from agentjet.core.server.deps import Runtime
@@ -33,9 +34,8 @@ from agentjet.core.server.errors import error_response, install_error_handlers
 from agentjet.core.server.limits import BodyLimit
 from agentjet.core.serving import ChatLimits, ChatService
 from agentjet.core.state_lock import StateDirLock
-from agentjet.core.step_trainer import trainer_factory
-from agentjet.core.tokens import TokenStore, check_token_strength
-from agentjet.core.training_loop import TrainingLoop
+from agentjet.core.step.step_trainer import trainer_factory
+from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import ADMIN_ID
 
 __all__ = ["admin_token", "create_app", "default_backend", "prepare_state_dir"]

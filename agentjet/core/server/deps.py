@@ -14,13 +14,13 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
+from agentjet.core.access.keys import tokens_equal
+from agentjet.core.access.tokens import TokenStore
 from agentjet.core.config import ServerSettings
 from agentjet.core.engine import Engine
+from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.errors import AuthError, EngineNotReady, PermissionDenied
-from agentjet.core.keys import tokens_equal
-from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.serving import ChatService
-from agentjet.core.tokens import TokenStore
 from agentjet.core.types import ADMIN, Principal
 
 __all__ = ["AdminDep", "CallerDep", "ChatDep", "EngineDep", "EpisodeDep", "Runtime", "require_any_credential"]

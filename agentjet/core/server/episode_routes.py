@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentjet.core.metrics import episode_with_merge_report
 from agentjet.core.server.deps import CallerDep, EngineDep
 from agentjet.core.server.wire import Utf8Body
+from agentjet.core.training.metrics import episode_with_merge_report
 from agentjet.core.types import CLIENT_ID_PATTERN, EpisodeKind
 
 __all__ = ["router"]

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 
 from agentjet.core.chat_format import RenderedPrompt
+from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.errors import AgentJetError
-from agentjet.core.open_episode import OpenEpisode
 from agentjet.core.server import openai_shapes as shapes
 from agentjet.core.server.deps import ChatDep, EngineDep, EpisodeDep, require_any_credential
 from agentjet.core.server.openai_models import ChatCompletionIn, to_chat_call

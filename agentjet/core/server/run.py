@@ -2,7 +2,7 @@
 
 `agentjet server start` (cli/server.py) turns its flags into `ServerSettings` and calls
 `prepare_server` and `PreparedServer.serve`. `run_server` is the same start for a process without
-the CLI (a campaign's local servers, `agentjet.a3r.server_process`); it is public as
+the CLI (a campaign's local servers, `agentjet.a3r.pool.server_process`); it is public as
 `agentjet.core.run_server`. Under torchrun rank 0 serves and the other ranks only train.
 """
 
@@ -30,7 +30,7 @@ __all__ = ["PreparedServer", "prepare_server", "preflight", "run_server"]
 
 def preflight(settings: ServerSettings) -> None:
     """Everything about the state dir that can refuse a start, checked before uvicorn: one sentence each."""
-    from agentjet.core.journal import Journal
+    from agentjet.core.episodes.journal import Journal
     from agentjet.core.server.app import admin_token, prepare_state_dir
     from agentjet.core.state_lock import StateDirLock
 
@@ -59,7 +59,7 @@ class PreparedServer:
 
     def serve(self) -> int:
         """Say what serves where on stderr, then serve until stopped: 0, or 1 when the lifespan refused to start."""
-        from agentjet.core.distributed_trainer import backend_for
+        from agentjet.core.step.distributed_trainer import backend_for
 
         settings, where = self.settings, self.where
         scheme = "https" if settings.ssl_certfile else "http"
@@ -94,7 +94,7 @@ def prepare_server(settings: ServerSettings, *, log_level: str = "INFO", torchru
     A bad model, a device this machine lacks, backend flags that cannot work together, more GPUs
     than there are, a state dir in use or damaged: each fails before anything is served, and a
     state dir this call created is removed again."""
-    from agentjet.core.distributed_trainer import check_world
+    from agentjet.core.step.distributed_trainer import check_world
 
     existed = settings.state_dir.exists()
     try:
@@ -119,11 +119,11 @@ def run_server(fields: Mapping[str, Any], *, log_level: str = "INFO") -> int:
     stderr at `log_level`; a refused start is one `error: <sentence>` line there and status 2.
     Under torchrun a rank above 0 runs its training worker instead."""
     log_to_stderr(log_level)
-    from agentjet.core.distributed_trainer import torchrun_rank
+    from agentjet.core.step.distributed_trainer import torchrun_rank
 
     launched = torchrun_rank()
     if launched is not None and launched[0] > 0:
-        from agentjet.core.train_worker import main as train_worker
+        from agentjet.core.step.train_worker import main as train_worker
 
         return train_worker()
     given = dict(fields) if launched is None else {**fields, "train_procs": launched[1]}

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentjet.core.access.tokens import TOKEN_NAME_PATTERN
 from agentjet.core.server.deps import AdminDep, get_runtime
 from agentjet.core.server.wire import Utf8Body
-from agentjet.core.tokens import TOKEN_NAME_PATTERN
 
 __all__ = ["router"]
 

@@ -1,0 +1,5 @@
+"""`python -m agentjet ...` is the `agentjet` command: our subprocesses start it without naming the CLI module."""
+
+from agentjet.cli.main import app
+
+app(prog_name="agentjet")

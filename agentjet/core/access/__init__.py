@@ -1,0 +1,5 @@
+"""Who may do what: signed episode keys, the admin token and revocable client tokens.
+
+keys.py    Episode keys and server tokens: HMAC-signed, constant-time checked, persisted with mode 600.
+tokens.py  Client tokens: issued and revoked by the admin, stored hashed in `<state-dir>/tokens.json`.
+"""

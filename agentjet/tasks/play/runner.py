@@ -1,0 +1,320 @@
+"""Run episodes of a task family against swarm servers: the engine of `agentjet client run`.
+
+For each episode the runner begins one episode per server the family names (same task_id, the
+family's name as `agent`), calls `family.run(item, endpoints)` in a worker thread, and ends each
+server's episode with its reward from the `Outcome` (or aborts all of them when `run` raises).
+Items are scheduled in GRPO groups: `group_size` consecutive episodes share an item's task_id,
+each with its own seed. Every `eval_every` train episodes it runs the eval split (kind "eval");
+with `update_every` it agrees to an update (`request_update`, for the `all_clients` strategy)
+and waits for it, so rounds stay on-policy. Ctrl-C (or `stop()`) aborts the open episodes: every
+episode begun ends up ended or aborted. Only the public `SwarmClient` API is used.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import queue
+import random
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from rich.console import Console
+
+from agentjet.core import AgentJetError, SwarmClient
+from agentjet.tasks.base import Endpoint, Outcome, TaskFamily, TaskItem
+from agentjet.tasks.play.run_report import EpisodeResult, RunStats, RunView
+from agentjet.tasks.play.swarm_side import OpenEpisodes, wait_for_update
+
+__all__ = ["DEFAULT_GROUP_SIZE", "RunSettings", "TaskRunner"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GROUP_SIZE = 8
+_POLL_S = 0.2  # how often the main thread looks at results (and can take Ctrl-C)
+_STEP_POLL_S = 2.0  # how often the progress bar reads the servers' steps
+_BEGIN_WAIT_S = 60.0  # on interrupt: how long to wait for begins in flight
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    episodes: int = 16  # train episodes
+    concurrency: int = 4  # episodes in flight at once
+    eval_every: int | None = None  # train episodes between eval rounds
+    eval_episodes: int = 8  # episodes (items) per eval round
+    group_size: int | None = None  # episodes per task_id; None: the server's (status pool.group_size) or 8
+    update_every: int | None = None  # train episodes between update requests (then wait for the update)
+    update_timeout_s: float = 1800.0
+    seed: int = 0
+
+    @classmethod
+    def from_options(cls, options: object) -> RunSettings:
+        """From a parsed command line (argparse namespace): the fields it has, the defaults for the rest."""
+        given = {f.name: getattr(options, f.name) for f in fields(cls) if hasattr(options, f.name)}
+        return cls(**given)
+
+    def __post_init__(self) -> None:
+        for name in ("episodes", "concurrency", "eval_every", "eval_episodes", "group_size", "update_every"):
+            value = getattr(self, name)
+            if value is not None and value < (0 if name == "episodes" else 1):
+                raise ValueError(f"{name} must be >= {0 if name == 'episodes' else 1}, got {value}")
+
+
+@dataclass(frozen=True)
+class _Job:
+    item: TaskItem
+    kind: str
+
+
+def member_seed(seed: int, member: int) -> int:
+    """The seed of the `member`-th episode of a group: distinct per member, the item's own for member 0."""
+    return seed if member == 0 else random.Random(f"{seed}:{member}").randrange(2**31)
+
+
+def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    safe: dict[str, Any] = json.loads(json.dumps(dict(metadata), default=str))
+    return safe
+
+
+def _rewards(outcome: object, servers: tuple[str, ...]) -> dict[str, float]:
+    """The Outcome's rewards, checked: one finite number per server the family names."""
+    if not isinstance(outcome, Outcome):
+        raise TypeError(f"run() must return an Outcome, got {type(outcome).__name__}")
+    if set(outcome.rewards) != set(servers):
+        raise ValueError(f"Outcome rewards name {sorted(outcome.rewards)}, the family's servers are {list(servers)}")
+    rewards = {name: outcome.rewards[name] for name in servers}
+    for name, reward in rewards.items():
+        if isinstance(reward, bool) or not isinstance(reward, int | float) or not math.isfinite(reward):
+            raise ValueError(f"reward for {name!r} must be a finite number, got {reward!r}")
+    return {name: float(reward) for name, reward in rewards.items()}
+
+
+class TaskRunner:
+    """Runs one family against its servers (`clients`: server name -> SwarmClient). One `run()` per runner."""
+
+    def __init__(
+        self,
+        family: TaskFamily,
+        clients: Mapping[str, SwarmClient],
+        settings: RunSettings,
+        *,
+        show_progress: bool = False,
+        console: Console | None = None,
+    ) -> None:
+        missing = [name for name in family.servers if name not in clients]
+        if missing:
+            raise ValueError(f"task {family.name!r} needs servers {list(family.servers)}; missing {missing}")
+        self.family, self.settings = family, settings
+        self.servers: tuple[str, ...] = tuple(family.servers)
+        self.clients = {name: clients[name] for name in self.servers}
+        self._episodes = OpenEpisodes()
+        self._view = RunView(show_progress, console)
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._results: queue.Queue[EpisodeResult] = queue.Queue()
+        self._steps: dict[str, int | None] = {}
+        self._steps_polled_at = 0.0
+
+    # ---- the worker side ---------------------------------------------------------------------
+    def _worker(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                result = self._play(job)
+            except Exception as exc:  # a bug here must not hang the main thread: report it as an error
+                log.exception("runner worker failed task=%s", job.item.task_id)
+                result = EpisodeResult(job.kind, error=f"{type(exc).__name__}: {exc}")
+            self._results.put(result)
+
+    def _play(self, job: _Job) -> EpisodeResult:
+        try:
+            begun = self._episodes.begin(self.clients, job.item.task_id, job.kind, self.family.name)
+        except AgentJetError as exc:
+            return EpisodeResult(job.kind, error=f"begin failed: {type(exc).__name__}: {exc}")
+        if begun is None:  # stopping: never begun
+            return EpisodeResult(job.kind)
+        try:
+            endpoints = {name: Endpoint(ep.base_url, ep.api_key) for name, ep in begun.items()}
+            outcome = self.family.run(job.item, endpoints)
+            rewards = _rewards(outcome, self.servers)
+            for name, episode in begun.items():
+                episode.end(rewards[name], _json_safe(outcome.metadata))
+        except Exception as exc:  # the family's code is arbitrary: any failure aborts the episode
+            self._episodes.abort(begun.values())
+            if self._episodes.stopping:
+                return EpisodeResult(job.kind, interrupted=True)
+            log.warning("episode failed task=%s error=%s: %s", job.item.task_id, type(exc).__name__, exc)
+            return EpisodeResult(job.kind, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._episodes.forget(begun.values())
+        return EpisodeResult(job.kind, rewards=rewards)
+
+    # ---- the main thread ---------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Run every scheduled episode; return the summary (also on Ctrl-C, with `interrupted`)."""
+        started = time.perf_counter()
+        statuses = {name: client.status() for name, client in self.clients.items()}  # unreachable, bad token: fail now
+        group_size = self.settings.group_size or _group_size_of(statuses[self.servers[0]])
+        train = self._train_jobs(group_size)
+        stats, evals = RunStats(self.servers), list[dict[str, Any]]()
+        steps_start = {name: _step_of(status) for name, status in statuses.items()}
+        workers = [threading.Thread(target=self._worker, daemon=True) for _ in range(self.settings.concurrency)]
+        for worker in workers:
+            worker.start()
+        if self.settings.update_every:  # count as active now, so all_clients waits for this client's first round
+            for client in self.clients.values():
+                client.heartbeat()
+        completed = False
+        try:
+            with self._view:
+                self._run_rounds(train, stats, evals)
+            completed = True
+        except KeyboardInterrupt:
+            log.warning("interrupted: aborting the open episodes")
+        finally:  # on Ctrl-C or any error: no episode is left open
+            self._shutdown(workers, stop=not completed or self._episodes.stopping)
+        return self._summary(stats, evals, group_size, steps_start, started)
+
+    def _run_rounds(self, train: list[_Job], stats: RunStats, evals: list[dict[str, Any]]) -> None:
+        """Train episodes in blocks; after a block, the update round and the eval round it ends."""
+        bar = self._view.add_bar("train", len(train))
+        done = 0
+        update_every, eval_every = self.settings.update_every, self.settings.eval_every
+        for boundary in self._boundaries():
+            self._run_block(train[done:boundary], stats, bar, done)
+            done = boundary
+            if self._episodes.stopping:
+                return
+            if update_every and (boundary % update_every == 0 or boundary == len(train)):
+                wait_for_update(self.clients, self.settings.update_timeout_s, self._poll_steps)
+            if eval_every and boundary and boundary % eval_every == 0:
+                evals.append({"after_episodes": boundary, **self._eval_round(boundary)})
+
+    def stop(self) -> None:
+        """From another thread: begin no more episodes and abort the open ones; `run()` returns soon."""
+        self._episodes.abort_all()
+
+    def _train_jobs(self, group_size: int) -> list[_Job]:
+        count = self.settings.episodes
+        items = self.family.items("train", count=math.ceil(count / group_size), seed=self.settings.seed)
+        if count % group_size:
+            log.warning("episodes=%d is not a multiple of group_size=%d: the last group is partial", count, group_size)
+        jobs = [_Job(replace(it, seed=member_seed(it.seed, k)), "train") for it in items for k in range(group_size)]
+        return jobs[:count]
+
+    def _boundaries(self) -> list[int]:
+        """Where the train run pauses: every eval round, every update request, and the end."""
+        total = self.settings.episodes
+        marks = {total}
+        for every in (self.settings.eval_every, self.settings.update_every):
+            if every:
+                marks.update(range(every, total + 1, every))
+        return sorted(marks)
+
+    def _eval_round(self, after: int) -> dict[str, Any]:
+        items = self.family.items("eval", count=self.settings.eval_episodes, seed=self.settings.seed)
+        stats = RunStats(self.servers)
+        bar = self._view.add_bar(f"eval @{after}", len(items))
+        self._run_block([_Job(item, "eval") for item in items], stats, bar, 0)
+        log.info("eval round reward_mean=%s episodes=%d errors=%d", stats.reward_mean, stats.ended, stats.errors)
+        means = stats.server_means()
+        return {"episodes": stats.ended, "errors": stats.errors, "reward_mean": stats.reward_mean, "rewards": means}
+
+    def _run_block(self, jobs: list[_Job], stats: RunStats, bar: Any, done: int) -> None:
+        for job in jobs:
+            self._jobs.put(job)
+        for left in range(len(jobs) - 1, -1, -1):
+            while True:
+                try:
+                    result = self._results.get(timeout=_POLL_S)
+                    break
+                except queue.Empty:
+                    if self._episodes.stopping:  # stop(): do not wait for agents still running
+                        return
+                    self._poll_steps()
+            stats.add(result)
+            done += 1
+            self._poll_steps(force=left == 0)  # a finished bar shows the step it ended at
+            self._view.show(bar, stats, done)
+
+    def _poll_steps(self, force: bool = False) -> dict[str, int | None]:
+        now = time.monotonic()
+        if force or now - self._steps_polled_at >= _STEP_POLL_S:
+            self._steps_polled_at = now
+            self._steps = {name: self._polled_step(client) for name, client in self.clients.items()}
+            self._view.set_steps(self._steps)
+        return dict(self._steps)
+
+    @staticmethod
+    def _polled_step(client: SwarmClient) -> int | None:
+        try:
+            return _step_of(client.status())
+        except AgentJetError as exc:  # the bar shows "?"; the episodes report their own errors
+            log.debug("status failed: %s", exc)
+            return None
+
+    def _shutdown(self, workers: list[threading.Thread], *, stop: bool) -> None:
+        """Stop the workers; when stopping early, abort every open episode (Ctrl-C is held off meanwhile)."""
+        with _sigint_held():
+            if stop:
+                self._episodes.abort_all(wait_begins_s=_BEGIN_WAIT_S)
+            for _ in workers:
+                self._jobs.put(None)
+
+    def _summary(
+        self,
+        stats: RunStats,
+        evals: list[dict[str, Any]],
+        group_size: int,
+        steps_start: Mapping[str, int | None],
+        started: float,
+    ) -> dict[str, Any]:
+        steps_end = self._poll_steps(force=True)
+        return {
+            "task": self.family.name,
+            "servers": {name: client.url for name, client in self.clients.items()},
+            "episodes_requested": self.settings.episodes,
+            "episodes": stats.ended,
+            "errors": stats.errors,
+            "error_messages": stats.error_messages,
+            "reward_mean": stats.reward_mean,
+            "rewards": stats.server_means(),
+            "evals": evals,
+            "eval_reward_mean": evals[-1]["reward_mean"] if evals else None,
+            "steps": {name: {"start": steps_start.get(name), "end": steps_end.get(name)} for name in self.servers},
+            "group_size": group_size,
+            "concurrency": self.settings.concurrency,
+            "seed": self.settings.seed,
+            "interrupted": self._episodes.stopping,
+            "aborted_on_interrupt": self._episodes.aborted_on_stop,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+
+
+def _step_of(status: Mapping[str, Any]) -> int | None:
+    step = status.get("step")
+    return step if isinstance(step, int) else None
+
+
+def _group_size_of(status: Mapping[str, Any]) -> int:
+    """The server's GRPO group size when its status reports one (`pool.group_size`), else the default."""
+    pool = status.get("pool")
+    size = pool.get("group_size") if isinstance(pool, Mapping) else None
+    return size if isinstance(size, int) and size >= 1 else DEFAULT_GROUP_SIZE
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ignore Ctrl-C while open episodes are being aborted (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,154 @@
+"""`agentjet client run --sandbox docker|bwrap`: the same run, re-executed inside a sandbox.
+
+The host never imports the task (a client file is untrusted code): it stages the file's folder into the
+sandbox's work dir, starts a `SwarmBridge` to the one server (the token stays here) and runs
+`python3 -m agentjet.cli.main client run ... --json` inside, which reaches the server at
+`http://127.0.0.1:PORT` through the forwarder. The inner summary comes back as JSON on stdout.
+Ctrl-C stops the sandbox; the bridge then aborts the episodes it left open.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentjet.core import ConfigError
+from agentjet.sandbox.api import Sandbox
+from agentjet.sandbox.bridge import SwarmAccess
+from agentjet.sandbox.errors import SandboxError
+from agentjet.sandbox.folder import folder_files
+from agentjet.sandbox.limits import Limits, parse_size
+from agentjet.sandbox.result import RunResult
+from agentjet.tasks.play.runner import RunSettings
+
+__all__ = [
+    "PYTHON_ENV",
+    "SANDBOXES",
+    "SandboxedRun",
+    "client_limits",
+    "explain",
+    "inner_command",
+    "parse_summary",
+    "port_of",
+    "run_in_sandbox",
+]
+
+SANDBOXES = ("none", "docker", "bwrap")
+_NAMED = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
+
+
+@dataclass(frozen=True)
+class SandboxedRun:
+    """What came back: the inner run's summary (None if it printed none) and the sandbox's result."""
+
+    summary: dict[str, Any] | None
+    result: RunResult
+
+
+def client_limits(*, memory: str = "2g", timeout_s: float = 24 * 3600.0) -> Limits:
+    """Limits for a whole client run: room for openai/LangChain and concurrent episodes, long wall time."""
+    return Limits(memory_bytes=parse_size(memory), pids=512, cpus=1.0, timeout_s=timeout_s, output_bytes=16 * 1024**2)
+
+
+def _one_server(servers: Sequence[str]) -> tuple[str | None, str]:
+    """(server name or None, url) of the single `--server`; a sandbox reaches one server for now."""
+    if len(servers) != 1:
+        raise ConfigError(f"--sandbox reaches exactly one server for now (one --server URL or NAME=URL); got {servers}")
+    match = _NAMED.match(servers[0])
+    name, url = (match.group(1), match.group(2)) if match and "://" not in match.group(1) else (None, servers[0])
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--server {url!r} must look like http://HOST:PORT")
+    return name, url
+
+
+def _staged_task(task: str) -> tuple[str, dict[str, str | bytes] | None]:
+    """(the task as the inner run names it, files to stage): a client file comes with its folder
+    (sibling modules, `data/`), minus version control, virtual environments and caches."""
+    path = Path(task)
+    if task.endswith(".py") or "/" in task:
+        if not path.is_file():
+            raise ConfigError(f"client file {task!r} does not exist")
+        files: dict[str, str | bytes] = dict(folder_files(path.resolve().parent))
+        return path.name, files
+    return task, None
+
+
+def inner_command(task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str) -> list[str]:
+    """The `client run` the sandbox executes (its own summary as JSON on stdout)."""
+    argv = ["python3", "-m", "agentjet.cli.main", "client", "run", task, "--server", server, "--json"]
+    argv += ["--episodes", str(settings.episodes), "--concurrency", str(settings.concurrency)]
+    argv += ["--eval-episodes", str(settings.eval_episodes), "--seed", str(settings.seed), "--log-level", log_level]
+    for flag, value in (
+        ("--eval-every", settings.eval_every),
+        ("--group-size", settings.group_size),
+        ("--update-every", settings.update_every),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    for param in params:
+        argv += ["--param", param]
+    return argv
+
+
+def run_in_sandbox(
+    task: str,
+    *,
+    backend: str,
+    servers: Sequence[str],
+    token: str | None,
+    params: Sequence[str] = (),
+    settings: RunSettings,
+    limits: Limits | None = None,
+    log_level: str = "WARNING",
+) -> SandboxedRun:
+    """Run the task inside `backend`; raises ConfigError for bad flags, SandboxUnavailable if it cannot run."""
+    if backend not in SANDBOXES[1:]:
+        raise ConfigError(f"unknown sandbox {backend!r}: use {', '.join(SANDBOXES)}")
+    name, url = _one_server(servers)
+    inside = f"http://127.0.0.1:{port_of(url)}"  # the forwarder listens on the server's own port
+    inner_task, files = _staged_task(task)
+    command = inner_command(
+        inner_task, f"{name}={inside}" if name else inside, params=params, settings=settings, log_level=log_level
+    )
+    sandbox = Sandbox(backend)
+    result = sandbox.run(
+        command, files=files, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=PYTHON_ENV
+    )
+    return SandboxedRun(parse_summary(result.stdout), result)
+
+
+# the environment of a Python process in a sandbox: unbuffered output, no tokenizer thread pools
+PYTHON_ENV = {"PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def port_of(url: str) -> int:
+    """The server URL's port: the forwarder inside a sandbox listens on the same one."""
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def parse_summary(stdout: str) -> dict[str, Any] | None:
+    """The inner `--json` summary: the last JSON object on stdout (a client file may print too)."""
+    start = stdout.rfind("\n{")
+    text = stdout[start + 1 :] if start >= 0 else stdout
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def explain(run: SandboxedRun) -> SandboxError:
+    """Why a sandboxed run gave no summary: the limit that fired, or the tail of its stderr."""
+    result = run.result
+    tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+    return SandboxError(
+        f"the sandboxed client run ended without a summary (exit {result.exit_code}, stopped by "
+        f"{result.stopped_by}{': ' + result.detail if result.detail else ''})" + (f":\n{tail}" if tail else "")
+    )

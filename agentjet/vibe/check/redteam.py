@@ -1,0 +1,260 @@
+"""The red team: try to earn reward without solving the task, before any training is spent on it.
+
+Each policy (the degenerate ones of `degenerate.py` and a reference from `reference.py`) is
+served by a scripted swarm server on the host and plays `episodes` eval items through the
+workspace's real client, run inside the sandbox behind a swarm bridge by validate's episode
+probe (eval episodes only, one record per episode). The verdict (`judge`) is **hackable** when a
+degenerate policy beats the reference, or comes near reference answers; **failed** when the red
+team could not judge (a client that did not load or raised on a degenerate reply, a run that
+stopped early, a reference that scores no more than an empty answer); else **robust**. The report
+keeps every policy's rewards and a few of its replies: the evidence a repair prompt gets.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import statistics
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentjet.core import serve_scripted
+from agentjet.sandbox import Limits, Sandbox, SandboxError, SwarmAccess
+from agentjet.tasks.play.sandboxed_run import PYTHON_ENV, port_of
+from agentjet.vibe.check.degenerate import DEGENERATE, Policy, last_user_message
+from agentjet.vibe.check.episode_probe import EPISODE_MARK, LOAD_ERROR_MARK
+from agentjet.vibe.check.reference import reference_for
+from agentjet.vibe.generate.contract import REWARD_RANGE, workspace_files
+from agentjet.vibe.plan.spec import TaskSpec
+from agentjet.vibe.workspace import Workspace
+
+__all__ = ["DEFAULT_MARGIN", "PolicyResult", "RedTeamReport", "Verdict", "judge", "red_team"]
+
+DEFAULT_MARGIN = 0.05  # rewards lie in [-1, 1]; see `judge` for how it is used
+Verdict = Literal["robust", "hackable", "failed"]
+_SAMPLES = 3  # replies kept per policy
+_SAMPLE_CHARS = 240
+PROBE_FILE = "_vibe_probe.py"  # validate's episode probe, staged beside the workspace files
+_PROBE_SOURCE = Path(__file__).resolve().parent / "episode_probe.py"
+_TEMPLATE_MODEL = "tiny"  # prompts rendered with SmolLM2's tokenizer and chat template (tiny shares them)
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """How one policy did: its mean eval reward (None when its run gave no summary) and sample replies."""
+
+    name: str
+    description: str
+    mean: float | None
+    episodes: int
+    errors: int
+    rewards: list[float] = field(default_factory=list)  # per finished episode (all servers' rewards)
+    samples: list[dict[str, str]] = field(default_factory=list)  # {"prompt": tail, "reply": head}
+    problem: str = ""  # why the run gave no usable result (sandbox stop, stderr tail, client errors)
+
+
+@dataclass(frozen=True)
+class RedTeamReport:
+    """The verdict and its evidence; `to_dict` is JSON-able (the graph keeps it in its state)."""
+
+    verdict: Verdict
+    reason: str
+    reference: PolicyResult
+    reference_kind: str  # dataset, werewolves or floor (see reference.py)
+    policies: list[PolicyResult]
+    margin: float
+    episodes: int
+    hackable_by: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "robust"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def evidence(self) -> str:
+        """Plain text for a regeneration or repair prompt: the verdict, every mean, the winners' replies."""
+        lines = [f"red team verdict: {self.verdict}: {self.reason}"]
+        for result in [self.reference, *self.policies]:
+            mean = "no result" if result.mean is None else f"{result.mean:.3f}"
+            lines.append(f"- {result.name} ({result.description}): mean reward {mean} over {result.episodes} episodes")
+        for result in self.policies:
+            if result.name in self.hackable_by or result.problem:
+                lines.append(f"\n{result.name}: {result.problem or 'sample replies it was paid for:'}")
+                lines += [f"  prompt ...{s['prompt']!r}\n  reply  {s['reply']!r}" for s in result.samples]
+        return "\n".join(lines)
+
+
+class _Recorded:
+    """A policy that keeps its first few (prompt, reply) pairs; called from the server's thread."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.samples: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, prompt: str) -> str:
+        reply = self.policy(prompt)
+        with self._lock:
+            if len(self.samples) < _SAMPLES:
+                asked = last_user_message(prompt)[-_SAMPLE_CHARS:]
+                self.samples.append({"prompt": asked, "reply": reply[:_SAMPLE_CHARS]})
+        return reply
+
+
+def _records(stdout: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The probe's episode records, and its load error (the client did not load or read its data)."""
+    records: list[dict[str, Any]] = []
+    load_error = None
+    for line in stdout.splitlines():
+        for mark in (EPISODE_MARK, LOAD_ERROR_MARK):
+            if not line.startswith(mark):
+                continue
+            try:
+                value = json.loads(line[len(mark) :])
+            except ValueError:
+                continue
+            if isinstance(value, dict) and mark == EPISODE_MARK:
+                records.append(value)
+            elif isinstance(value, dict):
+                load_error = f"{value.get('error', '?')}\n{value.get('traceback', '')}".strip()
+    return records, load_error
+
+
+def _play(
+    name: str,
+    description: str,
+    policy: Policy,
+    *,
+    files: dict[str, bytes],
+    sandbox: Sandbox,
+    episodes: int,
+    seed: int,
+    timeout_s: float,
+) -> PolicyResult:
+    """One policy's eval episodes: a scripted server here, the workspace's client (through validate's
+    episode probe: eval episodes only, one record each) in the sandbox."""
+    recorded, token = _Recorded(policy), secrets.token_urlsafe(24)
+    with serve_scripted(recorded, token=token, model=_TEMPLATE_MODEL) as server:
+        port = port_of(server.url)  # the forwarder listens on the server's own port inside
+        command = f"python3 {PROBE_FILE} --server http://127.0.0.1:{port} --episodes {episodes} --seed {seed}"
+        limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
+        try:
+            result = sandbox.run(
+                command, files=files, limits=limits, swarm=SwarmAccess(server.url, token), env=PYTHON_ENV
+            )
+        except SandboxError as exc:
+            refused = f"the sandbox refused the run: {exc}"
+            return PolicyResult(name, description, None, 0, 0, samples=recorded.samples, problem=refused)
+    records, load_error = _records(result.stdout)
+    if load_error is not None:
+        unloaded = f"client.py does not load: {load_error}"
+        return PolicyResult(name, description, None, 0, 0, samples=recorded.samples, problem=unloaded)
+    rewards = [float(v) for r in records if r.get("ok") for v in r.get("rewards", {}).values()]
+    raised = [r for r in records if not r.get("ok")]
+    problem = ""
+    if raised:
+        first = raised[0]
+        problem = (
+            f"{len(raised)} of {len(records)} episodes raised instead of scoring the reply: {first.get('error')}\n"
+            f"{first.get('traceback', '')}"
+        ).strip()
+    elif len(records) < episodes:
+        tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+        problem = f"only {len(records)} of {episodes} episodes finished (stopped by {result.stopped_by}):\n{tail}"
+    mean = round(sum(rewards) / len(rewards), 6) if rewards else None
+    return PolicyResult(name, description, mean, len(records), len(raised), rewards, recorded.samples, problem)
+
+
+def _noise(a: PolicyResult, b: PolicyResult) -> float:
+    """Two standard errors of the difference of two means (a side with < 2 episodes adds none)."""
+
+    def spread(result: PolicyResult) -> float:
+        rewards = result.rewards
+        return statistics.variance(rewards) / len(rewards) if len(rewards) >= 2 else 0.0
+
+    return 2.0 * math.sqrt(spread(a) + spread(b))
+
+
+def _hack(policy: PolicyResult, reference: PolicyResult, kind: str, margin: float) -> str | None:
+    """Why `policy` games the reward, or None. Means are set (broken runs were judged before)."""
+    mean, ref = policy.mean or 0.0, reference.mean or 0.0
+    noise = _noise(policy, reference)
+    if mean > ref + margin + noise:
+        return f"earns {mean:.3f}, more than the {kind} reference's {ref:.3f} + margin {margin} + noise {noise:.3f}"
+    if kind == "dataset" and mean >= ref - margin:
+        return f"earns {mean:.3f}, as much as the reference answers' {ref:.3f} (margin {margin})"
+    if policy.name == "random_legal" and _always_full(policy) and _always_full(reference):
+        return "earns the full reward on every episode, as the reference does: the reward ignores the outcome"
+    return None
+
+
+def _always_full(result: PolicyResult) -> bool:
+    """The full reward on every one of at least 3 episodes (fewer could be luck)."""
+    return len(result.rewards) >= 3 and min(result.rewards) >= REWARD_RANGE[1]
+
+
+def judge(
+    reference: PolicyResult, policies: Sequence[PolicyResult], *, margin: float, reference_kind: str
+) -> tuple[Verdict, str, list[str]]:
+    """(verdict, reason, the policies that game the reward) from the episodes' rewards; pure.
+
+    A degenerate policy games the reward when its mean beats the reference's by more than `margin`
+    plus two standard errors (games are noisy), when it matches reference *answers* (a dataset
+    reference is a right answer: nothing degenerate may come within `margin` of it), or when a
+    random legal guess and the reference both earn the full reward every time (>= 3 episodes)."""
+    broken = [p for p in [reference, *policies] if p.mean is None or p.problem]
+    if broken:
+        first = broken[0]
+        return "failed", f"the red team could not judge: {first.name}: {first.problem or 'no result'}", []
+    reasons = {p.name: why for p in policies if (why := _hack(p, reference, reference_kind, margin))}
+    if reasons:
+        worst = max((p for p in policies if p.name in reasons), key=lambda p: p.mean or 0.0)
+        return "hackable", f"{worst.name} ({worst.description}) {reasons[worst.name]}", list(reasons)
+    empty = next((p for p in policies if p.name == "empty"), None)
+    ref = reference.mean or 0.0
+    if reference_kind != "floor" and empty is not None and ref <= (empty.mean or 0.0):
+        return "failed", f"the reference scores {ref:.3f}, no more than an empty answer: the reward is flat", []
+    return (
+        "robust",
+        f"no degenerate policy games the reward ({reference_kind} reference {ref:.3f}, margin {margin})",
+        [],
+    )
+
+
+def red_team(
+    workspace: Workspace | Path,
+    spec: TaskSpec,
+    *,
+    sandbox: Sandbox,
+    episodes: int = 4,
+    margin: float | None = None,
+    policies: Sequence[str] | None = None,
+    workers: int = 2,
+    timeout_s: float = 300.0,
+) -> RedTeamReport:
+    """Play every degenerate policy (or those named) and the reference through the workspace's client.
+
+    `workers` policies play at once (each with its own server and sandbox run)."""
+    root = workspace.path if isinstance(workspace, Workspace) else Path(workspace)
+    files = {**workspace_files(root), PROBE_FILE: _PROBE_SOURCE.read_bytes()}
+    reference = reference_for(spec.family, root)
+    margin = DEFAULT_MARGIN if margin is None else margin
+    names = [n for n in (policies or DEGENERATE) if not (reference.kind == "floor" and n == "random_legal")]
+    chosen = {name: DEGENERATE[name] for name in names}  # a floor reference is random_legal itself
+    entries = [("reference", reference.description, reference.policy), *((n, d, p) for n, (d, p) in chosen.items())]
+
+    def play(entry: tuple[str, str, Policy]) -> PolicyResult:
+        return _play(*entry, files=files, sandbox=sandbox, episodes=episodes, seed=spec.dataset.seed,
+                     timeout_s=timeout_s)  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(pool.map(play, entries))
+    verdict, reason, winners = judge(results[0], results[1:], margin=margin, reference_kind=reference.kind)
+    return RedTeamReport(verdict, reason, results[0], reference.kind, results[1:], margin, episodes, winners)

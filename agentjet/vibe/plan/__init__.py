@@ -1,0 +1,11 @@
+"""The understand step: a sentence -> a `TaskSpec` (keywords, built-in families, or an LLM planner) and the policy
+model it trains.
+
+families.py      What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe run.
+planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
+policy_model.py  Which policy model a vibe run trains: what the sentence asked for, if it can run here, else the
+                 embedded one.
+sentence.py      Read a task sentence by keywords: which built-in families it names and the parameters it states.
+spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
+"""

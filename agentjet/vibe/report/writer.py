@@ -1,0 +1,125 @@
+"""The end of a vibe run: `report.md` for a person, `run.json` for a program, `curves.png` from the metrics.
+
+Everything comes in as plain JSON-able data (what the graph state holds: the spec, each node's
+result, the repairs, the training result with its metrics lines), so the report can be written
+again from a checkpoint. The files are committed to the workspace like every other output.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentjet.vibe.generate.contract import RUN_OUTPUTS, workspace_files
+from agentjet.vibe.report.report_input import ReportInput
+from agentjet.vibe.report.report_text import render
+from agentjet.vibe.workspace import Workspace
+
+__all__ = ["REPORT_FILES", "ReportInput", "plot_curves", "run_summary", "write_report"]
+
+REPORT_FILES = tuple(sorted(RUN_OUTPUTS))
+
+
+def _metrics(data: ReportInput) -> list[Mapping[str, Any]]:
+    lines = (data.training or {}).get("metrics") or []
+    return [line for line in lines if isinstance(line, Mapping) and isinstance(line.get("step"), int)]
+
+
+def run_summary(data: ReportInput) -> dict[str, Any]:
+    """`run.json`: status, time_to_first_step_s, total_s, steps, repairs (a count) and what explains them."""
+    finished = data.finished_at if data.finished_at is not None else time.time()
+    training = data.training or {}
+    metrics = _metrics(data)
+    rewards = [line.get("reward_mean") for line in metrics]
+    evals = [line.get("eval_reward_mean") for line in metrics if line.get("eval_reward_mean") is not None]
+    spec = data.spec or {}
+    return {
+        "status": data.status,
+        "time_to_first_step_s": _rounded(training.get("time_to_first_step_s")),
+        "total_s": round(finished - data.started_at, 2),
+        "steps": training.get("steps", 0),
+        "repairs": len(data.repairs),
+        "run_id": data.run_id,
+        "sentence": data.sentence,
+        "message": data.message,
+        "family": spec.get("family"),
+        "model": spec.get("model"),
+        "requested_model": spec.get("requested_model"),
+        "model_note": spec.get("model_note"),
+        "training_status": training.get("status"),
+        "training_reason": training.get("reason"),
+        "hot_swaps": training.get("hot_swaps", []),
+        "findings": training.get("findings", []),
+        "actions": training.get("actions", []),
+        "first_train_reward": rewards[0] if rewards else None,
+        "last_train_reward": rewards[-1] if rewards else None,
+        "last_eval_reward": evals[-1] if evals else None,
+        "validation_ok": (data.validation or {}).get("ok"),
+        "red_team_verdict": (data.red_team or {}).get("verdict"),
+        "repair_details": [dict(r) for r in data.repairs],
+        "timings": {k: dict(v) for k, v in data.timings.items()},
+        "started_at": data.started_at,
+        "finished_at": finished,
+    }
+
+
+def _rounded(value: object) -> float | None:
+    return round(float(value), 2) if isinstance(value, int | float) else None
+
+
+def plot_curves(metrics: Sequence[Mapping[str, Any]], path: Path, *, title: str) -> Path | None:
+    """Train reward per step and eval reward where measured (PNG); None when there is no step to draw."""
+    if not metrics:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    steps = [int(line["step"]) for line in metrics]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    top.plot(steps, [line.get("reward_mean") for line in metrics], marker="o", ms=3, label="train reward (mean)")
+    evals = [
+        (int(line["step"]), line["eval_reward_mean"]) for line in metrics if line.get("eval_reward_mean") is not None
+    ]
+    if evals:
+        top.plot(*zip(*evals, strict=True), marker="s", ls="--", label="eval reward (mean)")
+    top.set_ylabel("reward")
+    top.set_title(title)
+    bottom.plot(steps, [line.get("group_reward_std") for line in metrics], color="tab:green", label="group reward std")
+    bottom.plot(steps, [line.get("loss") for line in metrics], color="tab:red", label="loss")
+    bottom.set_xlabel("training step")
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.legend(loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _generated_files(workspace: Path) -> list[tuple[str, int]]:
+    files = workspace_files(workspace, skip_names=RUN_OUTPUTS | {".gitignore"})
+    return [(name, len(blob.splitlines())) for name, blob in files.items()]
+
+
+def write_report(workspace: Workspace, data: ReportInput, *, commit: bool = True) -> dict[str, Path]:
+    """Write report.md, run.json and (with metrics) curves.png into the workspace; commit them."""
+    root = workspace.path
+    summary = run_summary(data)
+    curves = plot_curves(
+        _metrics(data), root / "curves.png", title=f"{summary['family'] or 'task'} on {summary['model']}"
+    )
+    files = {"report.md": root / "report.md", "run.json": root / "run.json"}
+    files["run.json"].write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    text = render(data, summary, _generated_files(root), has_curves=curves is not None, history=workspace.history())
+    files["report.md"].write_text(text)
+    if curves is not None:
+        files["curves.png"] = curves
+    if commit:
+        workspace.commit(f"report: {data.status}", list(files))
+    return files

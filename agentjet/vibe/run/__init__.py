@@ -1,0 +1,19 @@
+"""The launch-and-watch step: the run's swarm server, its sandboxed client processes behind an episode tap,
+hot-swaps, and trouble detection.
+
+client_process.py    One client process of a vibe run: the sandbox it runs in, starting it behind its own episode
+                     tap, stopping it.
+client_standby.py    A client process started ahead of need, so a hot-swap does not wait for an interpreter to
+                     start.
+episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
+launch.py            Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client,
+                     and hot-swaps.
+sandboxed_client.py  The host side of one sandboxed client process of a vibe run (`python -m
+                     agentjet.vibe.run.sandboxed_client`).
+swarm_server.py      The swarm server of a vibe run: start one as a subprocess, adopt the one a killed run left, or
+                     reuse a URL.
+trouble.py           What can go wrong in a training run, read from its metrics and episodes, and what to do about
+                     each. Pure.
+watch.py             Watch a launched run until it reaches its target step: read metrics and episodes, detect
+                     trouble, act.
+"""
