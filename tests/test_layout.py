@@ -195,3 +195,31 @@ def test_the_contract_catches_an_upward_import_a_circle_and_a_reach_past_the_pub
     reach = {**clean, "vibe/plan.py": "from agentjet.core.errors import AgentJetError\n"}
     assert any(p.startswith("core internals: agentjet.vibe.plan") for p in layer_violations(
         _tree(tmp_path / "reach", reach)))  # fmt: skip
+
+
+# ---- the map in the folders: each package's docstring names what it holds ---------------------------
+def _unlisted(root: Path) -> list[str]:
+    """Modules and sub-packages a package's `__init__.py` docstring does not name (`x.py`, `x/`)."""
+    missing = []
+    for init in sorted(root.rglob("__init__.py")):
+        folder = init.parent
+        if "templates" in folder.relative_to(root).parts:
+            continue  # workspace templates are data
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        names = [p.name for p in folder.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+        names += [f"{p.name}/" for p in folder.iterdir() if (p / "__init__.py").is_file() or p.name == "templates"]
+        missing += [f"{folder.relative_to(root.parent)}/{name}" for name in sorted(names) if name not in doc]
+    return missing
+
+
+def test_every_package_docstring_names_its_modules_and_sub_packages() -> None:
+    missing = _unlisted(ROOT)
+    assert not missing, "name these in their package's __init__.py docstring:\n" + "\n".join(missing)
+
+
+def test_the_docstring_check_sees_an_unlisted_module(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"vibe/__init__.py": '"""Vibe.\n\nplan.py  the plan\n"""\n', "vibe/plan.py": ""})
+    (root / "__init__.py").write_text('"""Top.\n\nvibe/  vibe\n"""\n')
+    assert _unlisted(root) == []
+    (root / "vibe" / "watch.py").write_text("")
+    assert _unlisted(root) == ["agentjet/vibe/watch.py"]

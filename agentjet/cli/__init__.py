@@ -1,1 +1,21 @@
-"""The `agentjet` command line (Typer). Only this package installs log handlers and prints."""
+"""The `agentjet` command line (Typer). Only this package installs log handlers and prints.
+
+bench.py          `agentjet bench ...`: one command per benchmark; each checks its flags and hands them to
+                  `run_one_shot`.
+bench_options.py  The flags several `agentjet bench ...` commands share, and the checks and defaults of their values.
+campaign.py       `agentjet campaign start|status|resume|stop|report`: A3R campaigns from the terminal.
+campaign_view.py  What `agentjet campaign status` and `start --dry-run` show: the trials table and the study setup.
+client.py         `agentjet client run`: run a task family (built-in or a client file) against servers, optionally
+                  sandboxed.
+credentials.py    Where CLI commands take a token from: `--token-file`, `AGENTJET_TOKEN`, a state dir's `token`
+                  file.
+demo.py           `agentjet demo`: the swarm demo's flags; the demo itself (server, clients, table) is demo_run.py.
+demo_run.py       The swarm demo: one real server on loopback, several concurrent agent clients, no training.
+logs.py           The CLI's log handler and its one way to fail: a red `error: <sentence>` line and exit code 2.
+main.py           `agentjet`: the root app, assembled from one module per command group (see the package docstring).
+models.py         `agentjet models list|prepare`: the registered models and their offline cache.
+one_shot.py       How a one-shot command (each `bench ...`, `demo`) runs: quiet logs, its own report, one-line errors.
+sandbox.py        `agentjet sandbox ...`: build the sandbox image, check which backends work, run a command in one.
+server.py         `agentjet server start|status|repair` and `agentjet server token create|list|revoke`.
+vibe.py           `agentjet vibe TEXT`: a sentence in, a validated and watched training run (and its report) out.
+"""

@@ -2,6 +2,37 @@
 
 The names load on first use: `import agentjet.core.step.trainer` (the GPU check, a training
 process) then needs neither httpx (the client) nor anything else the public API pulls in.
+
+call_stats.py       Live call statistics of one server (totals, calls/s and tokens/s over a sliding window). Time is
+                    an argument.
+chat_format.py      Render OpenAI chat messages (and tools) into prompt token ids, and parse tool calls back.
+config.py           Typed configuration: `ServerSettings` for one swarm server, `TrainConfig` for its training.
+engine.py           The engine owns the episodes and the engine state machine of one swarm server.
+engine_status.py    `GET /swarm/status` as the engine answers it: state, episodes, calls, pool, training health.
+errors.py           Every error AgentJet raises on purpose, classified by what the caller can do about it.
+logs.py             How an agentjet process reports on stderr: its log handler and its one-line errors.
+models.py           Model registry: resolve a model name or folder to a loadable local HF folder, offline.
+placement.py        Where a model copy lives and in which precision: `--device` and `--dtype` resolved once.
+scripted_server.py  A swarm server whose policy is a Python function (prompt text -> reply): for dry runs and
+                    red-team policies.
+serving.py          Serve one chat-completion call of an episode: render, sample (n choices), parse, track.
+state_lock.py       One server per state dir: an exclusive flock on `<state-dir>/server.lock` for the server's
+                    lifetime.
+testing.py          Run a real swarm server (uvicorn on 127.0.0.1, a free port) in a background thread.
+types.py            Plain values shared by every part of the core: ids, states, sampling requests and call records.
+access/             Who may do what: signed episode keys, the admin token and revocable client tokens.
+backends/           Inference backends behind one protocol: the in-process transformers decode loop, vLLM in its
+                    own process, a fake.
+episodes/           Episodes as records: the open episode in memory, timeline merging into samples, and the durable
+                    journal with its salvage.
+sdk/                The client SDK (`SwarmClient`, `AsyncSwarmClient`): sans-IO plans and reply readers under two
+                    thin I/O twins, and the status view.
+server/             The swarm server over HTTP: the FastAPI app, its routes, auth dependencies, request and
+                    connection limits.
+step/               One GRPO/LoRA training step, in one process or data-parallel over torch.distributed ranks: pack,
+                    forward, loss, backward, step.
+training/           The training loop around the step: when the pool makes a batch (C1-C5), advantages, checkpoints,
+                    metrics, health, quarantine.
 """
 
 from __future__ import annotations

@@ -5,4 +5,7 @@ rewards, slow and silent connections, a client token on admin routes, an end whi
 a full disk. Crash cases (`crashes.py`) kill -9 servers and clients in rounds and damage the
 journal; research cases (`research.py`, `--full`) kill a campaign worker and a vibe run. Every
 case reports what it tried, what it measured and whether its invariant held (`ok`).
+
+runner.py    Which chaos cases run, in what order, and the one JSON they report (`agentjet bench chaos --json`).
+target.py    The server a chaos case attacks: a subprocess we can watch (RSS, health latency) and kill -9.
 """

@@ -1,0 +1,21 @@
+"""Inference backends behind one protocol: the in-process transformers decode loop, vLLM in its own process, a fake.
+
+base.py                  The inference backend seam: what the server needs from anything that samples tokens.
+decode_loop.py           The single generation loop: one worker thread that owns a causal LM and batches every
+                         request.
+factory.py               `build_backend(settings)`: the inference backend a server's settings ask for, placed and
+                         typed.
+fakes.py                 Backends that stand in for a model where one cannot or need not run.
+kv_batch.py              The KV cache of a running decode batch: rows join (merge) and leave (select) between steps.
+prefix_cache.py          Prefix KV reuse: finished sequences' KV rows, kept so that a prompt extending them skips
+                         their prefill.
+sampling.py              Per-row token sampling for a decode batch: greedy, temperature and top-p, seeded per row.
+textstream.py            Incremental detokenisation with stop strings for one sampled sequence.
+transformers_backend.py  The embedded inference backend: a transformers causal LM served by one continuous-batching
+                         loop.
+validation.py            What every backend shares around sampling: the checks before a sequence is admitted (so all
+                         refuse the same requests alike) and the set of token ids that end a sequence.
+vllm_backend.py          The vLLM backend: the `Backend` contract over a `vllm serve` process on loopback.
+vllm_process.py          Start and stop a `vllm serve` process from its own venv, on loopback, for one swarm server.
+"""
+

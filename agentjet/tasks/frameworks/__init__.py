@@ -5,6 +5,11 @@ an episode's OpenAI-compatible endpoint and returns the reply's text. The server
 tokens, so for the same request and seed all four give the same captured token sequences: the
 framework an agent is written in does not change what is trained (tests/tasks, the identity
 test). The framework libraries are imported only when their module is used (`agents` extra).
+
+httpx_raw.py        The chat call as one raw `httpx` POST of the OpenAI wire format.
+langchain_chat.py   The chat call through LangChain's `ChatOpenAI` (its `seed=` reaches the server).
+langgraph_graph.py  The chat call as a LangGraph graph: one `StateGraph` node calling LangChain's `ChatOpenAI`.
+openai_sdk.py       The chat call through the official `openai` SDK.
 """
 
 from __future__ import annotations
