@@ -237,12 +237,14 @@ def test_a_killed_host_process_takes_its_sandbox_down(bwrap: BwrapBackend, tmp_p
     )
     layout = detect()
     before, bases_before = _run_groups(layout), _mount_bases()
-    host = subprocess.Popen([sys.executable, str(script)], env=dict(os.environ))
+    log = tmp_path / "host.log"
+    with log.open("wb") as out:
+        host = subprocess.Popen([sys.executable, str(script)], env=dict(os.environ), stdout=out, stderr=out)
     try:
         deadline = time.monotonic() + 30
-        while not _processes_with(f"sleep\0{marker}") and time.monotonic() < deadline:
+        while not _processes_with(f"sleep\0{marker}") and time.monotonic() < deadline and host.poll() is None:
             time.sleep(0.05)
-        assert _processes_with(f"sleep\0{marker}")
+        assert _processes_with(f"sleep\0{marker}"), f"no sandboxed sleep (host exit {host.poll()}):\n{log.read_text()}"
         host.kill()
         host.wait()
         deadline = time.monotonic() + 30  # generous for a loaded machine
