@@ -2,12 +2,13 @@
 
 A real server (uvicorn on loopback, the embedded transformers backend, LoRA trainer) starts on a
 fresh state dir with a config tuned to learn fast. Each step, concurrent clients run 16 episodes
-through the OpenAI SDK against their episode base URLs: two tasks x a GRPO group of 8. The task is
-trivially verifiable and single-turn: "Reply with just the word 'banana' and nothing else.",
-reward 1 when the reply's first word is the given word, else 0. The base SmolLM2-135M-Instruct
-does it now and then (its replies often open with "Sure!" or "I'm sorry"), so GRPO groups carry
-signal. Rounds are synchronous: the next round's episodes start once the server has trained on
-this one and hot-loaded the adapter, so every step samples from the newest policy.
+through the OpenAI SDK against their episode base URLs: two tasks x a GRPO group of 8, played by the
+shared round player (`agentjet.tasks.play.rounds.play_round`). The task is `FirstWord`'s, trivially
+verifiable and single-turn: "Reply with just the word 'banana' and nothing else.", reward 1 when the
+reply's first word is the given word, else 0. The base SmolLM2-135M-Instruct does it now and then (its
+replies often open with "Sure!" or "I'm sorry"), so GRPO groups carry signal. Rounds are synchronous:
+the next round's episodes start once the server has trained on this one and hot-loaded the adapter, so
+every step samples from the newest policy. A failed episode fails the check.
 
 The per-step mean train reward comes from the server's `metrics.jsonl`; the curve is written to
 `OUT/learning_curve.png`, and the figures to stdout as JSON: steps, reward_first3_mean,
@@ -21,8 +22,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +37,9 @@ from agentjet.core.access.tokens import new_admin_token
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
-from agentjet.tasks.play.rounds import wait_for_step, wait_until_rolling
-from agentjet.tasks.word import MAX_TOKENS as _MAX_TOKENS
-from agentjet.tasks.word import PROMPT as _PROMPT
-from agentjet.tasks.word import WORDS, first_word_reward
+from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem
+from agentjet.tasks.play.rounds import ended_rewards, play_round, policy_player, wait_for_step, wait_until_rolling
+from agentjet.tasks.word import WORDS, FirstWord, first_word_reward
 
 __all__ = ["LEARN_CONFIG", "WORDS", "first_word_reward", "main", "plot_curve", "plot_curves", "run_learn_check"]
 
@@ -65,22 +66,25 @@ def _stderr(message: str) -> None:
     sys.stderr.flush()
 
 
-def _episode(client: SwarmClient, word: str, seed: int) -> float:
-    """One single-turn episode through the OpenAI SDK; returns the reward it reported."""
-    from openai import OpenAI
+class _StepWords:
+    """The learn-check round as a task family: step `seed`'s words, `FirstWord`'s chat call, the reply as metadata."""
 
-    with client.episode(task_id=f"word-{word}", agent="learn-check") as ep:
-        llm = OpenAI(base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=_STEP_TIMEOUT_S)
-        reply = llm.chat.completions.create(
-            model="policy",
-            messages=[{"role": "user", "content": _PROMPT.format(word=word)}],
-            max_tokens=_MAX_TOKENS,
-            temperature=1.0,
-            seed=seed,
-        )
-        reward = first_word_reward(reply.choices[0].message.content or "", word)
-        ep.end(reward=reward, metadata={"reply": reply.choices[0].message.content})
-        return reward
+    name = "learn-check"
+    servers: Sequence[str] = (POLICY,)
+
+    def __init__(self) -> None:
+        self._word = FirstWord(temperature=1.0, timeout_s=_STEP_TIMEOUT_S)
+
+    def items(self, split: Split, *, count: int, seed: int) -> list[TaskItem]:
+        """`count` train words of step `seed` (the list in turn); item t's seed is `seed * 1000 + t * 100`."""
+        if split != "train":
+            raise ValueError("learn-check has train items only")
+        words = [WORDS[(seed * count + t) % len(WORDS)] for t in range(count)]
+        return [TaskItem(f"word-{word}", seed * 1000 + t * 100, {"word": word}) for t, word in enumerate(words)]
+
+    def run(self, item: TaskItem, llms: Mapping[str, Endpoint]) -> Outcome:
+        outcome = self._word.run(item, llms)
+        return Outcome.single(outcome.rewards[POLICY], reply=outcome.metadata["reply"])
 
 
 def plot_curve(rewards: list[float], path: Path, *, title: str) -> Path:
@@ -102,15 +106,18 @@ def plot_curve(rewards: list[float], path: Path, *, title: str) -> Path:
 
 
 def _train(client: SwarmClient, steps: int, progress: Progress) -> None:
+    family = _StepWords()
+    player = policy_player(client, family, broken=())  # no failure is a broken episode: any one fails the check
     with ThreadPoolExecutor(_TASKS_PER_STEP * _GROUP_SIZE) as pool:
         for step in range(steps):
             started = time.perf_counter()
-            words = [WORDS[(step * _TASKS_PER_STEP + t) % len(WORDS)] for t in range(_TASKS_PER_STEP)]
-            jobs = [(word, step * 1000 + t * 100 + k) for t, word in enumerate(words) for k in range(_GROUP_SIZE)]
-            rewards = list(pool.map(lambda job: _episode(client, *job), jobs))
+            items = family.items("train", count=_TASKS_PER_STEP, seed=step)
+            jobs = [replace(item, seed=item.seed + k) for item in items for k in range(_GROUP_SIZE)]
+            rewards = ended_rewards(play_round(pool, player, jobs, "train"))
             wait_for_step(client, step + 1)
             mean, took_s = sum(rewards) / len(rewards), time.perf_counter() - started
-            progress(f"step {step + 1}/{steps} words={','.join(words)} reward={mean:.3f} ({took_s:.1f} s)")
+            words = ",".join(str(item.data["word"]) for item in items)
+            progress(f"step {step + 1}/{steps} words={words} reward={mean:.3f} ({took_s:.1f} s)")
 
 
 def run_learn_check(

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from agentjet.tasks.answers import find_answer, parse_int_answer
 from agentjet.tasks.arithmetic_problems import generate_problem
-from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem
+from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem, check_level, check_max_tokens
 from agentjet.tasks.frameworks import ChatRequest, check_framework, complete
 from agentjet.tasks.splits import Draft, draw_items
 
@@ -62,16 +62,12 @@ class Arithmetic:
         shots: int = 1,
         timeout_s: float = 600.0,
     ) -> None:
-        if difficulty not in LEVELS:
-            raise ValueError(f"difficulty must be one of {sorted(LEVELS)}, got {difficulty!r}")
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.difficulty = check_level(difficulty, LEVELS)
+        self.max_tokens = check_max_tokens(max_tokens)
         if not 0 <= shots <= len(EXAMPLES):
             raise ValueError(f"shots must be 0-{len(EXAMPLES)}, got {shots}")
-        self.difficulty = difficulty
         self.framework = check_framework(framework)
         self.shots = shots
-        self.max_tokens = max_tokens
         self.temperature = temperature
         self.timeout_s = timeout_s
 

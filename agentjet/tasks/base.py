@@ -2,7 +2,7 @@
 
 A task family is client-side code. It never imports the core's internals: it talks to policy
 servers only through the OpenAI-compatible endpoint of an episode (`Endpoint`: base_url, api_key,
-model), exactly like any user's agent. The runner (`agentjet client run`, `tasks/runner.py`)
+model), exactly like any user's agent. The runner (`agentjet client run`, `tasks/play/runner.py`)
 owns the swarm side: it begins one episode per policy server the family names, hands the
 family their endpoints, and ends each episode with the reward the family returns for it (or
 aborts them all when `run` raises).
@@ -13,7 +13,8 @@ servers in `servers` and returns one reward per server name.
 
 Contract of `run`: deterministic given the item, the endpoints' replies and `item.seed`; invalid
 model output is penalised inside the reward, never raised. An exception means the episode is
-broken (e.g. the server went away) and is aborted, never trained.
+broken (e.g. the server went away) and is aborted, never trained. A family's constructor refuses bad
+params with a ValueError (`check_level`, `check_max_tokens`: the checks the built-in families share).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["POLICY", "Endpoint", "Outcome", "Split", "TaskFamily", "TaskItem"]
+__all__ = ["POLICY", "Endpoint", "Outcome", "Split", "TaskFamily", "TaskItem", "check_level", "check_max_tokens"]
 
 POLICY = "policy"  # the server name of single-model families
 Split = Literal["train", "eval"]
@@ -78,3 +79,17 @@ class TaskFamily(Protocol):
     def run(self, item: TaskItem, llms: Mapping[str, Endpoint]) -> Outcome:
         """Play one item against the given endpoints (keys = `servers`) and score it."""
         ...
+
+
+def check_level(difficulty: int, levels: Mapping[int, object]) -> int:
+    """`difficulty` when it names one of a family's `levels`; else a ValueError listing them."""
+    if difficulty not in levels:
+        raise ValueError(f"difficulty must be one of {sorted(levels)}, got {difficulty!r}")
+    return difficulty
+
+
+def check_max_tokens(max_tokens: int) -> int:
+    """`max_tokens` of a family's chat calls when it is at least 1; else a ValueError."""
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    return max_tokens

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentjet.tasks.answers import find_answer
-from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem
+from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem, check_level, check_max_tokens
 from agentjet.tasks.expressions import ExpressionError, evaluate
 from agentjet.tasks.frameworks import ChatRequest, check_framework, complete
 from agentjet.tasks.splits import Draft, draw_items
@@ -111,12 +111,8 @@ class Countdown:
         framework: str = "openai",
         timeout_s: float = 600.0,
     ) -> None:
-        if difficulty not in LEVELS:
-            raise ValueError(f"difficulty must be one of {sorted(LEVELS)}, got {difficulty!r}")
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
-        self.difficulty = difficulty
-        self.max_tokens = max_tokens
+        self.difficulty = check_level(difficulty, LEVELS)
+        self.max_tokens = check_max_tokens(max_tokens)
         self.temperature = temperature
         self.framework = check_framework(framework)
         self.timeout_s = timeout_s

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjet.tasks.answers import find_answer, parse_int_answer
-from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem
+from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem, check_level
 from agentjet.tasks.splits import Draft, draw_items
 from agentjet.tasks.tool_env import TOOLS, ToolEnv
 
@@ -88,11 +88,9 @@ class ToolUse:
         temperature: float = 1.0,
         timeout_s: float = 600.0,
     ) -> None:
-        if difficulty not in LEVELS:
-            raise ValueError(f"difficulty must be one of {sorted(LEVELS)}, got {difficulty!r}")
+        self.difficulty = check_level(difficulty, LEVELS)
         if max_tokens < 1 or (max_turns is not None and max_turns < 1):
             raise ValueError(f"max_tokens and max_turns must be >= 1, got {max_tokens}, {max_turns}")
-        self.difficulty = difficulty
         self.max_turns = max_turns or 2 * LEVELS[difficulty].items + 3
         self.max_tokens = max_tokens
         self.temperature = temperature

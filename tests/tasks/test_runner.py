@@ -24,7 +24,8 @@ from agentjet.core.backends.fakes import EchoBackend, ScriptedBackend
 from agentjet.core.testing import RunningServer
 from agentjet.tasks.base import Endpoint, Outcome, TaskItem
 from agentjet.tasks.play.client_run import main as client_run_main
-from agentjet.tasks.play.runner import RunSettings, TaskRunner, member_seed
+from agentjet.tasks.play.groups import member_seed
+from agentjet.tasks.play.runner import RunSettings, TaskRunner
 from agentjet.tasks.word import WORDS, FirstWord
 from tests.signals import sigint_default
 from tests.tasks.swarm_helpers import TOKEN, ChatFamily, chat, journal, say_the_word

@@ -26,8 +26,9 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -108,18 +109,13 @@ def run_trial(
     _reset(server, setup)
     setup_s = time.perf_counter() - started
     run = _ModelTrial(family, eval_family, held_out, setup.config, metric, seed)
-    try:
-        with server.client() as client, ThreadPoolExecutor(run.concurrency) as pool:
-            run.play(pool, client, server, steps=steps, points=points, report=report)
-    except ServerLost:
-        raise
-    except _SERVER_ERRORS as exc:
-        lost = _lost(server, exc)
-        if lost is not None:
-            raise lost from exc
-        if isinstance(exc, AgentJetError):
-            raise
-        raise CampaignError(f"the trial failed on {server.name}, which is still up: {exc}") from exc
+    still_up = f"the trial failed on {server.name}, which is still up"
+    with (
+        _server_failures(server, passing=AgentJetError, what=still_up),
+        server.client() as client,
+        ThreadPoolExecutor(run.concurrency) as pool,
+    ):
+        run.play(pool, client, server, steps=steps, points=points, report=report)
     return _result(
         run.curve, run.train_rewards, run.done, started, run.lines, out_dir,
         pruned=run.pruned, server=server.name, setup_s=setup_s,
@@ -245,20 +241,29 @@ def _families(task: TaskSource, params: Mapping[str, Any]) -> tuple[TaskFamily, 
 def _reset(server: PoolMember, setup: TrialSetup) -> None:
     """Fresh adapter and optimiser, checked on the server; one that cannot give them (dies, will not
     restart) is lost, one that is stale after all raises StaleServer."""
+    with _server_failures(server, passing=CampaignError, what=f"server {server.name} refused the trial's config"):
+        try:
+            server.reset_for_trial(setup.model, setup.config)
+            ensure_fresh(server, setup.model, setup.config)
+        except PoolError as exc:  # ServerLost is not one: it passes
+            raise ServerLost(server.name, f"it could not be restarted for the trial: {exc}") from exc
+
+
+@contextmanager
+def _server_failures(server: PoolMember, *, passing: type[AgentJetError], what: str) -> Iterator[None]:
+    """What a failure seen while using `server` means: ServerLost when the member is dead or failing its health
+    probe; else an error of type `passing` as it is, any other as a CampaignError (`what: <the error>`)."""
     try:
-        server.reset_for_trial(setup.model, setup.config)
-        ensure_fresh(server, setup.model, setup.config)
+        yield
     except ServerLost:
         raise
-    except PoolError as exc:
-        raise ServerLost(server.name, f"it could not be restarted for the trial: {exc}") from exc
     except _SERVER_ERRORS as exc:
         lost = _lost(server, exc)
         if lost is not None:
             raise lost from exc
-        if isinstance(exc, CampaignError):
+        if isinstance(exc, passing):
             raise
-        raise CampaignError(f"server {server.name} refused the trial's config: {exc}") from exc
+        raise CampaignError(f"{what}: {exc}") from exc
 
 
 def _check_alive(server: PoolMember) -> None:

@@ -1,11 +1,12 @@
 """Rounds of episodes against one policy server: GRPO train rounds, held-out evals, waiting for a step.
 
-The episode-round player of the learn benchmark (`bench learn`) and of the campaign's trials (`a3r/trial.py`):
-`play_train_round` plays one step's GRPO groups (`tasks_per_step` fresh train items seeded by the
-run's seed and the step, `group_size` episodes each, member seeds from `member_seed`), replaying a
-broken episode (same item, same seed) so every group completes; `evaluate` plays every held-out
-item once (kind `eval`: never trained) and counts the solved ones; `wait_for_step` and
-`wait_until_rolling` poll the server. Only the public `SwarmClient` API is used.
+The episode-round player of `bench learn`, `bench learn-check` and the campaign's trials (`a3r/trial/`), on
+top of the one episode player (`episode.py`, also `agentjet client run`'s): `play_round` plays items once
+each on a thread pool; `play_train_round` plays one step's GRPO groups (`tasks_per_step` fresh train items
+seeded by the run's seed and the step, `group_size` episodes each, member seeds from `member_seed`),
+replaying a broken episode (same item, same seed) so every group completes; `evaluate` plays every held-out
+item once (kind `eval`: never trained) and counts the solved ones; `wait_for_step` and `wait_until_rolling`
+poll the server. Only the public `SwarmClient` API is used.
 """
 
 from __future__ import annotations
@@ -14,19 +15,23 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from agentjet.core import AgentJetError, SwarmClient
-from agentjet.tasks.base import POLICY, Endpoint, TaskFamily, TaskItem
-from agentjet.tasks.play.runner import member_seed
+from agentjet.tasks.base import POLICY, TaskFamily, TaskItem
+from agentjet.tasks.play.episode import EpisodePlayer, EpisodeResult
+from agentjet.tasks.play.groups import group_members
 
 __all__ = [
     "EvalResult",
     "RoundSettings",
     "answer_counts",
+    "ended_rewards",
     "evaluate",
+    "play_round",
     "play_train_round",
+    "policy_player",
     "wait_for_step",
     "wait_until_rolling",
 ]
@@ -34,6 +39,7 @@ __all__ = [
 _STEP_TIMEOUT_S = 1800.0
 _WIN = 1.0  # an episode counts as solved / won when its reward reaches this
 _ATTEMPTS = 3  # a train round replays its broken episodes at most this often
+_BROKEN = (AgentJetError, OSError, ValueError, KeyError)  # a broken episode (replayed); anything else is a bug
 
 
 @dataclass(frozen=True)
@@ -50,12 +56,11 @@ def _stderr(message: str) -> None:
     sys.stderr.flush()
 
 
-@dataclass(frozen=True)
-class _Played:
-    reward: float
-    solved: bool  # an exact answer or a won game (`metadata["won"]` where the family reports one)
-    invalid: int = 0  # answers the family found invalid (replaced by a default), where it counts them
-    actions: int = 0  # answers it counted
+def policy_player(
+    client: SwarmClient, family: TaskFamily, *, broken: tuple[type[Exception], ...] = _BROKEN
+) -> EpisodePlayer:
+    """The episode player of a one-server family on `client`: server errors and bad replies break an episode."""
+    return EpisodePlayer(family, {POLICY: client}, broken=broken)
 
 
 def answer_counts(metadata: Mapping[str, Any]) -> tuple[int, int]:
@@ -66,39 +71,39 @@ def answer_counts(metadata: Mapping[str, Any]) -> tuple[int, int]:
     return int(invalid.get(POLICY, 0)), int(actions.get(POLICY, 0))
 
 
-def _play(client: SwarmClient, family: TaskFamily, item: TaskItem, kind: str) -> _Played | None:
-    """One episode on the policy server; None when it broke (then it was aborted, never trained).
-
-    Solved is the family's own `won` flag when it gives one (werewolves: a won game may score
-    below 1 when the penalty is per action), else a reward of at least 1."""
-    try:
-        with client.episode(task_id=item.task_id, kind=kind, agent=family.name) as episode:  # type: ignore[arg-type]
-            outcome = family.run(item, {POLICY: Endpoint(episode.base_url, episode.api_key)})
-            reward = float(outcome.rewards[POLICY])
-            episode.end(reward, dict(outcome.metadata))
-            won = outcome.metadata.get("won")
-            solved = bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
-            return _Played(reward, solved, *answer_counts(outcome.metadata))
-    except (AgentJetError, OSError, ValueError, KeyError) as exc:
-        _stderr(f"episode failed task={item.task_id}: {type(exc).__name__}: {exc}")
-        return None
+def ended_rewards(results: Sequence[EpisodeResult]) -> list[float]:
+    """The policy server's rewards of the ended episodes among `results`, in their order."""
+    return [r.rewards[POLICY] for r in results if r.rewards is not None]
 
 
-def _play_all(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], kind: str
-) -> list[_Played | None]:
-    return list(pool.map(lambda item: _play(client, family, item, kind), items))
+def _solved(metadata: Mapping[str, Any], reward: float) -> bool:
+    """The family's own `won` flag when it gives one (werewolves: a won game may score below 1 when the
+    penalty is per action), else a reward of at least 1."""
+    won = metadata.get("won")
+    return bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
 
 
-def _play_round(
-    pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, jobs: Sequence[TaskItem]
-) -> list[float]:
+def _play_one(player: EpisodePlayer, item: TaskItem, kind: str) -> EpisodeResult:
+    result = player.play(item, kind)
+    if result.error is not None:
+        _stderr(f"episode failed task={item.task_id}: {result.error}")
+    return result
+
+
+def play_round(
+    pool: ThreadPoolExecutor, player: EpisodePlayer, items: Sequence[TaskItem], kind: str
+) -> list[EpisodeResult]:
+    """Play every item once (kind `train` or `eval`), concurrently on `pool`; the results in item order."""
+    return list(pool.map(lambda item: _play_one(player, item, kind), items))
+
+
+def _play_groups(pool: ThreadPoolExecutor, player: EpisodePlayer, jobs: Sequence[TaskItem]) -> list[float]:
     """Play every job; a broken episode is replayed (same item and seed) so each GRPO group completes."""
     rewards: list[float] = []
     for _attempt in range(_ATTEMPTS):
-        played = _play_all(pool, client, family, jobs, "train")
-        rewards += [r.reward for r in played if r is not None]
-        jobs = [job for job, r in zip(jobs, played, strict=True) if r is None]
+        played = play_round(pool, player, jobs, "train")
+        rewards += ended_rewards(played)
+        jobs = [job for job, r in zip(jobs, played, strict=True) if r.rewards is None]
         if not jobs:
             return rewards
     raise RuntimeError(f"{len(jobs)} train episodes failed three times: see the messages above")
@@ -109,8 +114,8 @@ def play_train_round(
 ) -> tuple[list[float], int]:
     """Play step `step`'s GRPO groups (seeded by the step); the train rewards and the episodes replayed."""
     items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
-    jobs = [replace(i, seed=member_seed(i.seed, k)) for i in items for k in range(settings.group_size)]
-    rewards = _play_round(pool, client, family, jobs)
+    jobs = group_members(items, settings.group_size)
+    rewards = _play_groups(pool, policy_player(client, family), jobs)
     return rewards, len(jobs) - len(rewards)
 
 
@@ -133,12 +138,14 @@ def evaluate(
     pool: ThreadPoolExecutor, client: SwarmClient, family: TaskFamily, items: Sequence[TaskItem], step: int
 ) -> EvalResult:
     """Play every eval item once (kind `eval`: never trained); solved count and mean reward."""
-    played = [r for r in _play_all(pool, client, family, items, "eval") if r is not None]
+    played = [r for r in play_round(pool, policy_player(client, family), items, "eval") if r.rewards is not None]
     if not played:
         raise RuntimeError("every eval episode failed: see the messages above")
-    solved = sum(1 for r in played if r.solved)
-    reward_mean = sum(r.reward for r in played) / len(played)
-    invalid, actions = sum(r.invalid for r in played), sum(r.actions for r in played)
+    rewards = ended_rewards(played)
+    solved = sum(1 for r, reward in zip(played, rewards, strict=True) if _solved(r.metadata, reward))
+    reward_mean = sum(rewards) / len(played)
+    counts = [answer_counts(r.metadata) for r in played]
+    invalid, actions = sum(i for i, _ in counts), sum(a for _, a in counts)
     return EvalResult(step, solved, len(played), reward_mean, invalid, actions)
 
 

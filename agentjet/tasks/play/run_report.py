@@ -19,19 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-__all__ = ["EpisodeResult", "RunStats", "RunView", "show_summary", "summary_table"]
+from agentjet.tasks.play.episode import EpisodeResult
+
+__all__ = ["RunStats", "RunView", "show_summary", "summary_table"]
 
 _KEPT_ERRORS = 5  # error messages kept in the summary (the count covers all)
-
-
-@dataclass(frozen=True)
-class EpisodeResult:
-    """How one scheduled episode went: rewards per server (ended), an error (aborted), or neither (skipped)."""
-
-    kind: str
-    rewards: Mapping[str, float] | None = None
-    error: str | None = None
-    interrupted: bool = False
 
 
 def _mean(values: Sequence[float]) -> float | None:

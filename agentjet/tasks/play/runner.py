@@ -1,36 +1,36 @@
 """Run episodes of a task family against swarm servers: the engine of `agentjet client run`.
 
-For each episode the runner begins one episode per server the family names (same task_id, the
-family's name as `agent`), calls `family.run(item, endpoints)` in a worker thread, and ends each
-server's episode with its reward from the `Outcome` (or aborts all of them when `run` raises).
-Items are scheduled in GRPO groups: `group_size` consecutive episodes share an item's task_id,
-each with its own seed. Every `eval_every` train episodes it runs the eval split (kind "eval");
-with `update_every` it agrees to an update (`request_update`, for the `all_clients` strategy)
-and waits for it, so rounds stay on-policy. Ctrl-C (or `stop()`) aborts the open episodes: every
-episode begun ends up ended or aborted. Only the public `SwarmClient` API is used.
+Worker threads play the episodes through the shared `EpisodePlayer` (`episode.py`: one episode per
+server the family names, same task_id, the family's name as `agent`; each ended with its reward from
+the `Outcome`, or all aborted when `run` raises). Items are scheduled in GRPO groups (`groups.py`):
+`group_size` consecutive episodes share an item's task_id, each with its own seed. Every
+`eval_every` train episodes it runs the eval split (kind "eval"); with `update_every` it agrees to
+an update (`request_update`, for the `all_clients` strategy) and waits for it, so rounds stay
+on-policy. Ctrl-C (or `stop()`) aborts the open episodes: every episode begun ends up ended or
+aborted. Only the public `SwarmClient` API is used.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import queue
-import random
 import signal
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 from rich.console import Console
 
 from agentjet.core import AgentJetError, SwarmClient
-from agentjet.tasks.base import Endpoint, Outcome, TaskFamily, TaskItem
-from agentjet.tasks.play.run_report import EpisodeResult, RunStats, RunView
-from agentjet.tasks.play.swarm_side import OpenEpisodes, wait_for_update
+from agentjet.tasks.base import TaskFamily, TaskItem
+from agentjet.tasks.play.episode import EpisodePlayer, EpisodeResult
+from agentjet.tasks.play.groups import group_members
+from agentjet.tasks.play.run_report import RunStats, RunView
+from agentjet.tasks.play.swarm_side import wait_for_update
 
 __all__ = ["DEFAULT_GROUP_SIZE", "RunSettings", "TaskRunner"]
 
@@ -72,29 +72,6 @@ class _Job:
     kind: str
 
 
-def member_seed(seed: int, member: int) -> int:
-    """The seed of the `member`-th episode of a group: distinct per member, the item's own for member 0."""
-    return seed if member == 0 else random.Random(f"{seed}:{member}").randrange(2**31)
-
-
-def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    safe: dict[str, Any] = json.loads(json.dumps(dict(metadata), default=str))
-    return safe
-
-
-def _rewards(outcome: object, servers: tuple[str, ...]) -> dict[str, float]:
-    """The Outcome's rewards, checked: one finite number per server the family names."""
-    if not isinstance(outcome, Outcome):
-        raise TypeError(f"run() must return an Outcome, got {type(outcome).__name__}")
-    if set(outcome.rewards) != set(servers):
-        raise ValueError(f"Outcome rewards name {sorted(outcome.rewards)}, the family's servers are {list(servers)}")
-    rewards = {name: outcome.rewards[name] for name in servers}
-    for name, reward in rewards.items():
-        if isinstance(reward, bool) or not isinstance(reward, int | float) or not math.isfinite(reward):
-            raise ValueError(f"reward for {name!r} must be a finite number, got {reward!r}")
-    return {name: float(reward) for name, reward in rewards.items()}
-
-
 class TaskRunner:
     """Runs one family against its servers (`clients`: server name -> SwarmClient). One `run()` per runner."""
 
@@ -113,7 +90,8 @@ class TaskRunner:
         self.family, self.settings = family, settings
         self.servers: tuple[str, ...] = tuple(family.servers)
         self.clients = {name: clients[name] for name in self.servers}
-        self._episodes = OpenEpisodes()
+        self._player = EpisodePlayer(family, self.clients)
+        self._episodes = self._player.episodes
         self._view = RunView(show_progress, console)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._results: queue.Queue[EpisodeResult] = queue.Queue()
@@ -131,27 +109,10 @@ class TaskRunner:
             self._results.put(result)
 
     def _play(self, job: _Job) -> EpisodeResult:
-        try:
-            begun = self._episodes.begin(self.clients, job.item.task_id, job.kind, self.family.name)
-        except AgentJetError as exc:
-            return EpisodeResult(job.kind, error=f"begin failed: {type(exc).__name__}: {exc}")
-        if begun is None:  # stopping: never begun
-            return EpisodeResult(job.kind)
-        try:
-            endpoints = {name: Endpoint(ep.base_url, ep.api_key) for name, ep in begun.items()}
-            outcome = self.family.run(job.item, endpoints)
-            rewards = _rewards(outcome, self.servers)
-            for name, episode in begun.items():
-                episode.end(rewards[name], _json_safe(outcome.metadata))
-        except Exception as exc:  # the family's code is arbitrary: any failure aborts the episode
-            self._episodes.abort(begun.values())
-            if self._episodes.stopping:
-                return EpisodeResult(job.kind, interrupted=True)
-            log.warning("episode failed task=%s error=%s: %s", job.item.task_id, type(exc).__name__, exc)
-            return EpisodeResult(job.kind, error=f"{type(exc).__name__}: {exc}")
-        finally:
-            self._episodes.forget(begun.values())
-        return EpisodeResult(job.kind, rewards=rewards)
+        result = self._player.play(job.item, job.kind)
+        if result.error is not None:
+            log.warning("episode failed task=%s error=%s", job.item.task_id, result.error)
+        return result
 
     # ---- the main thread ---------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -203,8 +164,7 @@ class TaskRunner:
         items = self.family.items("train", count=math.ceil(count / group_size), seed=self.settings.seed)
         if count % group_size:
             log.warning("episodes=%d is not a multiple of group_size=%d: the last group is partial", count, group_size)
-        jobs = [_Job(replace(it, seed=member_seed(it.seed, k)), "train") for it in items for k in range(group_size)]
-        return jobs[:count]
+        return [_Job(member, "train") for member in group_members(items, group_size)[:count]]
 
     def _boundaries(self) -> list[int]:
         """Where the train run pauses: every eval round, every update request, and the end."""
