@@ -98,8 +98,8 @@ def test_a_train_round_replays_its_broken_episodes_and_reports_them(
     family = _Scored(1.0, {}, fail_once=True)
     server = live_server(echo_backend)
     with SwarmClient(server.url, TOKEN) as client, ThreadPoolExecutor(4) as pool:
-        rewards, _ = play_train_round(pool, client, family, RoundSettings(tasks_per_step=1, group_size=2), 0)
-    assert rewards == [1.0, 1.0]
+        rewards, replayed = play_train_round(pool, client, family, RoundSettings(tasks_per_step=1, group_size=2), 0)
+    assert (rewards, replayed) == ([1.0, 1.0], 2)  # both members broke once and were played again
     (item,) = family.items("train", count=1, seed=0)
     assert (
         f"[rounds] episode failed task={item.task_id}: OSError: connection lost on {item.task_id}"

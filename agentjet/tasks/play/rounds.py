@@ -97,15 +97,20 @@ def play_round(
     return list(pool.map(lambda item: _play_one(player, item, kind), items))
 
 
-def _play_groups(pool: ThreadPoolExecutor, player: EpisodePlayer, jobs: Sequence[TaskItem]) -> list[float]:
-    """Play every job; a broken episode is replayed (same item and seed) so each GRPO group completes."""
+def _play_groups(pool: ThreadPoolExecutor, player: EpisodePlayer, jobs: Sequence[TaskItem]) -> tuple[list[float], int]:
+    """Play every job; a broken episode is replayed (same item and seed) so each GRPO group completes.
+
+    Returns the rewards and how many episodes were replayed."""
     rewards: list[float] = []
-    for _attempt in range(_ATTEMPTS):
+    replayed = 0
+    for attempt in range(_ATTEMPTS):
         played = play_round(pool, player, jobs, "train")
         rewards += ended_rewards(played)
         jobs = [job for job, r in zip(jobs, played, strict=True) if r.rewards is None]
         if not jobs:
-            return rewards
+            return rewards, replayed
+        if attempt + 1 < _ATTEMPTS:
+            replayed += len(jobs)
     raise RuntimeError(f"{len(jobs)} train episodes failed three times: see the messages above")
 
 
@@ -115,8 +120,7 @@ def play_train_round(
     """Play step `step`'s GRPO groups (seeded by the step); the train rewards and the episodes replayed."""
     items = family.items("train", count=settings.tasks_per_step, seed=settings.seed * 100_003 + step)
     jobs = group_members(items, settings.group_size)
-    rewards = _play_groups(pool, policy_player(client, family), jobs)
-    return rewards, len(jobs) - len(rewards)
+    return _play_groups(pool, policy_player(client, family), jobs)
 
 
 @dataclass(frozen=True)
