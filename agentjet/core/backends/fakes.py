@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,14 @@ from agentjet.core.types import FinishReason, Generation, GenerationRequest, Tok
 __all__ = ["EchoBackend", "ScriptedBackend", "load_tokenizer"]
 
 
+_FIRST_IMPORT = threading.Lock()
+
+
 def load_tokenizer(model_path: Path) -> Any:
-    from transformers import AutoTokenizer
+    # transformers' lazy module is not thread-safe on first use: two servers starting in threads at
+    # once (the red team's scripted policies) could see "cannot import name 'AutoTokenizer'".
+    with _FIRST_IMPORT:
+        from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(model_path)
 
