@@ -21,6 +21,7 @@ token_app = typer.Typer(help="Client tokens: issue, list, revoke (admin).", no_a
 server_app.add_typer(token_app, name="token")
 
 StateDirOption = Annotated[Path, typer.Option(help="the server's state dir (token, journal, checkpoints)")]
+ServerUrlOption = Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")]
 
 
 @server_app.command("start")
@@ -173,7 +174,7 @@ def token_create(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="who will hold it: a laptop, a sandbox, a run")],
     state_dir: StateDirOption = Path("state"),
-    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    url: ServerUrlOption = None,
     token: TokenOption = None,
     token_file: TokenFileOption = None,
 ) -> None:
@@ -192,7 +193,7 @@ def token_create(
 def token_list(
     ctx: typer.Context,
     state_dir: StateDirOption = Path("state"),
-    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    url: ServerUrlOption = None,
     token: TokenOption = None,
     token_file: TokenFileOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
@@ -216,7 +217,7 @@ def token_revoke(
     ctx: typer.Context,
     which: Annotated[str, typer.Argument(help="token id, or a name (revokes every live token of it)")],
     state_dir: StateDirOption = Path("state"),
-    url: Annotated[str | None, typer.Option(help="a running server to ask instead of the state dir")] = None,
+    url: ServerUrlOption = None,
     token: TokenOption = None,
     token_file: TokenFileOption = None,
 ) -> None:
