@@ -252,11 +252,14 @@ def bench_learn(
     from agentjet.bench.learn import main as learn_main
     from agentjet.tasks.registry import parse_params
 
-    settings = LearnSettings(
-        task=task, params=parse_params(param or []), model=model, minutes=minutes, steps=steps,
-        eval_items=eval_items, eval_every=eval_every, lr=lr,
-    )  # fmt: skip
-    run_one_shot(lambda: learn_main(settings, out, as_json=as_json), quiet_tokenizers=True)
+    def run() -> object:  # a bad --param is a one-line error, like every other refusal of the run
+        settings = LearnSettings(
+            task=task, params=parse_params(param or []), model=model, minutes=minutes, steps=steps,
+            eval_items=eval_items, eval_every=eval_every, lr=lr,
+        )  # fmt: skip
+        return learn_main(settings, out, as_json=as_json)
+
+    run_one_shot(run, quiet_tokenizers=True)
 
 
 @bench_app.command("vibe-hotswap")

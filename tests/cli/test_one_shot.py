@@ -49,3 +49,14 @@ def test_quiet_tokenizers_sets_the_default_but_keeps_a_given_value(monkeypatch: 
     monkeypatch.setenv("TOKENIZERS_PARALLELISM", "true")
     run_one_shot(lambda: None, quiet_tokenizers=True)
     assert os.environ["TOKENIZERS_PARALLELISM"] == "true"
+
+
+@pytest.mark.parametrize("command", [["learn", "arithmetic"], ["frameworks"]])
+def test_a_bad_param_of_a_bench_is_one_line_and_exit_2(command: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from agentjet.cli.main import app
+
+    result = CliRunner().invoke(app, ["bench", *command, "--param", "bad"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "--param must look like key=value" in result.output
