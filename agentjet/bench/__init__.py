@@ -20,6 +20,8 @@ sandbox.py         `agentjet bench sandbox`: start-to-exit latency of `python3 -
                    at once.
 serve.py           `agentjet bench serve`: what the swarm server costs per call, and how generation scales with
                    episodes.
+serve_process.py   The servers of `agentjet bench serve` as child processes: start one, wait until it rolls, stop
+                   it.
 serve_worker.py    `python -m agentjet.bench.serve_worker KIND`: one server for `agentjet bench serve`, in its own
                    process.
 train_memory.py    `agentjet bench train-memory`: peak memory and time of one update per micro-batch budget.

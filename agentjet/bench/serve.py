@@ -1,8 +1,8 @@
 """`agentjet bench serve`: what the swarm server costs per call, and how generation scales with episodes.
 
 (a) Overhead. The swarm server on the zero-cost `EchoBackend` and a bare FastAPI app that
-parses the same request model run in their own processes; 1, 16 and 64 keep-alive clients
-(one episode each) post a 2-message chat. Our latency is then auth, rendering, tokenising,
+parses the same request model run in their own processes (`serve_process.py`); 1, 16 and 64
+keep-alive clients (one episode each) post a 2-message chat. Our latency is then auth, rendering, tokenising,
 tracking and shaping; the bare app's is what any FastAPI server pays. (b) Throughput, unless
 quick: smollm2-135m on each `--backend` (transformers, vllm), generated tokens/s while 1, 8 and 16
 episodes of two chat rounds are in flight at all times (the continuous-batching claim), and the
@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,13 +33,12 @@ import httpx
 import psutil
 
 from agentjet.bench.output import print_result
-from agentjet.core.access.tokens import new_admin_token
+from agentjet.bench.serve_process import admin_headers, bench_server, best_device
 
 __all__ = ["main", "run_serve_bench"]
 
 Progress = Callable[[str], None]
 
-_TOKEN = new_admin_token()  # the server refuses short admin tokens; a fresh one per run
 _OVERHEAD_LEVELS = (1, 16, 64)
 _THROUGHPUT_LEVELS = (1, 8, 16)
 _CHAT: dict[str, Any] = {
@@ -53,7 +49,6 @@ _CHAT: dict[str, Any] = {
     ],
     "max_tokens": 16,
 }
-_START_TIMEOUT_S = 900.0  # a vllm serve on 2 CPU cores takes about a minute
 
 
 def _stderr(message: str) -> None:
@@ -61,103 +56,16 @@ def _stderr(message: str) -> None:
     sys.stderr.flush()
 
 
-# ---- servers in subprocesses ------------------------------------------------------------------
-@contextmanager
-def _worker(
-    kind: str,
-    state_dir: Path,
-    *,
-    model: str = "tiny",
-    max_batch_size: int = 32,
-    backend: str = "transformers",
-    vllm_python: Path | None = None,
-) -> Iterator[tuple[str, int]]:
-    """Run `python -m agentjet.bench.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
-    device = _best_device() if kind == "model" else "cpu"
-    extra = ["--backend", backend] + (["--vllm-python", str(vllm_python)] if backend == "vllm" and vllm_python else [])
-    command = [
-        sys.executable,
-        "-m",
-        "agentjet.bench.serve_worker",
-        kind,
-        "--model",
-        model,
-        "--state-dir",
-        str(state_dir),
-        "--token",
-        _TOKEN,
-        "--max-batch-size",
-        str(max_batch_size),
-        "--device",
-        device,
-        *extra,
-    ]
-    with tempfile.TemporaryFile() as log_file:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log_file, env=os.environ.copy())
-        try:
-            url = f"http://127.0.0.1:{_read_port(proc, log_file)}"
-            _wait_rolling(url, proc, log_file)
-            yield url, proc.pid
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
-            if proc.stdout is not None:
-                proc.stdout.close()
-
-
-def _best_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _worker_failed(proc: subprocess.Popen[bytes], log_file: Any, why: str) -> RuntimeError:
-    log_file.seek(0)
-    tail = log_file.read().decode(errors="replace")[-2000:]
-    return RuntimeError(f"bench server {why} (exit code {proc.poll()}); its log ends:\n{tail}")
-
-
-def _read_port(proc: subprocess.Popen[bytes], log_file: Any) -> int:
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], _START_TIMEOUT_S)
-    line = proc.stdout.readline().decode() if ready else ""
-    if not line.startswith("PORT "):
-        raise _worker_failed(proc, log_file, "did not report its port")
-    return int(line.split()[1])
-
-
-def _wait_rolling(url: str, proc: subprocess.Popen[bytes], log_file: Any) -> None:
-    deadline = time.monotonic() + _START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise _worker_failed(proc, log_file, "exited during startup")
-        try:
-            if httpx.get(f"{url}/health", timeout=5).json().get("state") == "rolling":
-                return
-        except httpx.TransportError:
-            pass  # not accepting yet
-        time.sleep(0.05)
-    raise _worker_failed(proc, log_file, f"was not rolling within {_START_TIMEOUT_S:.0f} s")
-
-
 # ---- episodes -----------------------------------------------------------------------------------
-def _server_headers() -> dict[str, str]:
-    return {"Authorization": f"Bearer {_TOKEN}"}
-
-
 async def _begin(client: httpx.AsyncClient, url: str, task_id: str) -> tuple[str, str]:
-    reply = await client.post(f"{url}/swarm/episodes", json={"task_id": task_id}, headers=_server_headers())
+    reply = await client.post(f"{url}/swarm/episodes", json={"task_id": task_id}, headers=admin_headers())
     reply.raise_for_status()
     body = reply.json()
     return body["episode_id"], body["api_key"]
 
 
 async def _end(client: httpx.AsyncClient, url: str, episode_id: str) -> None:
-    reply = await client.post(f"{url}/swarm/episodes/{episode_id}/end", json={"reward": 0.0}, headers=_server_headers())
+    reply = await client.post(f"{url}/swarm/episodes/{episode_id}/end", json={"reward": 0.0}, headers=admin_headers())
     reply.raise_for_status()
 
 
@@ -223,7 +131,7 @@ def _overhead(state_root: Path, requests_per_level: int, progress: Progress) -> 
     levels: dict[str, dict[int, LatencyLevel]] = {}
     for kind in ("echo", "bare"):
         progress(f"starting the {kind} server")
-        with _worker(kind, state_root / kind) as (url, pid):
+        with bench_server(kind, state_root / kind) as (url, pid):
             levels[kind] = {}
             server = psutil.Process(pid)
             for concurrency in _OVERHEAD_LEVELS:
@@ -304,7 +212,7 @@ def _throughput(
 ) -> dict[str, float]:
     out: dict[str, float] = {}
     progress(f"starting the smollm2-135m server ({backend} backend); {duration_s:.0f} s per level")
-    with _worker(
+    with bench_server(
         "model", state_root / f"model-{backend}", model="smollm2-135m", max_batch_size=max(_THROUGHPUT_LEVELS),
         backend=backend, vllm_python=vllm_python,
     ) as (url, _):  # fmt: skip
@@ -326,7 +234,7 @@ def _hot_load(state_root: Path, backend: str, vllm_python: Path | None, progress
 
     adapter = _random_adapter(state_root / "adapter")
     settings = ServerSettings(
-        model="smollm2-135m", state_dir=state_root / f"hotload-{backend}", device=_best_device(),
+        model="smollm2-135m", state_dir=state_root / f"hotload-{backend}", device=best_device(),
         backend=backend, vllm_python=vllm_python if backend == "vllm" else None,
     )  # fmt: skip
 

@@ -10,6 +10,10 @@ token); a client token may end, abort and read only its own. While the training 
 a hot-load, new calls wait at the door (`admit_call`) so that every call is sampled under one
 policy version; `end` waits for the episode's running calls, so a call the agent received is
 never left out of its record.
+
+Its parts: the state machine and the door (`engine_states.py`), closing into the journal
+(`closed_episodes.py`), the status (`engine_status.py`). The training loop attaches itself
+(`attach_training`, `training/seam.py`): the engine calls it, and reads what it publishes.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ from typing import Any
 from agentjet.core.access.keys import EpisodeKeySigner
 from agentjet.core.backends.base import Backend
 from agentjet.core.call_stats import CallStats
+from agentjet.core.closed_episodes import ClosedEpisodes
 from agentjet.core.config import TrainConfig
+from agentjet.core.engine_states import EngineStates
 from agentjet.core.engine_status import engine_status
 from agentjet.core.episodes.journal import Journal
 from agentjet.core.episodes.open_episode import OpenEpisode, check_metadata
 from agentjet.core.errors import (
     AuthError,
-    EngineNotReady,
     EpisodeBusy,
     EpisodeClosed,
     EpisodeNotFound,
@@ -40,9 +45,9 @@ from agentjet.core.errors import (
 )
 from agentjet.core.training.clients import ClientRoster, ClientTracker
 from agentjet.core.training.health import TrainingHealth
+from agentjet.core.training.seam import TrainingSeam
 from agentjet.core.types import (
     ADMIN,
-    NEXT_STATES,
     CallRecord,
     EngineState,
     EpisodeKind,
@@ -54,10 +59,6 @@ from agentjet.core.types import (
 __all__ = ["Engine", "OpenEpisode"]
 
 log = logging.getLogger(__name__)
-
-_SERVING = frozenset({EngineState.ROLLING, EngineState.DRAINING, EngineState.UPDATING})
-_HELD = frozenset({EngineState.DRAINING})  # new calls wait at the door for the hot-load
-_CLOSED_MEMORY = 100_000  # closed ids remembered to explain a 401 without a journal lookup
 
 
 class Engine:
@@ -84,49 +85,24 @@ class Engine:
         self.episode_ttl_s = episode_ttl_s
         self.train_config = train_config or TrainConfig()
         self.end_wait_s = end_wait_s
-        self.admission_timeout_s = admission_timeout_s
         self.max_metadata_bytes = max_metadata_bytes
-        self.step = 0
         self._clock = clock
-        self._state = EngineState.OFFLINE
+        self.states = EngineStates(calls_in_flight=self.calls_in_flight, admission_timeout_s=admission_timeout_s)
         self._open: dict[str, OpenEpisode] = {}
-        self._closed: dict[str, EpisodeStatus] = {}
-        journaled = journal.counts()
-        self._counts = {
-            s: journaled.get(str(s), 0) for s in (EpisodeStatus.ENDED, EpisodeStatus.ABORTED, EpisodeStatus.RECLAIMED)
-        }
+        self._closed = ClosedEpisodes(journal, clock)
         self._calls = CallStats(clock())
-        self._admitting = asyncio.Event()  # clear while draining/updating: new calls wait for the update
-        self._admitting.set()
-        self.clients = ClientRoster(ClientTracker(idle_timeout_s), clock=clock, holding=self._holding_clients)
-        # set by the training loop (training_loop.py); the engine only calls/reports them
-        self.on_episode_ended: Callable[[EpisodeRecord, int], None] | None = None
-        self.pool_stats: Callable[[], dict[str, Any]] | None = None
-        self.config_guard: Callable[[TrainConfig], None] | None = None  # raises ConfigConflict to refuse
-        self.training_health: TrainingHealth | None = None  # None: this server does not train
+        self.clients = ClientRoster(
+            ClientTracker(idle_timeout_s), clock=clock, holding=self._holding_clients, on_changed=self._clients_changed
+        )
+        self._training: TrainingSeam | None = None  # the training loop, once it attached itself
         self.owner_is_live: Callable[[str], bool] = lambda owner: True  # a client token not revoked
-        self.latest_metrics: dict[str, Any] | None = None
-        # each model copy's placement and peak memory ("backend", "trainer"): shown in /swarm/status
+        # the serving copy's placement and peak memory ("backend"; the trainer's comes from `training`): /swarm/status
         self.memory_reports: dict[str, Callable[[], dict[str, Any]]] = {}
 
-    # ---- state machine -------------------------------------------------------------------
+    # ---- state machine (`engine_states.py`; the training loop drives updating and draining) -----
     @property
     def state(self) -> EngineState:
-        return self._state
-
-    def _move(self, to: EngineState) -> None:
-        if to not in NEXT_STATES[self._state]:
-            raise EngineNotReady(f"cannot go from {self._state} to {to}", state=str(self._state))
-        log.info("engine state %s -> %s", self._state, to)
-        self._state = to
-        if to in _HELD:
-            self._admitting.clear()
-        else:
-            self._admitting.set()
-
-    def move(self, to: EngineState) -> None:
-        """A legal state move (NEXT_STATES) for the training loop: draining and updating are its to drive."""
-        self._move(to)
+        return self.states.state
 
     def calls_in_flight(self) -> int:
         """Calls still sampling across open episodes: draining waits for this to reach 0."""
@@ -134,23 +110,23 @@ class Engine:
 
     async def start(self) -> EngineState:
         """Boot the backend (once) and start rolling; a no-op when already serving."""
-        if self._state in _SERVING or self._state is EngineState.BOOTING:
-            return self._state
-        self._move(EngineState.BOOTING)
+        if self.states.is_serving or self.states.state is EngineState.BOOTING:
+            return self.state
+        self.states.move(EngineState.BOOTING)
         try:
             await self.backend.start()
         except BaseException:
-            self._state = EngineState.OFFLINE
+            self.states.boot_failed()
             raise
         if self.state is EngineState.BOOTING:  # a stop may have come in while booting
-            self._move(EngineState.ROLLING)
-        return self._state
+            self.states.move(EngineState.ROLLING)
+        return self.state
 
     def stop(self) -> EngineState:
         """Refuse new episodes and calls; open episodes may still end or abort."""
-        if self._state is not EngineState.OFFLINE:
-            self._move(EngineState.OFFLINE)
-        return self._state
+        if self.state is not EngineState.OFFLINE:
+            self.states.move(EngineState.OFFLINE)
+        return self.state
 
     def now(self) -> float:
         return self._clock()
@@ -158,15 +134,34 @@ class Engine:
     @property
     def is_ready(self) -> bool:
         """Whether `begin_episode` can succeed now (the SDK's `wait_ready` polls this via /ready)."""
-        return self._state in _SERVING
+        return self.states.is_serving
 
-    def _require_serving(self) -> None:
-        if self._state not in _SERVING:
-            raise EngineNotReady(
-                f"engine is {self._state}; start it with POST /swarm/engine/start",
-                state=str(self._state),
-                needed=tuple(str(s) for s in sorted(_SERVING)),
-            )
+    # ---- the training loop (`training/seam.py`): it publishes these, the engine only reads them -------
+    def attach_training(self, training: TrainingSeam) -> None:
+        """`training` hears of episode ends, client changes and config PUTs from now on."""
+        self._training = training
+
+    @property
+    def training(self) -> TrainingSeam | None:
+        """None: this server does not train."""
+        return self._training
+
+    @property
+    def training_health(self) -> TrainingHealth | None:
+        return self._training.health if self._training is not None else None
+
+    @property
+    def step(self) -> int:
+        """The step whose weights are served (0: the base weights)."""
+        return self._training.step if self._training is not None else 0
+
+    @property
+    def latest_metrics(self) -> dict[str, Any] | None:
+        return self._training.latest_metrics if self._training is not None else None
+
+    def _clients_changed(self) -> None:
+        if self._training is not None:
+            self._training.clients_changed()
 
     # ---- episodes ------------------------------------------------------------------------
     def begin_episode(
@@ -179,13 +174,13 @@ class Engine:
         principal: Principal = ADMIN,
     ) -> tuple[OpenEpisode, str]:
         """Open an episode owned by `principal` and issue its signed key."""
-        self._require_serving()
+        self.states.require_serving()
         health = self.training_health
         if kind is EpisodeKind.TRAIN and health is not None and health.is_down:
             raise TrainingDown(
                 f"training is down on this server ({health.last_error}); train episodes would never be "
                 "trained: fix the cause and restart the server (eval episodes still work)",
-                state=str(self._state),
+                state=str(self.state),
             )
         if client_id:
             self.clients.claim(client_id, principal)
@@ -215,26 +210,22 @@ class Engine:
         claims = self.signer.verify(api_key, now=self._clock())
         episode = self._open.get(claims.episode_id)
         if episode is None:
-            status = self._closed.get(claims.episode_id)
+            status = self._closed.status_of(claims.episode_id)
             reason = f"was {status}" if status else "is not open on this server"
             raise AuthError(f"episode {claims.episode_id} {reason}; its key no longer works")
         if not self.owner_is_live(episode.owner):
             raise AuthError(f"the client token that began episode {claims.episode_id} was revoked")
         if episode.ending:
             raise EpisodeClosed(f"episode {claims.episode_id} is ending; it accepts no new calls", status="ending")
-        self._require_serving()
+        self.states.require_serving()
         return episode
 
     async def admit_call(self, episode: OpenEpisode) -> int:
         """Wait while the engine drains for a hot-load (so the call samples from one policy version), then start it."""
-        if not self._admitting.is_set():
+        if not self.states.is_admitting:
             episode.calls_waiting += 1
             try:
-                await asyncio.wait_for(self._admitting.wait(), self.admission_timeout_s)
-            except TimeoutError:
-                raise EngineNotReady(
-                    f"an update has held calls for {self.admission_timeout_s:.0f}s; retry", state=str(self._state)
-                ) from None
+                await self.states.wait_at_door()
             finally:
                 episode.calls_waiting -= 1
             if self._open.get(episode.episode_id) is not episode or episode.ending:
@@ -279,44 +270,19 @@ class Engine:
 
     def _take_open(self, episode_id: str) -> OpenEpisode:
         episode = self._open.pop(episode_id, None)
-        if episode is not None:
-            return episode
-        status = self._closed.get(episode_id)
-        if status is not None:
-            code = "episode_reclaimed" if status is EpisodeStatus.RECLAIMED else "episode_closed"
-            raise EpisodeClosed(f"episode {episode_id} was already {status}", status=code)
-        raise EpisodeNotFound(f"no open episode {episode_id}")
+        if episode is None:
+            self._closed.refuse(episode_id)
+        return episode
 
     async def _close(
         self, episode_id: str, status: EpisodeStatus, reward: float | None, metadata: dict[str, Any]
     ) -> tuple[EpisodeRecord, int]:
         episode = self._take_open(episode_id)  # synchronous: a second close now fails fast
-        self._closed[episode_id] = status
-        if len(self._closed) > _CLOSED_MEMORY:
-            self._closed.pop(next(iter(self._closed)))
-        record = EpisodeRecord(
-            episode_id=episode.episode_id,
-            task_id=episode.task_id,
-            kind=episode.kind,
-            agent=episode.agent,
-            status=status,
-            reward=reward,
-            metadata=metadata,
-            created_at=episode.created_at,
-            closed_at=self._clock(),
-            policy_version_at_begin=episode.policy_version_at_begin,
-            calls=tuple(sorted(episode.calls, key=lambda c: (c.call_index, c.choice_index))),
-            client_id=episode.client_id,
-            owner=episode.owner,
-        )
         try:
-            seq = await asyncio.to_thread(self.journal.append, record)  # durable before we answer
+            record, seq = await self._closed.close(episode, status, reward, metadata)
         except BaseException:
-            log.error("journal write failed id=%s; the episode stays open so its client can retry", episode_id)
-            self._closed.pop(episode_id, None)
-            self._open[episode_id] = episode
+            self._open[episode_id] = episode  # the client can retry
             raise
-        self._counts[status] += 1
         if status is not EpisodeStatus.RECLAIMED:  # a reclaim is the janitor's doing, not the client's
             self.touch_client(episode.client_id)
         log.info("episode %s id=%s reward=%s calls=%d seq=%d", status, episode_id, reward, len(record.calls), seq)
@@ -334,8 +300,8 @@ class Engine:
         if episode is not None and episode.calls_in_flight > 0:
             await self._wait_for_calls(episode)
         record, seq = await self._close(episode_id, EpisodeStatus.ENDED, reward, metadata)
-        if self.on_episode_ended is not None:
-            self.on_episode_ended(record, seq)  # after the journal write: the pool only holds durable episodes
+        if self._training is not None:
+            self._training.episode_ended(record, seq)  # after the journal write: the pool only holds durable episodes
         return record
 
     async def _wait_for_calls(self, episode: OpenEpisode) -> None:
@@ -392,8 +358,8 @@ class Engine:
     # ---- config and status ---------------------------------------------------------------
     def set_train_config(self, config: TrainConfig) -> TrainConfig:
         """Replace the training config; the training loop's guard may refuse it (ConfigConflict, 409)."""
-        if self.config_guard is not None:
-            self.config_guard(config)
+        if self._training is not None:
+            self._training.check_config(config)
         self.train_config = config
         log.info("training config replaced: %s", config.model_dump_json())
         return config
@@ -414,7 +380,7 @@ class Engine:
 
     def closed_counts(self) -> dict[str, int]:
         """Closed episodes by status since the journal began: ended, aborted, reclaimed."""
-        return {str(status): count for status, count in self._counts.items()}
+        return self._closed.counts()
 
     @property
     def call_stats(self) -> CallStats:

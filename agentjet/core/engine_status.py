@@ -14,7 +14,7 @@ from agentjet.core.call_stats import CallStats
 from agentjet.core.config import TrainConfig
 from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.training.clients import ClientRoster
-from agentjet.core.training.health import TrainingHealth
+from agentjet.core.training.seam import TrainingSeam
 from agentjet.core.types import EngineState, Principal
 
 __all__ = ["StatusSource", "engine_status"]
@@ -24,13 +24,15 @@ class StatusSource(Protocol):
     """What the status reads of the engine (`engine.Engine`), named here so the engine may call us."""
 
     backend: Backend
-    step: int
     clients: ClientRoster
     train_config: TrainConfig
-    pool_stats: Callable[[], dict[str, Any]] | None
-    training_health: TrainingHealth | None
-    latest_metrics: dict[str, Any] | None
     memory_reports: dict[str, Callable[[], dict[str, Any]]]
+
+    @property
+    def training(self) -> TrainingSeam | None: ...
+
+    @property
+    def step(self) -> int: ...
 
     @property
     def call_stats(self) -> CallStats: ...
@@ -52,12 +54,12 @@ class StatusSource(Protocol):
 
 def engine_status(engine: StatusSource, principal: Principal) -> dict[str, Any]:
     now = engine.now()
-    pool = engine.pool_stats() if engine.pool_stats is not None else {}
+    training = engine.training
+    pool = training.pool_stats() if training is not None else {}
     if not principal.is_admin and "clients" in pool:
         pool = {**pool, "clients": _visible_clients(pool["clients"], engine.clients.owned_by(principal))}
     open_episodes = engine.open_episodes()
     closed = engine.closed_counts()
-    health = engine.training_health
     return {
         "state": str(engine.state),
         "ready": engine.is_ready,
@@ -79,16 +81,16 @@ def engine_status(engine: StatusSource, principal: Principal) -> dict[str, Any]:
             "collect": engine.train_config.collect.strategy,
             **pool,
         },
-        "training": health.view() if health is not None else {"state": "off"},
-        "memory": _memory(engine),
-        "latest_metrics": engine.latest_metrics,
+        "training": training.health.view() if training is not None else {"state": "off"},
+        "memory": _memory({**engine.memory_reports, **(training.memory_reports() if training is not None else {})}),
+        "latest_metrics": training.latest_metrics if training is not None else None,
     }
 
 
-def _memory(engine: StatusSource) -> dict[str, Any]:
+def _memory(reports: dict[str, Callable[[], dict[str, Any]]]) -> dict[str, Any]:
     """Each model copy's device, dtype, parameter bytes and peak memory; a failing probe says why."""
     out: dict[str, Any] = {}
-    for name, report in engine.memory_reports.items():
+    for name, report in reports.items():
         try:
             out[name] = report()
         except Exception as exc:  # a status read must never fail for a probe

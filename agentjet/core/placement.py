@@ -4,7 +4,7 @@ The server holds two copies of the base model, the inference backend's and the t
 both follow one `Placement`: `auto` means CUDA + bfloat16 when a GPU is visible, else CPU +
 float32 (bf16 matmuls on these CPUs are slower than fp32, and the fp32 path is the one every
 CPU test proves). The LoRA adapter and the optimiser state stay float32 whatever the base
-dtype (`trainer.build_model`). `memory_report` is what `/swarm/status` shows per copy.
+dtype (`policy_model.build_model`). `memory_report` is what `/swarm/status` shows per copy.
 """
 
 from __future__ import annotations

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from agentjet.core.chat_format import render_prompt
-from agentjet.core.types import CallRecord
+from agentjet.core.config import TrainConfig
+from agentjet.core.training.health import TrainingHealth
+from agentjet.core.types import CallRecord, EpisodeRecord
 
 __all__ = ["Clock", "call_record", "rendered_call"]
 
@@ -93,3 +96,30 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class RecordingTraining:
+    """A `TrainingSeam` for engine tests: records what the engine tells it, publishes what a test sets."""
+
+    def __init__(self) -> None:
+        self.step = 0
+        self.latest_metrics: dict[str, Any] | None = None
+        self.health = TrainingHealth()
+        self.ended: list[tuple[EpisodeRecord, int]] = []
+        self.client_changes = 0
+        self.configs: list[TrainConfig] = []
+
+    def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
+        self.ended.append((record, seq))
+
+    def clients_changed(self) -> None:
+        self.client_changes += 1
+
+    def check_config(self, config: TrainConfig) -> None:
+        self.configs.append(config)
+
+    def pool_stats(self) -> dict[str, Any]:
+        return {"pooled_episodes": len(self.ended)}
+
+    def memory_reports(self) -> dict[str, Callable[[], dict[str, Any]]]:
+        return {}

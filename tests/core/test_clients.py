@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentjet.core.engine import Engine
 from agentjet.core.training.clients import ClientTracker
 from agentjet.core.types import EpisodeKind
-from tests.core.factories import Clock
+from tests.core.factories import Clock, RecordingTraining
 
 
 # ---- the tracker (pure: time is an argument) --------------------------------------------------
@@ -69,8 +69,8 @@ async def test_a_reclaimed_episode_does_not_count_as_its_client_being_seen(engin
 
 
 async def test_requests_notify_and_the_janitor_notices_clients_leaving(engine: Engine, clock: Clock) -> None:
-    changes: list[int] = []
-    engine.clients.on_changed = lambda: changes.append(1)
+    training = RecordingTraining()
+    engine.attach_training(training)
     view = engine.clients.request_update("alice", ready=True)
     engine.clients.heartbeat("bob")
     assert view == {
@@ -80,17 +80,20 @@ async def test_requests_notify_and_the_janitor_notices_clients_leaving(engine: E
         "active_clients": ["alice"],
         "requested_clients": ["alice"],
     }
-    assert len(changes) == 1
-    assert engine.clients.request_update("bob", ready=False)["requested_clients"] == ["alice"] and len(changes) == 2
+    assert training.client_changes == 1
+    assert (
+        engine.clients.request_update("bob", ready=False)["requested_clients"] == ["alice"]
+        and training.client_changes == 2
+    )
     await engine.reclaim_idle_episodes()  # nobody left yet: no wake-up
-    assert len(changes) == 2
+    assert training.client_changes == 2
     clock.now += 11
     await engine.reclaim_idle_episodes()  # both idle: the sweep forgets them and says so
-    assert len(changes) == 3 and engine.clients.requests() == {} and engine.clients.active() == frozenset()
+    assert training.client_changes == 3 and engine.clients.requests() == {} and engine.clients.active() == frozenset()
     engine.clients.heartbeat("carol")
     clock.now += 11
     assert engine.status()["active_clients"] == 0  # a status read that notices carol left says so too
-    assert len(changes) == 4
+    assert training.client_changes == 4
 
 
 async def test_consumed_requests_are_spent(engine: Engine) -> None:

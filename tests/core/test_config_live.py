@@ -118,7 +118,7 @@ async def test_a_put_while_the_trainer_is_being_built_is_a_conflict(
 
     loop = TrainingLoop(engine, model_path=tmp_path, state_dir=tmp_path / "state", trainer_factory=slow_factory)
     engine.set_train_config(_with(CONFIG, lora={"rank": 8}))  # nothing built yet: any valid config goes
-    building = asyncio.create_task(loop._get_trainer(engine.train_config))
+    building = asyncio.create_task(loop.trainer.get(engine.train_config))
     assert await asyncio.to_thread(started.wait, 10)
     with pytest.raises(ConfigConflict, match="being built"):
         engine.set_train_config(CONFIG)

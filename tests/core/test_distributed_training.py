@@ -32,8 +32,10 @@ from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigError, TrainingRankFailed
 from agentjet.core.placement import Placement
 from agentjet.core.step import step_trainer
-from agentjet.core.step.distributed_trainer import DistributedTrainer, check_world, split_units
-from agentjet.core.step.trainer import StepStats, Trainer, WorkUnit, plan_work
+from agentjet.core.step.distributed_trainer import DistributedTrainer, check_world
+from agentjet.core.step.rank_trainer import split_units
+from agentjet.core.step.step_stats import StepStats
+from agentjet.core.step.trainer import Trainer, WorkUnit, plan_work
 from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EngineState, EpisodeKind
 from tests.core.factories import call_record

@@ -22,7 +22,7 @@ from agentjet.core.engine import Engine
 from agentjet.core.episodes.merging import DriftReason, merge_timelines
 from agentjet.core.sdk.status_view import render_status
 from agentjet.core.server.app import create_app
-from agentjet.core.step.trainer import StepStats
+from agentjet.core.step.step_stats import StepStats
 from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.training.metrics import EvalRewards, merge_report, step_metrics, tensorboard_scalars

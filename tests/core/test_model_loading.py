@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from agentjet.core.config import LoraConfig
-from agentjet.core.step.trainer import build_model
+from agentjet.core.step.policy_model import build_model
 
 
 def test_concurrent_builds_do_not_corrupt_each_other(tiny_model: Path) -> None:

@@ -19,7 +19,8 @@ from agentjet.core.config import RewardConfig, TrainConfig
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.merging import Sample, merge_timelines
 from agentjet.core.errors import NonFiniteStep, RewardRefused
-from agentjet.core.step.trainer import StepStats, Trainer
+from agentjet.core.step.step_stats import StepStats
+from agentjet.core.step.trainer import Trainer
 from agentjet.core.training.advantages import group_advantages, mean_std
 from agentjet.core.training.health import TrainingState
 from agentjet.core.training.loop import TrainingLoop

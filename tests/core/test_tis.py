@@ -20,7 +20,8 @@ import torch
 
 from agentjet.core.config import GrpoConfig, OptimConfig, TrainConfig
 from agentjet.core.episodes.merging import Sample, merge_timelines
-from agentjet.core.step.trainer import StepStats, Trainer, sequence_logprobs, truncated_is_weights
+from agentjet.core.step.step_stats import StepStats
+from agentjet.core.step.trainer import Trainer, sequence_logprobs, truncated_is_weights
 from agentjet.core.training.advantages import group_advantages
 from agentjet.core.training.metrics import step_metrics
 from tests.core.factories import call_record

@@ -17,7 +17,9 @@ from transformers import AutoModelForCausalLM
 from agentjet.core.config import GrpoConfig, LoraConfig, OptimConfig, TrainConfig
 from agentjet.core.episodes.merging import Sample, merge_timelines
 from agentjet.core.step.packing import plan_micro_batches
-from agentjet.core.step.trainer import StepStats, Trainer, kl_k3, ppo_clip_loss, sequence_logprobs, to_peft
+from agentjet.core.step.policy_model import to_peft
+from agentjet.core.step.step_stats import StepStats
+from agentjet.core.step.trainer import Trainer, kl_k3, ppo_clip_loss, sequence_logprobs
 from agentjet.core.types import CallRecord
 from tests.core.factories import call_record, stop_string_turns
 

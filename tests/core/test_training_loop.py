@@ -17,7 +17,7 @@ from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerS
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.server.app import create_app
-from agentjet.core.step.trainer import StepStats
+from agentjet.core.step.step_stats import StepStats
 from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import EngineState, EpisodeKind

@@ -131,7 +131,7 @@ async def test_a_failed_update_keeps_the_requests(
     engine, loop, _ = await make_loop("any_client")
     await _end(engine, "alice")
     engine.clients.request_update("alice", ready=True)
-    trainer = await loop._get_trainer(engine.train_config)
+    trainer = await loop.trainer.get(engine.train_config)
     trainer.fail = True  # type: ignore[attr-defined]
     await loop._train_ready_batches()
     assert engine.step == 0 and set(engine.clients.requests()) == {"alice"}

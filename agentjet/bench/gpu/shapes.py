@@ -106,7 +106,7 @@ def build_random_model(shape: Shape, folder: Path, *, device: str, seed: int = 0
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     from agentjet.core.config import TrainConfig
-    from agentjet.core.step.trainer import to_peft
+    from agentjet.core.step.policy_model import to_peft
 
     tokenizer = _byte_tokenizer()
     config = Qwen2Config(

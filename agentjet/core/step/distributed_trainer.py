@@ -3,15 +3,11 @@
 Rank 0 is the server process: it owns HTTP, the journal and the training loop, and a
 `DistributedTrainer` stands in for the `Trainer` there (the `StepTrainer` protocol). Ranks
 1..N-1 are `train_worker.py` processes that rank 0 spawns (or that torchrun started; see
-`torchrun_rank`). Every rank holds a full copy of the policy and the same AdamW optimiser. Per
-step rank 0 broadcasts the command (`("step", samples, advantages, config)`), every rank plans
-the same work units (`trainer.plan_work`: the micro-batches of stand-alone samples, each shared-
-prefix group whole) and runs its share (`split_units`, balanced by tokens) under
-`DistributedDataParallel.no_sync()`, each share divided by the whole batch's token count; one
-zero-weighted one-token forward/backward through the DDP wrapper then makes DDP's reducer
-all-reduce the accumulated gradients, with a comm hook that sums them (DDP's default divides by
-the world size). So every rank holds the single-process gradient and takes the identical AdamW
-step; the step's statistics are all-reduced too. Rank 0 alone saves adapters and checkpoints.
+`torchrun_rank`; `worker_processes.py`). Every rank holds a full copy of the policy and the same
+AdamW optimiser. Per step rank 0 broadcasts the command (`("step", samples, advantages, config)`)
+and every rank runs its share of the step as a `RankTrainer` (`rank_trainer.py`: DDP sums the
+shares' gradients, so every rank takes the identical AdamW step). Rank 0 alone saves adapters
+and checkpoints.
 
 Gloo on CPU, NCCL on GPU (rank r on cuda:base+r, commands over a gloo side group). Rendezvous
 is on loopback only. Rank 0 waits at most `timeout_s` for a peer at any collective; a killed
@@ -24,12 +20,10 @@ a `load_state` command rank 0's optimiser state. Workers die with their parent (
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -40,33 +34,27 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import GradBucket, PrefixStore, TCPStore  # typed here (.pyi)
+from torch._C._distributed_c10d import PrefixStore, TCPStore  # typed here (.pyi)
 from torch.distributed.rendezvous import rendezvous
-from torch.futures import Future
-from torch.nn.parallel import DistributedDataParallel
 
 from agentjet.core.config import TrainConfig
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigError, NonFiniteStep, TrainingRankFailed
-from agentjet.core.step.step_plan import WorkUnit, plan_work
-from agentjet.core.step.trainer import StepStats, Trainer, _Totals
+from agentjet.core.step.rank_trainer import RankTrainer
+from agentjet.core.step.step_stats import StepStats
+from agentjet.core.step.worker_processes import (
+    LOOPBACK,
+    READY_KEY,
+    SPEC_KEY,
+    how_exited,
+    kill_all,
+    spawn_worker,
+    wait_all,
+)
 
-__all__ = [
-    "DistributedTrainer",
-    "RankTrainer",
-    "backend_for",
-    "check_world",
-    "split_units",
-    "torchrun_rank",
-]
+__all__ = ["DistributedTrainer", "backend_for", "check_world", "torchrun_rank"]
 
 log = logging.getLogger(__name__)
-
-LOOPBACK = "127.0.0.1"
-SPEC_KEY = "agentjet/spec"  # rank 0 -> workers: what to build (JSON), in the rendezvous store
-READY_KEY = "agentjet/ready/{rank}"  # worker -> rank 0: model loaded, joining the group
-PARENT_ENV = "AGENTJET_TRAIN_PARENT"  # a spawned worker's parent pid: it exits when that changes
-WORKER_TIMEOUT = timedelta(days=7)  # workers wait for rank 0's next command across any rollout phase
 
 
 def backend_for(device: str) -> str:
@@ -92,101 +80,6 @@ def torchrun_rank() -> tuple[int, int] | None:
     if rank is None or world is None or int(world) <= 1:
         return None
     return int(rank), int(world)
-
-
-def split_units(units: Sequence[WorkUnit], world_size: int) -> list[list[WorkUnit]]:
-    """Each rank's share of the units, balanced by tokens (largest first onto the least loaded rank).
-
-    Deterministic, so every rank computes the same split; each share keeps the plan's order. Pure.
-    """
-    load = [0] * world_size
-    shares: list[list[int]] = [[] for _ in range(world_size)]
-    for index in sorted(range(len(units)), key=lambda i: (-units[i].tokens, i)):
-        rank = min(range(world_size), key=lambda r: (load[r], r))
-        shares[rank].append(index)
-        load[rank] += units[index].tokens
-    return [[units[i] for i in sorted(share)] for share in shares]
-
-
-def _sum_hook(state: object, bucket: GradBucket) -> Future[torch.Tensor]:
-    """DDP comm hook: all-reduce SUM (each rank's share is already divided by the global token count)."""
-    work = dist.all_reduce(bucket.buffer(), async_op=True)
-    assert work is not None
-    summed: Future[torch.Tensor] = work.get_future().then(lambda done: done.value()[0])
-    return summed
-
-
-# DDP checks the hook's annotations against the real types; `from __future__ import annotations` left strings
-_sum_hook.__annotations__ = {"state": object, "bucket": GradBucket, "return": Future[torch.Tensor]}
-
-
-class RankTrainer(Trainer):
-    """A `Trainer` that runs its rank's share of each step; DDP sums the shares' gradients.
-
-    Without `join` it computes the whole step alone. A queued `reconfigure` is applied only by
-    `apply_queued_config` (at a step command, never inside `step`), so every rank applies it at
-    the same step.
-    """
-
-    rank = 0
-    world_size = 1
-    ddp: DistributedDataParallel | None = None
-
-    def join(self, rank: int, world_size: int) -> None:
-        """Wrap the policy in DDP over the default group; its construction copies rank 0's trainable weights."""
-        self.rank, self.world_size = rank, world_size
-        frozen = [name for name, p in self.model.named_parameters() if not p.requires_grad]
-        DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(self.model, frozen)  # type: ignore[no-untyped-call]  # frozen: the same files
-        device_ids = [self.device.index] if self.device.type == "cuda" else None
-        self.ddp = DistributedDataParallel(self.model, device_ids=device_ids, forward_sync_buffers=False)
-        self.ddp.register_comm_hook(None, _sum_hook)
-
-    def leave(self) -> None:
-        """Drop the DDP wrapper (and its reducer's hooks on the parameters) before the group goes."""
-        self.ddp = None
-        self.rank, self.world_size = 0, 1
-        gc.collect()
-
-    def _take_pending_config(self) -> None:
-        """Not at the start of `step`: a queued config waits for `apply_queued_config` (the step command)."""
-
-    def apply_queued_config(self) -> None:
-        """Apply the config `reconfigure` queued (if any) now, between steps."""
-        super()._take_pending_config()
-
-    def accumulate_gradients(
-        self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
-    ) -> _Totals:
-        """This rank's share of the batch's gradients, then the sum over every rank (identical on all)."""
-        if self.ddp is None:
-            return super().accumulate_gradients(samples, advantages, units)
-        if units is None:
-            units = split_units(plan_work(samples, self.config.optim), self.world_size)[self.rank]
-        with self.ddp.no_sync():  # the micro-batches run on the bare model: nothing is reduced yet
-            totals = super().accumulate_gradients(samples, advantages, units)
-        self._reduce_gradients()
-        return self._global_totals(totals)
-
-    def _reduce_gradients(self) -> None:
-        """One zero-weighted one-token forward/backward through DDP: its reducer sums the accumulated grads."""
-        assert self.ddp is not None
-        ids = torch.zeros((1, 1), dtype=torch.long, device=self.device)  # (1, 1)
-        logits = self.ddp(input_ids=ids, attention_mask=torch.ones_like(ids), logits_to_keep=1).logits
-        (logits.float().sum() * 0.0).backward()  # every trainable weight gets a 0 grad: its hook fires
-
-    def _global_totals(self, totals: _Totals) -> _Totals:
-        """The step's statistics summed over the ranks (the truncated-IS sums too, when the step keeps them)."""
-        tis = self._tis_sums
-        parts = [totals.loss, totals.kl, totals.clipped]
-        parts += [torch.tensor(float(totals.micro_batches)), torch.tensor(float(totals.prefix_tokens_saved))]
-        if tis is not None:
-            parts += [tis.weight, tis.truncated]
-        packed = torch.stack([p.detach().to(self.device, torch.float64) for p in parts])  # (P,)
-        dist.all_reduce(packed)
-        if tis is not None:
-            tis.weight, tis.truncated = packed[5].float(), packed[6].float()
-        loss, kl, clipped = packed[0].float(), packed[1].float(), packed[2].float()
-        return _Totals(loss, kl, clipped, totals.tokens, int(packed[3].item()), int(packed[4].item()))
 
 
 class DistributedTrainer:
@@ -228,7 +121,7 @@ class DistributedTrainer:
             "sampler_is_own_forward": sampler_is_own_forward,
         }
         self._workers: list[subprocess.Popen[bytes]] = []
-        self._reaper = weakref.finalize(self, _kill_all, self._workers)  # interpreter exit without close()
+        self._reaper = weakref.finalize(self, kill_all, self._workers)  # interpreter exit without close()
         self._config_lock = threading.Lock()
         self._step_lock = threading.Lock()
         self._pending: TrainConfig | None = None
@@ -318,13 +211,13 @@ class DistributedTrainer:
             return
         self._closed = True
         if not self._step_lock.acquire(blocking=False):  # a step runs: kill its peers, it fails and lets go
-            _kill_all(self._workers)
+            kill_all(self._workers)
             self._step_lock.acquire()
         try:
             if not self._broken:
                 try:
                     self._send(("stop",))
-                    _wait_all(self._workers, 10.0)
+                    wait_all(self._workers, 10.0)
                 except Exception:
                     log.warning("training workers did not take the stop command; killing them")
             self._teardown()
@@ -344,22 +237,8 @@ class DistributedTrainer:
         store.set(SPEC_KEY, json.dumps(spec))
         if self._spawn:
             port = store.port
-            self._workers[:] = [self._spawn_worker(rank, port) for rank in range(1, self.world_size)]
+            self._workers[:] = [spawn_worker(rank, self.world_size, port) for rank in range(1, self.world_size)]
         return store
-
-    def _spawn_worker(self, rank: int, port: int) -> subprocess.Popen[bytes]:
-        env = {
-            **os.environ,
-            "MASTER_ADDR": LOOPBACK,
-            "MASTER_PORT": str(port),
-            "RANK": str(rank),
-            "LOCAL_RANK": str(rank),
-            "WORLD_SIZE": str(self.world_size),
-            PARENT_ENV: str(os.getpid()),
-        }
-        env.pop("TORCHELASTIC_USE_AGENT_STORE", None)
-        cmd = [sys.executable, "-m", "agentjet.core.step.train_worker"]
-        return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL)
 
     def _connect(self, store: Any) -> None:
         """Wait for every worker's model, form the group, wrap the policy in DDP, send the optimiser state."""
@@ -394,7 +273,7 @@ class DistributedTrainer:
     def _check_workers(self, when: str) -> None:
         for rank, proc in enumerate(self._workers, start=1):
             if proc.poll() is not None:
-                raise TrainingRankFailed(f"training rank {rank} (pid {proc.pid}) exited {_how(proc)} {when}")
+                raise TrainingRankFailed(f"training rank {rank} (pid {proc.pid}) exited {how_exited(proc)} {when}")
 
     def _rebuild(self) -> None:
         """Replace a broken group: kill the survivors, spawn fresh workers, resync them from rank 0."""
@@ -419,7 +298,7 @@ class DistributedTrainer:
         self._broken = True
         if hasattr(self, "local"):
             self.local.leave()
-        _kill_all(self._workers)
+        kill_all(self._workers)
         self._workers.clear()
         if dist.is_initialized():
             try:
@@ -448,33 +327,8 @@ class DistributedTrainer:
             time.sleep(0.02)
         dead = [(r, p) for r, p in enumerate(self._workers, start=1) if p.poll() is not None]
         if dead:
-            names = ", ".join(f"rank {r} (pid {p.pid}) exited {_how(p)}" for r, p in dead)
+            names = ", ".join(f"rank {r} (pid {p.pid}) exited {how_exited(p)}" for r, p in dead)
             return TrainingRankFailed(f"{what} failed: {names}; the step was not applied ({exc})")
         if isinstance(exc, RuntimeError):  # torch.distributed errors: a timeout, a lost connection
             return TrainingRankFailed(f"{what} failed across the training group: {exc}; the step was not applied")
         return exc
-
-
-def _how(proc: subprocess.Popen[bytes]) -> str:
-    code = proc.returncode
-    return f"by signal {-code}" if code is not None and code < 0 else f"with code {code}"
-
-
-def _wait_all(procs: list[subprocess.Popen[bytes]], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    for proc in procs:
-        try:
-            proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            return
-
-
-def _kill_all(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-    for proc in procs:
-        try:
-            proc.wait(10.0)
-        except subprocess.TimeoutExpired:
-            log.error("training worker pid %d did not die", proc.pid)

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from agentjet.core.config import TrainConfig
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.placement import Placement, resolve_placement
-from agentjet.core.step.trainer import StepStats
+from agentjet.core.step.step_stats import StepStats
 
 __all__ = ["StepTrainer", "TrainerFactory", "default_trainer", "trainer_factory"]
 

@@ -27,7 +27,8 @@ from torch.distributed.rendezvous import rendezvous
 
 from agentjet.core.config import TrainConfig
 from agentjet.core.errors import NonFiniteStep
-from agentjet.core.step.distributed_trainer import PARENT_ENV, READY_KEY, SPEC_KEY, WORKER_TIMEOUT, RankTrainer
+from agentjet.core.step.rank_trainer import RankTrainer
+from agentjet.core.step.worker_processes import PARENT_ENV, READY_KEY, SPEC_KEY, WORKER_TIMEOUT
 
 __all__ = ["main", "serve"]
 

@@ -25,118 +25,34 @@ import math
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import peft
 import torch
 from torch import Tensor, nn
-from transformers import AutoModelForCausalLM
 
-from agentjet.core.config import LoraConfig, TrainConfig, changed_fields
+from agentjet.core.config import TrainConfig, changed_fields
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
-from agentjet.core.models import model_loading
 from agentjet.core.placement import memory_report
 from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
+from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
 from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples
 from agentjet.core.step.step_plan import WorkUnit, plan_work
+from agentjet.core.step.step_stats import RunningSums, StepStats, StepTotals, TisSums
 
 __all__ = [
     "LOSSES",
-    "StepStats",
     "Trainer",
     "WorkUnit",
     "kl_k3",
     "plan_work",
     "ppo_clip_loss",
     "sequence_logprobs",
-    "to_peft",
     "truncated_is_weights",
 ]
-
-
-@dataclass(frozen=True)
-class StepStats:
-    """What one optimiser step did. `loss`, `kl` are token means; `grad_norm` is before clipping."""
-
-    loss: float
-    kl: float
-    clip_fraction: float
-    grad_norm: float
-    tokens_trained: int
-    samples: int
-    micro_batches: int
-    step_time_s: float
-    prefix_tokens_saved: int = 0  # prompt tokens not recomputed thanks to group prefix sharing
-    # truncated importance sampling (grpo.tis): whether it weighted this step's loss, and the token
-    # mean of min(pi_old / pi_sampler, tis_cap) and the share of tokens at the cap, measured either way
-    tis_applied: bool = False
-    tis_weight_mean: float | None = None
-    tis_truncated_fraction: float | None = None
-
-
-def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
-    """Our LoRA section as peft's config for a causal LM."""
-    return peft.LoraConfig(
-        task_type="CAUSAL_LM",
-        r=cfg.rank,
-        lora_alpha=cfg.alpha,  # type: ignore[arg-type]  # annotated int; peft's scaling alpha / r takes floats
-        lora_dropout=cfg.dropout,
-        target_modules=list(cfg.target_modules),
-        bias="none",
-    )
-
-
-def build_model(
-    model_path: Path, lora: LoraConfig, device: torch.device, dtype: torch.dtype = torch.float32
-) -> nn.Module:
-    """The policy: the base model in `dtype` wrapped with a fresh float32 LoRA adapter, or itself.
-
-    Under LoRA the frozen base takes `dtype` (bf16 halves its memory) while the adapter, its
-    gradients and AdamW's moments stay float32 (peft's `autocast_adapter_dtype`): updates of
-    1e-5 relative size vanish in bf16. A full fine-tune trains every weight, so it always keeps
-    float32 weights whatever `dtype` says.
-    """
-    base_dtype = dtype if lora.enabled else torch.float32
-    with model_loading():
-        model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=base_dtype)
-        model.to(device)
-        if not lora.enabled:
-            return model
-        return peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
-
-
-@dataclass(frozen=True)
-class _Totals:
-    """Batch-level sums left behind by the backward passes (still tensors: no sync yet)."""
-
-    loss: Tensor  # () token-mean loss of the whole batch
-    kl: Tensor  # () token-mean KL
-    clipped: Tensor  # () count of trainable tokens with the clip active
-    tokens: int
-    micro_batches: int
-    prefix_tokens_saved: int
-
-
-@dataclass
-class _TisSums:
-    """Token-mean shares of the TIS weight and of the truncated tokens over one step's micro-batches."""
-
-    weight: Tensor  # ()
-    truncated: Tensor  # ()
-
-
-@dataclass
-class _Running:
-    """Sums over the micro-batches of one step (tensors: no device sync until the step ends)."""
-
-    loss: Tensor
-    kl: Tensor
-    clipped: Tensor
-    micro_batches: int = 0
 
 
 class Trainer:
@@ -147,7 +63,7 @@ class Trainer:
     `grpo.tis: auto` on.
     """
 
-    _tis_sums: _TisSums | None = None  # opened by `step`, filled by `_micro_batch_loss`
+    _tis_sums: TisSums | None = None  # opened by `step`, filled by `_micro_batch_loss`
 
     def __init__(
         self,
@@ -204,7 +120,7 @@ class Trainer:
         if not all(math.isfinite(a) for a in advantages):
             raise NonFiniteStep("advantages are not finite")
         zero = torch.zeros((), device=self.device)
-        self._tis_sums = tis = _TisSums(zero, zero)
+        self._tis_sums = tis = TisSums(zero, zero)
         try:
             totals = self.accumulate_gradients(samples, advantages)
         finally:
@@ -252,7 +168,7 @@ class Trainer:
 
     def accumulate_gradients(
         self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
-    ) -> _Totals:
+    ) -> StepTotals:
         """Zero the grads, then forward + backward each micro-batch; leaves the batch's grads in `.grad`.
 
         `units` (default: every unit of `plan_work`) runs only those: one process's share of a
@@ -266,7 +182,7 @@ class Trainer:
             raise ValueError("no trainable tokens: every sample is context only")
         self.optimizer.zero_grad(set_to_none=True)
         zero = torch.zeros((), device=self.device)
-        running = _Running(zero, zero, zero)
+        running = RunningSums(zero, zero, zero)
         work = plan_work(samples, self.config.optim) if units is None else units
         for unit in work:
             if unit.prefix == 0:  # a micro-batch of samples that share nothing
@@ -281,14 +197,14 @@ class Trainer:
             self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
             prefix.backward()
         saved = sum((len(u.indices) - 1) * u.prefix for u in work)
-        return _Totals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
+        return StepTotals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
 
     def _run_micro_batches(
         self,
         samples: Sequence[Sample],
         advantages: Sequence[float],
         tokens: int,
-        running: _Running,
+        running: RunningSums,
         prefix: SharedPrefix | None = None,
         reference: SharedPrefix | None = None,
         *,
@@ -379,13 +295,7 @@ class Trainer:
 
     def load_adapter(self, path: Path) -> None:
         """Set the policy weights from a folder `save_adapter` wrote: resuming from a checkpoint."""
-        if isinstance(self.model, peft.PeftModel):
-            weights = peft.utils.load_peft_weights(str(path), device=str(self.device))
-            peft.set_peft_model_state_dict(self.model, weights)
-        else:
-            with model_loading():
-                saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # full fine-tune: fp32
-            self.model.load_state_dict(saved.state_dict())
+        load_policy_weights(self.model, path, self.device)
 
     def state_dict(self) -> dict[str, Any]:
         """Optimiser state and step count (the weights travel in the adapter folder)."""
@@ -429,19 +339,10 @@ class Trainer:
         self.config = config
 
     def _set_gradient_checkpointing(self, enabled: bool) -> None:
-        """Recompute each layer's activations in the backward pass (memory for long sequences).
-
-        `use_reentrant=False`: the reentrant variant drops the gradients of a layer whose inputs
-        need none (the frozen base's embeddings under LoRA).
-        """
-        model: Any = self.model
+        """Turn `optim.gradient_checkpointing` on or off (`policy_model.set_activation_checkpointing`) if it changed."""
         if enabled == getattr(self, "_checkpointing", False):
             return
-        base: Any = model.get_base_model() if isinstance(model, peft.PeftModel) else model
-        if enabled:  # transformers 5 calls it activation checkpointing (our pin has the new name)
-            base.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
-        else:
-            base.activation_checkpointing_disable()
+        set_activation_checkpointing(self.model, enabled)
         self._checkpointing = enabled
 
     def _apply_optim(self, config: TrainConfig) -> None:

@@ -20,9 +20,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentjet.core.config import TrainConfig
+
+if TYPE_CHECKING:
+    from agentjet.core.step.step_trainer import StepTrainer
 
 __all__ = [
     "Checkpoint",
@@ -31,6 +34,7 @@ __all__ = [
     "load_trainer_state",
     "prune_adapters",
     "prune_state_adapters",
+    "restore_trainer",
     "truncate_metrics",
     "write_checkpoint",
 ]
@@ -223,6 +227,12 @@ def load_trainer_state(checkpoint: Checkpoint) -> dict[str, Any]:
     if rng is not None:
         torch.set_rng_state(rng)
     return state
+
+
+def restore_trainer(trainer: StepTrainer, checkpoint: Checkpoint) -> None:
+    """Weights from the adapter folder, then optimiser + step (+ RNG) from trainer.pt. Blocking."""
+    trainer.load_adapter(checkpoint.adapter_dir)
+    trainer.load_state_dict(load_trainer_state(checkpoint))
 
 
 def truncate_metrics(path: Path, step: int) -> int:

@@ -91,17 +91,22 @@ class ClientTracker:
 class ClientRoster:
     """The engine's face of the tracker: its clock, the clients holding open episodes, and who may see what.
 
-    `on_changed` (set by the training loop) is called when a request comes or goes or a client
-    leaves: C4/C5 may have a batch now. Event-loop only.
+    `on_changed` (the engine's, passed in: it tells the training loop) is called when a request comes
+    or goes or a client leaves: C4/C5 may have a batch now. Event-loop only.
     """
 
     def __init__(
-        self, tracker: ClientTracker, *, clock: Callable[[], float], holding: Callable[[], frozenset[str]]
+        self,
+        tracker: ClientTracker,
+        *,
+        clock: Callable[[], float],
+        holding: Callable[[], frozenset[str]],
+        on_changed: Callable[[], None] | None = None,
     ) -> None:
         self._tracker = tracker
         self._clock = clock
         self._holding = holding
-        self.on_changed: Callable[[], None] | None = None
+        self._on_changed = on_changed
 
     def touch(self, client_id: str | None) -> None:
         """The client is alive (begin, end, heartbeat): active for another idle timeout."""
@@ -159,5 +164,5 @@ class ClientRoster:
         self._tracker.consume(answered)
 
     def _changed(self) -> None:
-        if self.on_changed is not None:
-            self.on_changed()
+        if self._on_changed is not None:
+            self._on_changed()

@@ -30,29 +30,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine import Engine
-from agentjet.core.errors import ConfigConflict, NonFiniteStep
+from agentjet.core.errors import NonFiniteStep
+from agentjet.core.step.step_stats import StepStats
 from agentjet.core.step.step_trainer import StepTrainer, TrainerFactory, default_trainer
-from agentjet.core.step.trainer import StepStats
 from agentjet.core.training import checkpoints
 from agentjet.core.training.batches import TrainingBatch, build_samples
 from agentjet.core.training.collect import Batch, PoolEpisode, build_strategy, pool_summary
 from agentjet.core.training.health import TrainingHealth, TrainingState
+from agentjet.core.training.lazy_trainer import LazyTrainer
 from agentjet.core.training.metrics import EvalRewards, step_metrics
 from agentjet.core.training.metrics_log import MetricsLog, last_metrics
+from agentjet.core.training.pool import EpisodePool
 from agentjet.core.training.quarantine import Quarantine
 from agentjet.core.types import EngineState, EpisodeKind, EpisodeRecord, EpisodeStatus
 
 __all__ = ["TrainingLoop"]
 
 log = logging.getLogger(__name__)
-
-_DRAIN_POLL_S = 0.02
 
 
 class TrainingLoop:
@@ -68,26 +68,19 @@ class TrainingLoop:
         drain_timeout_s: float = 30.0,
     ) -> None:
         self.engine = engine
-        self.model_path = model_path
         self.state_dir = state_dir
         self.drain_timeout_s = drain_timeout_s
-        self.last_trained_seq = 0
         self.failed_updates = 0
-        self._trainer_factory = trainer_factory
-        self._trainer: StepTrainer | None = None
-        self._building_trainer = False
-        self._pool: dict[int, EpisodeRecord] = {}  # journal seq -> ended train episode not yet trained
-        self._consumed: set[int] = set()  # journal seqs trained or skipped: never pooled again
+        self.step = 0  # the step whose adapter the backend serves: the engine reads it (`training/seam.py`)
+        self.latest_metrics: dict[str, Any] | None = None  # the newest metrics line: GET /swarm/status
+        self.trainer = LazyTrainer(trainer_factory, model_path)
+        self._pool = EpisodePool()
         self.health = TrainingHealth()
         self._quarantine = Quarantine(engine.journal, self.health)  # seqs refused for training, for good
         self._wake = asyncio.Event()
         self._metrics_log = MetricsLog(state_dir)
         self._eval_rewards = EvalRewards()  # ended eval episodes: reported in the next step's line, never trained
-        engine.on_episode_ended = self.episode_ended
-        engine.pool_stats = self.pool_stats
-        engine.clients.on_changed = self._wake.set  # an update request (C4/C5) may complete a batch
-        engine.config_guard = self.check_config
-        engine.training_health = self.health
+        engine.attach_training(self)
 
     # ---- called by the engine (event loop) -----------------------------------------------
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
@@ -95,34 +88,36 @@ class TrainingLoop:
         self._eval_rewards.observe(record, seq)
         if record.kind is not EpisodeKind.TRAIN or record.status is not EpisodeStatus.ENDED:
             return
-        if seq in self._consumed or seq in self._quarantine:
+        if self._pool.is_consumed(seq) or seq in self._quarantine:
             return
-        self._pool[seq] = record
+        self._pool.add(seq, record)
+        self._wake.set()
+
+    def clients_changed(self) -> None:
+        """An update request (C4/C5) came, went, or its client left: it may complete a batch."""
         self._wake.set()
 
     def check_config(self, config: TrainConfig) -> None:
-        """Guard of PUT /swarm/config: a built trainer takes the config at its next step or refuses it."""
-        if self._trainer is not None:
-            self._trainer.reconfigure(config)
-        elif self._building_trainer:
-            raise ConfigConflict("the trainer is being built from the current config; retry in a few seconds")
+        """Guard of PUT /swarm/config (`LazyTrainer.check_config`)."""
+        self.trainer.check_config(config)
 
     def close(self) -> None:
         """Release the trainer's processes (a `DistributedTrainer`'s workers) once serving has stopped."""
-        close = getattr(self._trainer, "close", None)
-        if callable(close):
-            close()
+        self.trainer.close()
 
     def pool_stats(self) -> dict[str, Any]:
         """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
-        records = [r for _, r in sorted(self._pool.items())]
         return pool_summary(
-            [(r.task_id, _reward(r)) for r in records],
+            [(r.task_id, _reward(r)) for _, r in self._pool.oldest_first()],
             group_size=self.engine.train_config.grpo.group_size,
-            trained_through_seq=self.last_trained_seq,
+            trained_through_seq=self._pool.trained_through_seq,
             active=sorted(self.engine.clients.active()),
             requested=sorted(self.engine.clients.requests()),
         )
+
+    def memory_reports(self) -> dict[str, Callable[[], dict[str, Any]]]:
+        """The trainer's placement and peak memory for GET /swarm/status, once it is built."""
+        return self.trainer.memory_reports()
 
     # ---- the update task -----------------------------------------------------------------
     async def run(self) -> None:
@@ -158,48 +153,40 @@ class TrainingLoop:
         Runs DRAINING (new calls wait, running ones finish) so no call samples from the base
         weights once a restored adapter is on its way in.
         """
-        while self.engine.state is not EngineState.ROLLING:  # the backend may still be booting
-            await asyncio.sleep(_DRAIN_POLL_S)
+        await self.engine.states.wait_rolling()  # the backend may still be booting
         self.health.state = TrainingState.RESTORING
-        self.engine.move(EngineState.DRAINING)
+        self.engine.states.move(EngineState.DRAINING)
         try:
             await self._drain()
             await self._restore_state()
         finally:
-            self._resume()
+            self.engine.states.resume()
 
     async def _restore_state(self) -> None:
         checkpoint = await asyncio.to_thread(checkpoints.latest_checkpoint, self.checkpoint_root)
         step = 0
         if checkpoint is not None:
-            trainer = await self._get_trainer(self.engine.train_config)
-            await asyncio.to_thread(self._load_trainer, trainer, checkpoint)
+            trainer = await self.trainer.get(self.engine.train_config)
+            await asyncio.to_thread(checkpoints.restore_trainer, trainer, checkpoint)
             await self.engine.backend.load_adapter(checkpoint.adapter_dir, version=checkpoint.policy_version)
-            self.engine.step = step = checkpoint.step
-            self._consumed = set(checkpoint.consumed)
-            self.last_trained_seq = max(self._consumed, default=0)
+            self.step = step = checkpoint.step
+            self._pool.restore(checkpoint.consumed)
         self.health.restored_step = step
         dropped = await asyncio.to_thread(checkpoints.truncate_metrics, self.state_dir / "metrics.jsonl", step)
         await self._quarantine.load()
         ended = await asyncio.to_thread(lambda: list(self.engine.journal.read_from(0, status=EpisodeStatus.ENDED)))
         for seq, record in ended:
-            if record.kind is EpisodeKind.TRAIN and seq not in self._consumed and seq not in self._quarantine:
-                self._pool[seq] = record
+            if record.kind is EpisodeKind.TRAIN and seq not in self._quarantine:
+                self._pool.add(seq, record)
         log.info(
             "restored step=%d consumed=%d pooled=%d quarantined=%d metrics_dropped=%d",
             step,
-            len(self._consumed),
+            len(self._pool.consumed),
             len(self._pool),
             len(self._quarantine.seqs),
             dropped,
         )
         await self._reload_metrics()
-
-    @staticmethod
-    def _load_trainer(trainer: StepTrainer, checkpoint: checkpoints.Checkpoint) -> None:
-        """Weights from the adapter folder, then optimiser + step (+ RNG) from trainer.pt."""
-        trainer.load_adapter(checkpoint.adapter_dir)
-        trainer.load_state_dict(checkpoints.load_trainer_state(checkpoint))
 
     async def _train_ready_batches(self) -> None:
         while self.engine.state is EngineState.ROLLING:
@@ -209,7 +196,7 @@ class TrainingLoop:
             if batch is None:
                 return
             rolling = await self._update(batch)
-            if any(e.seq in self._consumed for e in batch.episodes):  # trained: one request, one update
+            if any(self._pool.is_consumed(e.seq) for e in batch.episodes):  # trained: one request, one update
                 self.engine.clients.consume(requests)
             if not rolling:
                 return  # a failed update waits for the next episode end before retrying
@@ -219,7 +206,7 @@ class TrainingLoop:
         config = self.engine.train_config
         strategy = build_strategy(config.collect, group_size=config.grpo.group_size)
         pool = [
-            PoolEpisode(seq, r.episode_id, r.task_id, _reward(r), r.client_id) for seq, r in sorted(self._pool.items())
+            PoolEpisode(seq, r.episode_id, r.task_id, _reward(r), r.client_id) for seq, r in self._pool.oldest_first()
         ]
         active = self.engine.clients.active()  # first: it forgets the requests of clients gone idle
         return strategy.select(pool, active=active, requested=frozenset(self.engine.clients.requests()))
@@ -231,33 +218,33 @@ class TrainingLoop:
         after quarantining what could not be trained (the rest of the pool is looked at again).
         """
         started = time.perf_counter()
-        records = [self._pool[e.seq] for e in batch.episodes]
+        records = [self._pool.records[e.seq] for e in batch.episodes]
         built = build_samples(records, self.engine.train_config)
         if await self._quarantine_nonfinite(batch, built):
             return True
-        self.engine.move(EngineState.UPDATING)
+        self.engine.states.move(EngineState.UPDATING)
         try:
             metrics = await self._train(batch, records, built, started)
         except NonFiniteStep as exc:
             self.health.error(f"step refused: {exc}", time.time(), refused=True)
             log.error("step refused, not applied and never hot-loaded: %s; batch quarantined", exc)
             await self._refuse([e.seq for e in batch.episodes], f"non-finite step ({exc})")
-            return self._resume()
+            return self.engine.states.resume()
         except Exception as exc:
             self.failed_updates += 1
             self.health.error(f"update failed: {exc!r}", time.time())
             kept = sum(1 for e in batch.episodes if e.seq in self._pool)
             log.exception("update failed episodes=%d still_pooled=%d", len(batch.episodes), kept)
-            self._resume()
+            self.engine.states.resume()
             return False
         if metrics is not None:
-            self.engine.latest_metrics = metrics
+            self.latest_metrics = metrics
             self.health.step_done(int(metrics["step"]), time.time())
-        return self._resume()
+        return self.engine.states.resume()
 
     async def _quarantine_unusable_rewards(self) -> None:
         """Pooled episodes whose reward the current range refuses (journaled before it applied)."""
-        for reason, seqs in Quarantine.unusable_rewards(self._pool, self.engine.train_config.reward).items():
+        for reason, seqs in Quarantine.unusable_rewards(self._pool.records, self.engine.train_config.reward).items():
             await self._refuse(seqs, reason)
 
     async def _quarantine_nonfinite(self, batch: Batch, built: TrainingBatch) -> bool:
@@ -269,32 +256,16 @@ class TrainingLoop:
 
     async def _refuse(self, seqs: Sequence[int], reason: str) -> None:
         await self._quarantine.add(seqs, reason)
-        for seq in seqs:
-            self._pool.pop(seq, None)
-
-    def _resume(self) -> bool:
-        """Back to rolling unless the engine was stopped meanwhile (then the loop idles)."""
-        if self.engine.state in (EngineState.DRAINING, EngineState.UPDATING):
-            self.engine.move(EngineState.ROLLING)
-            return True
-        return False
+        self._pool.drop(seqs)
 
     async def _drain(self) -> None:
         """Wait until no call is in flight (new ones wait at the engine's door while draining), so no call
         sees the weights change under it. Past the timeout (a call longer than any sane `max_tokens`)
         the swap goes ahead: the stragglers' later tokens come from the new weights, their recorded
         logprobs stay exact, and the status counts them (`straddled_calls`)."""
-        if not await self._no_calls_in_flight(self.drain_timeout_s):
+        if not await self.engine.states.drain(self.drain_timeout_s):
             in_flight = self.engine.calls_in_flight()
             log.warning("drain timeout s=%.1f in_flight=%d; hot-loading anyway", self.drain_timeout_s, in_flight)
-
-    async def _no_calls_in_flight(self, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while self.engine.calls_in_flight() > 0:
-            if time.monotonic() > deadline:
-                return False
-            await asyncio.sleep(_DRAIN_POLL_S)
-        return True
 
     async def _train(
         self, batch: Batch, records: list[EpisodeRecord], built: TrainingBatch, started: float
@@ -306,16 +277,13 @@ class TrainingLoop:
         -9 is different: the in-memory step dies too, and the restore re-pools the batch.)
         """
         config = self.engine.train_config
-        trainer = await self._get_trainer(config)
+        trainer = await self.trainer.get(config)
         if built.samples:
             stats = await asyncio.to_thread(trainer.step, built.samples, built.advantages)
         else:
             stats = None
             log.warning("batch has no calls episodes=%d; consumed without a step", len(records))
-        for episode in (*batch.episodes, *batch.skipped):
-            self._pool.pop(episode.seq, None)
-            self._consumed.add(episode.seq)
-        self.last_trained_seq = max([self.last_trained_seq, *(e.seq for e in (*batch.episodes, *batch.skipped))])
+        self._pool.consume(e.seq for e in (*batch.episodes, *batch.skipped))
         try:
             metrics = await self._publish(trainer, stats, records, built, started) if stats else None
         except Exception:
@@ -323,7 +291,7 @@ class TrainingLoop:
             raise
         if metrics is not None:
             metrics["skipped_episodes"] = len(batch.skipped)
-            metrics["trained_through_seq"] = self.last_trained_seq
+            metrics["trained_through_seq"] = self._pool.trained_through_seq
             metrics["episode_seqs"] = sorted(e.seq for e in batch.episodes)
             metrics["skipped_seqs"] = sorted(e.seq for e in batch.skipped)
             await asyncio.to_thread(self._metrics_log.append, metrics)
@@ -346,26 +314,11 @@ class TrainingLoop:
                 policy_version=step,
                 adapter_dir=self.state_dir / "adapters" / f"step-{step}",
                 trainer_state=trainer.state_dict(),
-                consumed=frozenset(self._consumed),
+                consumed=self._pool.consumed,
                 config=config,
             )
         except Exception:
             log.exception("checkpoint failed step=%d; the previous one stays the resume point", step)
-
-    async def _get_trainer(self, config: TrainConfig) -> StepTrainer:
-        """Built on the first update, in a thread: loading the model must not stall serving."""
-        if self._trainer is None:
-            log.info("building trainer model=%s", self.model_path)
-            self._building_trainer = True  # a PUT meanwhile could slip past the trainer: refused instead
-            try:
-                self._trainer = await asyncio.to_thread(self._trainer_factory, self.model_path, config)
-            finally:
-                self._building_trainer = False
-            report = getattr(self._trainer, "memory_report", None)
-            if callable(report):  # the real trainer: its copy's placement and peak memory in /swarm/status
-                self.engine.memory_reports["trainer"] = report
-                log.info("trainer built model=%s at %s", self.model_path, _placement_line(report()))
-        return self._trainer
 
     async def _publish(
         self,
@@ -375,7 +328,7 @@ class TrainingLoop:
         built: TrainingBatch,
         started: float,
     ) -> dict[str, Any]:
-        """Save and hot-load the new adapter, then the step's metrics (the engine's step moves here).
+        """Save and hot-load the new adapter, then the step's metrics (the served `step` moves here).
 
         The eval episodes ended since the previous step are reported in this line, then forgotten.
         """
@@ -383,10 +336,10 @@ class TrainingLoop:
         path = self.state_dir / "adapters" / f"step-{step}"
         await asyncio.to_thread(trainer.save_adapter, path)
         if self.engine.state is EngineState.UPDATING:  # not when a stop came meanwhile: nothing is served
-            self.engine.move(EngineState.DRAINING)
+            self.engine.states.move(EngineState.DRAINING)
             await self._drain()
         await self.engine.backend.load_adapter(path, version=step)
-        self.engine.step = step
+        self.step = step
         keep = self.engine.train_config.keep_adapters
         await asyncio.to_thread(checkpoints.prune_state_adapters, self.state_dir, keep=keep)
         values = step_metrics(
@@ -420,7 +373,7 @@ class TrainingLoop:
     async def _reload_metrics(self) -> None:
         """After a restore: status shows the last kept metrics line, and eval episodes it did not report wait."""
         last = await asyncio.to_thread(last_metrics, self._metrics_log.jsonl_path)
-        self.engine.latest_metrics = last
+        self.latest_metrics = last
         self._eval_rewards.through_seq = int((last or {}).get("eval_through_seq", 0))
         after = await asyncio.to_thread(
             lambda: list(self.engine.journal.read_from(self._eval_rewards.through_seq, status=EpisodeStatus.ENDED))
@@ -431,8 +384,3 @@ class TrainingLoop:
 
 def _reward(record: EpisodeRecord) -> float:
     return record.reward if record.reward is not None else 0.0
-
-
-def _placement_line(report: dict[str, Any]) -> str:
-    """`cuda:0 bfloat16, 14.2 GB of parameters`: the start-up log's words for one model copy."""
-    return f"{report['device']} {report['dtype']}, {report['param_bytes'] / 1e9:.2f} GB of parameters"

@@ -16,7 +16,7 @@ from agentjet.core.training.advantages import mean_std
 from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeStatus
 
 if TYPE_CHECKING:
-    from agentjet.core.step.trainer import StepStats
+    from agentjet.core.step.step_stats import StepStats
 
 __all__ = [
     "EvalRewards",

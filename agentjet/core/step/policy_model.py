@@ -1,0 +1,75 @@
+"""The policy network a trainer optimises: the base model with a float32 LoRA adapter, or alone under full fine-tuning.
+
+Built once per trainer (`build_model`), reloaded from a folder `save_pretrained` wrote when a
+checkpoint is resumed (`load_policy_weights`); `to_peft` is our LoRA section in peft's words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import peft
+import torch
+from torch import nn
+from transformers import AutoModelForCausalLM
+
+from agentjet.core.config import LoraConfig
+from agentjet.core.models import model_loading
+
+__all__ = ["build_model", "load_policy_weights", "set_activation_checkpointing", "to_peft"]
+
+
+def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
+    """Our LoRA section as peft's config for a causal LM."""
+    return peft.LoraConfig(
+        task_type="CAUSAL_LM",
+        r=cfg.rank,
+        lora_alpha=cfg.alpha,  # type: ignore[arg-type]  # annotated int; peft's scaling alpha / r takes floats
+        lora_dropout=cfg.dropout,
+        target_modules=list(cfg.target_modules),
+        bias="none",
+    )
+
+
+def build_model(
+    model_path: Path, lora: LoraConfig, device: torch.device, dtype: torch.dtype = torch.float32
+) -> nn.Module:
+    """The policy: the base model in `dtype` wrapped with a fresh float32 LoRA adapter, or itself.
+
+    Under LoRA the frozen base takes `dtype` (bf16 halves its memory) while the adapter, its
+    gradients and AdamW's moments stay float32 (peft's `autocast_adapter_dtype`): updates of
+    1e-5 relative size vanish in bf16. A full fine-tune trains every weight, so it always keeps
+    float32 weights whatever `dtype` says.
+    """
+    base_dtype = dtype if lora.enabled else torch.float32
+    with model_loading():
+        model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=base_dtype)
+        model.to(device)
+        if not lora.enabled:
+            return model
+        return peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
+
+
+def load_policy_weights(model: nn.Module, path: Path, device: torch.device) -> None:
+    """Set `model`'s trained weights from a folder its `save_pretrained` wrote: the adapter, or the whole model."""
+    if isinstance(model, peft.PeftModel):
+        weights = peft.utils.load_peft_weights(str(path), device=str(device))
+        peft.set_peft_model_state_dict(model, weights)
+    else:
+        with model_loading():
+            saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # full fine-tune: fp32
+        model.load_state_dict(saved.state_dict())
+
+
+def set_activation_checkpointing(model: nn.Module, enabled: bool) -> None:
+    """Recompute each layer's activations in the backward pass (memory for long sequences), or stop.
+
+    `use_reentrant=False`: the reentrant variant drops the gradients of a layer whose inputs
+    need none (the frozen base's embeddings under LoRA).
+    """
+    base: Any = model.get_base_model() if isinstance(model, peft.PeftModel) else model
+    if enabled:  # transformers 5 calls it activation checkpointing (our pin has the new name)
+        base.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        base.activation_checkpointing_disable()
