@@ -23,7 +23,7 @@ from agentjet.core.errors import AgentJetError
 if TYPE_CHECKING:
     from agentjet.a3r.plan.campaign_plan import CampaignPlan
     from agentjet.a3r.repo import CampaignRepo
-    from agentjet.a3r.session.campaign import CampaignResult
+    from agentjet.a3r.session.timing import CampaignResult
 
 __all__ = ["RUNS_DIR", "campaign_app"]
 

@@ -18,7 +18,7 @@ import typer
 from agentjet.core.errors import AgentJetError
 
 if TYPE_CHECKING:
-    from agentjet.vibe.graph import RunResult
+    from agentjet.vibe.driver import RunResult
     from agentjet.vibe.progress import LiveProgress, PlainProgress
 
 __all__ = ["vibe_command"]
@@ -34,7 +34,7 @@ class _ToProgress(logging.Handler):
         self._progress = progress
 
     def emit(self, record: logging.LogRecord) -> None:
-        if not record.name.startswith("agentjet.vibe.graph"):
+        if not record.name.startswith(("agentjet.vibe.graph", "agentjet.vibe.driver")):
             self._progress.log(record.getMessage())
 
 
@@ -93,7 +93,7 @@ def vibe_command(
     Without --llm (or AGENTJET_VIBE_LLM) a deterministic planner maps the sentence onto the built-in task families
     and says so; a sentence it cannot map is refused and nothing is written.
     """
-    from agentjet.vibe.graph import resume_vibe, run_vibe
+    from agentjet.vibe.driver import resume_vibe, run_vibe
     from agentjet.vibe.progress import make_progress
     from agentjet.vibe.state import VibeOptions, new_run_id
 

@@ -7,6 +7,7 @@ Uses the core only through `agentjet.core.__all__` and the CLI. The names below 
 (LangGraph and litellm are slow to import), so `agentjet.vibe.errors` and friends stay cheap.
 
 context.py    What a vibe node gets besides the state: live objects rebuilt per process, and the node contract.
+driver.py     The vibe run drivers: start a run of the graph, resume one after a stop, a crash or a failure.
 errors.py     Errors of vibe training: every one says what went wrong and what the user can do about it.
 graph.py      The vibe graph: understand -> generate -> validate -> red_team -> launch_and_watch -> report, plus
               bounded repair.
@@ -40,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
+    from agentjet.vibe.driver import RunResult, resume_vibe, run_vibe
     from agentjet.vibe.errors import PlanRefused, VibeError
-    from agentjet.vibe.graph import RunResult, resume_vibe, run_vibe
     from agentjet.vibe.plan.spec import TaskSpec
     from agentjet.vibe.progress import ProgressSink
     from agentjet.vibe.state import VibeOptions, VibeState
@@ -67,9 +68,9 @@ _HOME = {
     "VibeContext": "context",
     "PlanRefused": "errors",
     "VibeError": "errors",
-    "RunResult": "graph",
-    "resume_vibe": "graph",
-    "run_vibe": "graph",
+    "RunResult": "driver",
+    "resume_vibe": "driver",
+    "run_vibe": "driver",
     "ProgressSink": "progress",
     "TaskSpec": "plan.spec",
     "VibeOptions": "state",

@@ -6,13 +6,9 @@ failing node (a reward fixed after the red team is validated again first). Each 
 `options.max_repairs` rounds; after that the run is failed and goes straight to `report`. A
 refusal of the planner (or any failure before there is a plan) ends the run with nothing written.
 
-Durable: LangGraph's SqliteSaver checkpoints the state after every node in
-`<workdir>/.vibe/checkpoints.sqlite` (thread id = run id, see runs.py), synchronously, so after
-`kill -9` `resume_vibe` continues with the first node that had not finished; finished nodes never
-run again. One process drives a run at a time (a lock file per run).
-
-Seam for tests and experiments: `run_vibe(..., nodes={name: fn})` replaces nodes in-process;
-the env var `AGENTJET_VIBE_NODES=module:attr` (a mapping of the same shape) does it for the CLI.
+This module wires the nodes (`build_graph`) and picks their functions (`resolve_nodes`: the real ones,
+then `$AGENTJET_VIBE_NODES=module:attr`, then in-process overrides); `agentjet.vibe.driver` runs and
+resumes the compiled graph with its checkpoints.
 """
 
 from __future__ import annotations
@@ -20,58 +16,19 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agentjet.llm.chat import LLMError
 from agentjet.vibe.context import NodeFailed, NodeFn, VibeContext
 from agentjet.vibe.errors import PlanRefused, VibeError
-from agentjet.vibe.progress import NullProgress, ProgressSink
-from agentjet.vibe.runs import (
-    CHECKPOINTS,
-    checkpoint_path,
-    list_runs,
-    lock_path,
-    new_paths,
-    open_checkpointer,
-    remove_new,
-    run_lock,
-)
-from agentjet.vibe.state import (
-    NODES,
-    Failure,
-    RepairRecord,
-    RunStatus,
-    VibeOptions,
-    VibeState,
-    initial_state,
-    is_run_id,
-    new_run_id,
-)
+from agentjet.vibe.state import NODES, Failure, RepairRecord, VibeState
 
-__all__ = [
-    "CHECKPOINTS",
-    "ENV_NODES",
-    "NEXT",
-    "REPAIRABLE",
-    "RESUME_AFTER_REPAIR",
-    "RunResult",
-    "build_graph",
-    "checkpoint_path",
-    "list_runs",
-    "pending_nodes",
-    "resume_vibe",
-    "run_vibe",
-]
+__all__ = ["ENV_NODES", "NEXT", "REPAIRABLE", "RESUME_AFTER_REPAIR", "build_graph", "resolve_nodes"]
 
 log = logging.getLogger(__name__)
 
@@ -86,25 +43,6 @@ NEXT: dict[str, str] = {
 }
 REPAIRABLE = frozenset({"generate", "validate", "red_team", "launch_and_watch"})
 RESUME_AFTER_REPAIR = {"red_team": "validate"}  # a repaired reward is validated again before the red team retries
-_RECURSION_LIMIT = 500  # supersteps; the repair bound ends every run far below this
-
-Graph = CompiledStateGraph[VibeState, VibeContext, VibeState, VibeState]
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How a run ended (or stands, when it was interrupted), and where its files are."""
-
-    run_id: str
-    status: RunStatus
-    workspace: Path
-    message: str
-    state: dict[str, Any]
-
-    @property
-    def report(self) -> Path | None:
-        path = self.workspace / "report.md"
-        return path if path.is_file() else None
 
 
 # -- the node wrapper: timings, progress, failures -> state ---------------------------------------------------------
@@ -251,127 +189,3 @@ def resolve_nodes(overrides: Mapping[str, NodeFn] | None = None) -> dict[str, No
         nodes.update(cast(Mapping[str, NodeFn], found))
     nodes.update(overrides or {})
     return nodes
-
-
-# -- durable runs -------------------------------------------------------------------------------------------------
-
-
-def pending_nodes(run_id: str, workdir: Path | str) -> tuple[str, ...]:
-    """The nodes a resume of `run_id` would run first (empty: it finished, or there is no such run)."""
-    if run_id not in list_runs(workdir):
-        return ()
-    with open_checkpointer(workdir) as saver:
-        graph: Graph = build_graph(resolve_nodes()).compile(checkpointer=saver)
-        return tuple(graph.get_state(_config(run_id)).next)
-
-
-def _config(run_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": run_id}, "recursion_limit": _RECURSION_LIMIT}
-
-
-def _drive(graph: Graph, start: VibeState | None, ctx: VibeContext, config: RunnableConfig | None = None) -> VibeState:
-    """Run from `start` (None: on from the checkpoint `config` names, default the newest) to the end."""
-    graph.invoke(start, config or _config(ctx.run_id), context=ctx, durability="sync")
-    return cast(VibeState, graph.get_state(_config(ctx.run_id)).values)
-
-
-def _retry_point(graph: Graph, run_id: str, node: str) -> RunnableConfig | None:
-    """The newest checkpoint of a failed run from which `node` ran (the history is a tree: a retry forks it)."""
-    for snapshot in graph.get_state_history(_config(run_id)):
-        if snapshot.next == (node,) and snapshot.values.get("status") == "running":
-            return cast(RunnableConfig, {**snapshot.config, "recursion_limit": _RECURSION_LIMIT})
-    return None
-
-
-def _result(state: VibeState) -> RunResult:
-    return RunResult(
-        run_id=state["run_id"],
-        status=state.get("status", "running"),
-        workspace=Path(state["workspace"]),
-        message=state.get("message", ""),
-        state=dict(state),
-    )
-
-
-def _context(
-    run_id: str, options: VibeOptions, workspace: Path, progress: ProgressSink | None, sandbox_factory: Any
-) -> VibeContext:
-    from agentjet.llm.chat import resolve_llm
-
-    llm = resolve_llm(options.llm)
-    return VibeContext(run_id, options, workspace, progress or NullProgress(), llm, sandbox_factory)
-
-
-def run_vibe(
-    sentence: str,
-    options: VibeOptions | None = None,
-    *,
-    run_id: str | None = None,
-    nodes: Mapping[str, NodeFn] | None = None,
-    progress: ProgressSink | None = None,
-    sandbox_factory: Any = None,
-) -> RunResult:
-    """Run the whole graph for `sentence`; the workspace is `<workdir>/<run_id>/`. Raises VibeError before it starts."""
-    options = options or VibeOptions()
-    if not sentence.strip():
-        raise VibeError('say what to train, e.g. agentjet vibe "train a 7B to play werewolves"')
-    run_id = run_id or new_run_id(sentence)
-    if not is_run_id(run_id):
-        raise VibeError(f"run id {run_id!r} must be lowercase letters, digits and -")
-    workdir = Path(options.workdir).resolve()
-    workspace = workdir / run_id
-    if workspace.exists() or run_id in list_runs(workdir):
-        raise VibeError(f"run {run_id} exists in {workdir}: resume it with --resume {run_id}")
-    created = new_paths(checkpoint_path(workdir), lock_path(workdir, run_id))
-    graph_nodes = resolve_nodes(nodes)
-    ctx = _context(run_id, options, workspace, progress, sandbox_factory)
-    with run_lock(workdir, run_id), open_checkpointer(workdir) as saver:
-        graph: Graph = build_graph(graph_nodes).compile(checkpointer=saver)
-        state = _drive(graph, initial_state(run_id, sentence, options, str(workspace)), ctx)
-        ended_early = state.get("status") in ("refused", "failed") and not state.get("spec")
-        if ended_early:  # refused, or no plan at all: nothing half-done stays behind
-            saver.delete_thread(run_id)
-    if ended_early:
-        shutil.rmtree(workspace, ignore_errors=True)  # it did not exist before this run
-        remove_new(created)
-    return _result(state)
-
-
-def resume_vibe(
-    run_id: str,
-    workdir: Path | str = "vibe-runs",
-    *,
-    nodes: Mapping[str, NodeFn] | None = None,
-    progress: ProgressSink | None = None,
-    sandbox_factory: Any = None,
-) -> RunResult:
-    """Continue run `run_id` from its last checkpoint: the node that was running when it stopped runs again.
-
-    A run that failed is retried from the node that failed it (its earlier nodes are not run again);
-    a finished or refused run is returned as it is."""
-    workdir = Path(workdir).resolve()
-    runs = list_runs(workdir)
-    if run_id not in runs:
-        known = ", ".join(runs[-5:]) or "none"
-        raise VibeError(f"no vibe run {run_id!r} in {checkpoint_path(workdir)} (runs there: {known}); check --workdir")
-    with run_lock(workdir, run_id), open_checkpointer(workdir) as saver:
-        graph: Graph = build_graph(resolve_nodes(nodes)).compile(checkpointer=saver)
-        snapshot = graph.get_state(_config(run_id))
-        values = cast(VibeState, snapshot.values)
-        start = None if snapshot.next else _retry_from(graph, values)
-        if not snapshot.next and start is None:
-            return _result(values)  # done, refused, or nothing to retry
-        options = VibeOptions.model_validate(values["options"])
-        ctx = _context(run_id, options, Path(values["workspace"]), progress, sandbox_factory)
-        if start is not None:
-            ctx.progress.log(f"the run had failed ({values.get('message', '')}): retrying {values.get('failed_at')}")
-        log.info("vibe resume run=%s next=%s", run_id, ",".join(snapshot.next) or f"retry {values.get('failed_at')}")
-        return _result(_drive(graph, None, ctx, start))
-
-
-def _retry_from(graph: Graph, values: VibeState) -> RunnableConfig | None:
-    """Where a resume of a failed run starts: the checkpoint before the node that failed it (None: not failed)."""
-    node = values.get("failed_at")
-    if values.get("status") != "failed" or not node:
-        return None
-    return _retry_point(graph, values["run_id"], node)

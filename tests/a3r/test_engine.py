@@ -17,8 +17,10 @@ from agentjet.a3r.plan.campaign_plan import parse_plan
 from agentjet.a3r.pool.members import SyntheticMember
 from agentjet.a3r.pool.servers import ServerPool
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
-from agentjet.a3r.session.campaign import Campaign, CampaignResult, EngineOptions, resume_campaign, start_campaign
+from agentjet.a3r.session.campaign import Campaign, EngineOptions, resume_campaign, start_campaign
 from agentjet.a3r.session.lock import is_alive, request_stop
+from agentjet.a3r.session.timing import CampaignResult
+from agentjet.a3r.session.trial_worker import RunningTrial
 from agentjet.cli.main import app
 from tests.a3r.campaign_helpers import (
     commit_subjects,
@@ -157,8 +159,12 @@ def test_stop_now_voids_running_trials_and_resume_runs_each_once(tmp_path: Path)
     runner = threading.Thread(target=lambda: campaign_thread_result.append(campaign.run()))
     runner.start()
     study_path = repo_dir / "runtime" / "study.db"
-    assert wait_until(lambda: study_path.is_file() and len(campaign._running) == 2, timeout_s=60)
-    assert wait_until(lambda: all(r.step >= 1 for r in list(campaign._running.values())), timeout_s=30)
+
+    def running() -> dict[int, RunningTrial]:  # the scheduler comes with the study
+        return campaign.scheduler._running if campaign.scheduler is not None else {}
+
+    assert wait_until(lambda: study_path.is_file() and len(running()) == 2, timeout_s=60)
+    assert wait_until(lambda: all(r.step >= 1 for r in list(running().values())), timeout_s=30)
     campaign.stop(now=True)
     runner.join(timeout=60)
     trials = load_study(repo_dir).trials

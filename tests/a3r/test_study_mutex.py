@@ -21,6 +21,7 @@ from optuna.trial import TrialState
 from agentjet.a3r.plan.campaign_plan import search_space_distributions
 from agentjet.a3r.repo import CampaignRepo, CampaignSettings
 from agentjet.a3r.session.campaign import Campaign, EngineOptions
+from agentjet.a3r.session.scheduler import Scheduler
 from agentjet.a3r.session.study_mutex import study_mutex
 from tests.a3r.campaign_helpers import synthetic_plan
 from tests.postgres import PostgresServer
@@ -118,19 +119,18 @@ def test_two_workers_ending_their_search_at_once_queue_one_confirmation(
         trial.set_user_attr("kind", "search")
         trial.set_user_attr("seed", number)
         study.tell(trial, 0.2 + number * 0.3)
-    campaigns = []
+    schedulers = []
     for name in ("one", "two"):
         CampaignRepo.create(tmp_path / name, plan, CampaignSettings(study=plan.name, storage=url))
         campaign = Campaign(CampaignRepo(tmp_path / name), options=EngineOptions(synthetic_members=True))
-        campaign.study = campaign._open_study()
-        campaigns.append(campaign)
+        schedulers.append(campaign._open())
     ready, began = threading.Barrier(2), []
 
-    def end_search(campaign: Campaign) -> None:
+    def end_search(scheduler: Scheduler) -> None:
         ready.wait()
-        began.append(campaign._begin_confirmation())
+        began.append(scheduler._begin_confirmation())
 
-    threads = [threading.Thread(target=end_search, args=(c,)) for c in campaigns]
+    threads = [threading.Thread(target=end_search, args=(s,)) for s in schedulers]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentjet.cli.main import app
-from agentjet.vibe.graph import ENV_NODES, list_runs
+from agentjet.vibe.graph import ENV_NODES
+from agentjet.vibe.runs import list_runs
 from tests.vibe.fake_nodes import calls
 
 runner = CliRunner()

@@ -10,9 +10,11 @@ from pathlib import Path
 import git
 import pytest
 
+from agentjet.vibe.driver import run_vibe
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.graph import NEXT, build_graph, checkpoint_path, list_runs, run_vibe
+from agentjet.vibe.graph import NEXT, build_graph
 from agentjet.vibe.progress import PlainProgress, sparkline
+from agentjet.vibe.runs import checkpoint_path, list_runs
 from agentjet.vibe.state import NODES, VibeOptions, new_run_id
 from tests.vibe.fake_nodes import FakeScript, calls, make_nodes
 

@@ -16,8 +16,10 @@ from typing import IO
 import git
 import pytest
 
+from agentjet.vibe.driver import pending_nodes, resume_vibe, run_vibe
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.graph import ENV_NODES, list_runs, pending_nodes, resume_vibe, run_vibe
+from agentjet.vibe.graph import ENV_NODES
+from agentjet.vibe.runs import list_runs
 from agentjet.vibe.state import VibeOptions
 from tests.vibe.fake_nodes import ENV_SCRIPT, FakeScript, calls, make_nodes
 
