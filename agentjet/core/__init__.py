@@ -6,8 +6,12 @@ process) then needs neither httpx (the client) nor anything else the public API 
 call_stats.py       Live call statistics of one server (totals, calls/s and tokens/s over a sliding window). Time is
                     an argument.
 chat_format.py      Render OpenAI chat messages (and tools) into prompt token ids, and parse tool calls back.
+closed_episodes.py  Closing an open episode into the journal, and what the engine remembers of the episodes it
+                    closed.
 config.py           Typed configuration: `ServerSettings` for one swarm server, `TrainConfig` for its training.
 engine.py           The engine owns the episodes and the engine state machine of one swarm server.
+engine_states.py    The engine state machine: legal moves (`NEXT_STATES`), which states serve, and the door new
+                    calls wait at.
 engine_status.py    `GET /swarm/status` as the engine answers it: state, episodes, calls, pool, training health.
 errors.py           Every error AgentJet raises on purpose, classified by what the caller can do about it.
 logs.py             How an agentjet process reports on stderr: its log handler and its one-line errors.
@@ -25,6 +29,8 @@ backends/           Inference backends behind one protocol: the in-process trans
                     own process, a fake.
 episodes/           Episodes as records: the open episode in memory, timeline merging into samples, and the durable
                     journal with its salvage.
+launch/             The processes the core starts: a swarm server for the layers above (`ServerProcess`), and the
+                    pieces a `vllm serve` child shares with it.
 sdk/                The client SDK (`SwarmClient`, `AsyncSwarmClient`): sans-IO plans and reply readers under two
                     thin I/O twins, and the status view.
 server/             The swarm server over HTTP: the FastAPI app, its routes, auth dependencies, request and
@@ -58,10 +64,13 @@ if TYPE_CHECKING:
         RequestTooLarge,
         RewardRefused,
         ServerOffline,
+        ServerStartFailed,
         StorageFull,
         TokenNotFound,
         TrainingDown,
     )
+    from agentjet.core.launch.child_process import log_tail, pid_alive, process_mentions, stop_process_group
+    from agentjet.core.launch.server_process import ServerProcess
     from agentjet.core.logs import error_line, log_to_stderr
     from agentjet.core.scripted_server import serve_scripted
     from agentjet.core.sdk.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
@@ -89,16 +98,22 @@ __all__ = [
     "RequestTooLarge",
     "RewardRefused",
     "ServerOffline",
+    "ServerProcess",
     "ServerSettings",
+    "ServerStartFailed",
     "StorageFull",
     "SwarmClient",
     "TokenNotFound",
     "TrainConfig",
     "TrainingDown",
     "error_line",
+    "log_tail",
     "log_to_stderr",
+    "pid_alive",
+    "process_mentions",
     "run_server",
     "serve_scripted",
+    "stop_process_group",
 ]
 
 _CLIENT = ("AsyncEpisode", "AsyncSwarmClient", "Episode", "EpisodeReclaimed", "SwarmClient")
@@ -107,6 +122,9 @@ _HOME.update(
     ServerSettings="config", TrainConfig="config", TOKEN_ENV="sdk.client_core", serve_scripted="scripted_server"
 )
 _HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
+_HOME.update(ServerProcess="launch.server_process")
+_CHILD_PROCESS = ("log_tail", "pid_alive", "process_mentions", "stop_process_group")
+_HOME.update({name: "launch.child_process" for name in _CHILD_PROCESS})
 
 
 def __getattr__(name: str) -> Any:

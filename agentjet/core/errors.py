@@ -20,6 +20,7 @@ AgentJetError
 ├── NonFiniteStep                   a training step whose loss, gradients or weights are not finite (refused)
 ├── TrainingRankFailed              a training process (torch.distributed rank) died or timed out in a step
 ├── ServerOffline                   (client side) the server cannot be reached
+├── ServerStartFailed               a server we started exited, or never became ready (names its log)
 ├── ModelError                      unknown model name or broken model folder
 └── BackendError                    translated torch/vLLM failures -> 500 (a bug, logged)
 """
@@ -45,6 +46,7 @@ __all__ = [
     "RequestTooLarge",
     "RewardRefused",
     "ServerOffline",
+    "ServerStartFailed",
     "StorageFull",
     "TokenNotFound",
     "TrainingDown",
@@ -153,6 +155,11 @@ class TrainingRankFailed(AgentJetError):
 
 class ServerOffline(AgentJetError, ConnectionError):
     """The swarm server could not be reached after all retries."""
+
+
+class ServerStartFailed(AgentJetError):
+    """A server process we started exited or was not ready in time; the message names its log and quotes its
+    tail."""
 
 
 class ModelError(AgentJetError, ValueError):

@@ -2,7 +2,7 @@
 
 Synthetic trials on server-less pool members by default, so a test can `kill -9` the campaign
 mid-trial without leaving servers behind; `--local` runs the plan's own pool of real local servers
-(they end within a second of the campaign's death, see `agentjet.a3r.pool.server_process`).
+(they end within a second of the campaign's death, see `agentjet.core.launch.parent_watch`).
 """
 
 from __future__ import annotations

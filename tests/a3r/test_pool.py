@@ -19,7 +19,6 @@ import pytest
 from agentjet.a3r.errors import PoolError
 from agentjet.a3r.pool.local_server import LocalMember
 from agentjet.a3r.pool.members import MemberState, RemoteMember, SyntheticMember
-from agentjet.a3r.pool.server_process import server_fields
 from agentjet.a3r.pool.servers import ServerPool
 
 
@@ -183,13 +182,16 @@ def test_synthetic_members_die_and_come_back_without_a_process() -> None:
         assert pool.acquire(timeout=1) is member
 
 
-def test_the_server_wrapper_reads_the_flags_a_local_member_gets(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTJET_TOKEN", "t" * 32)
-    flags = ["--model", "tiny", "--host", "127.0.0.1", "--port", "9", "--state-dir", "s", "--config", "c.yaml"]
-    fields, level = server_fields([*flags, "--log-level", "WARNING"])
-    assert level == "WARNING" and fields == {
-        "model": "tiny", "host": "127.0.0.1", "port": 9, "state_dir": Path("s"), "config": Path("c.yaml"),
-        "token": "t" * 32,
+def test_a_local_server_is_the_cli_under_the_parent_watch_with_a_members_flags(tiny_pool: ServerPool) -> None:
+    member = _local(tiny_pool, "local-0")
+    assert member.pid is not None
+    argv = psutil.Process(member.pid).cmdline()
+    watch = ["-m", "agentjet.core.launch.parent_watch", "--parent-pid", str(os.getpid()), "--", "server", "start"]
+    assert argv[1:8] == watch  # it ends when this (campaign) process dies
+    flags = argv[8:]
+    assert dict(zip(flags[::2], flags[1::2], strict=True)) == {
+        "--model": "tiny", "--host": "127.0.0.1", "--port": member.url.rpartition(":")[2],
+        "--state-dir": str(member.state_dir), "--token-file": str(member.home / "token"),
+        "--config": str(member.config_path), "--log-level": "WARNING",
     }  # fmt: skip
-    with pytest.raises(SystemExit):
-        server_fields(["--device", "cuda"])  # a flag local members never get
+    assert "AGENTJET_TOKEN" not in psutil.Process(member.pid).environ()  # nor in its environment

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentjet.core.access.keys import EpisodeKeySigner, load_or_create_secret, load_or_create_token, tokens_equal
+from agentjet.core.access.private_files import write_private_file
 from agentjet.core.errors import AuthError
 
 SECRET = b"s" * 32
@@ -58,6 +59,17 @@ def test_secret_and_token_files_are_private_and_stable(tmp_path: Path) -> None:
         assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600
     assert load_or_create_token(tmp_path / "token", "given") == ("given", False)
     assert (tmp_path / "token").read_text() == "given"
+
+
+def test_a_private_file_is_600_from_the_start_and_tightens_a_loose_one(tmp_path: Path) -> None:
+    fresh = tmp_path / "new" / "token"  # its folder is made too
+    write_private_file(fresh, "ajt_secret")
+    assert fresh.read_text() == "ajt_secret" and stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    loose = tmp_path / "loose"
+    loose.write_text("old, longer contents")
+    loose.chmod(0o644)
+    write_private_file(loose, b"\x00raw")
+    assert loose.read_bytes() == b"\x00raw" and stat.S_IMODE(loose.stat().st_mode) == 0o600
 
 
 def test_tokens_equal() -> None:

@@ -13,13 +13,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentjet.core import process_mentions
 from agentjet.core.testing import RunningServer
+from agentjet.tasks.play import client_run
+from agentjet.tasks.play.runner import RunSettings
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.report.writer import ReportInput, write_report
-from agentjet.vibe.run.client_process import resolve_sandbox
+from agentjet.vibe.run import sandboxed_client
+from agentjet.vibe.run.client_process import ClientSettings, _argv, resolve_sandbox
 from agentjet.vibe.run.launch import CONFIG_FILE, LaunchOptions, hot_swap, launch, stop
 from agentjet.vibe.run.sandboxed_client import client_files
-from agentjet.vibe.run.swarm_server import process_mentions, read_launch_file
+from agentjet.vibe.run.swarm_server import read_launch_file
 from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 from tests.conftest import TOKEN
 from tests.vibe.launch_helpers import make_workspace, tiny_options
@@ -140,3 +144,17 @@ def test_the_sandbox_gets_the_workspace_files_but_not_the_run_state(tmp_path: Pa
     outside.write_text("TASK = None\n")
     name, files = client_files(workspace.path, outside)
     assert name == "other_client.py" and files[name] == b"TASK = None\n"
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_path: Path, sandbox: str) -> None:
+    settings = ClientSettings(
+        episodes=12, concurrency=3, group_size=4, eval_every=8, eval_episodes=2, seed=5, params=("max_tokens=3",)
+    )
+    argv = _argv(tmp_path, tmp_path / "client.py", sandbox, "http://127.0.0.1:9", settings)
+    parser = client_run._parser() if sandbox == "none" else sandboxed_client._parser()
+    options = parser.parse_args(argv[3:])  # what follows `python -m MODULE`, as a standby gets it too
+    assert RunSettings.from_options(options) == settings.run_settings()
+    assert settings.run_settings().episodes == 12 and settings.run_settings().eval_every == 8
+    assert options.param == ["max_tokens=3"]
+    assert options.server == (["http://127.0.0.1:9"] if sandbox == "none" else "http://127.0.0.1:9")

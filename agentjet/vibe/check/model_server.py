@@ -1,7 +1,8 @@
 """A throwaway swarm server for one model: started with the public CLI for a check, stopped after.
 
 Validation plays a few real episodes before training starts; when the run has no server yet, it
-gets one here (`swarm_server.start_server` on a temporary state dir, deleted afterwards).
+gets one here (`swarm_server.start_server` on a temporary state dir, deleted afterwards); it dies
+with this process if this process dies first.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """The swarm server of a vibe run: start one as a subprocess, adopt the one a killed run left, or reuse a URL.
 
-A started server gets a free loopback port, its own state dir in the workspace (`state/`), a
-generated token in `state/token` (mode 600, handed over in the environment, never in argv) and
-the run's `train.yaml`. `state/launch.json` remembers its pid and URL, so a resumed run (after
-`kill -9` of the orchestrator) adopts the server still running instead of starting a second one
-on the same state dir. Only the public HTTP API is used to talk to it.
+A started server is the core's `ServerProcess`: a free loopback port, its own state dir in the
+workspace (`state/`), a generated token in `state/token` (mode 600, handed over with
+`--token-file`, never in argv) and the run's `train.yaml`. `state/launch.json` remembers its pid
+and URL, so a resumed run (after `kill -9` of the orchestrator) adopts the server still running
+instead of starting a second one on the same state dir: the run's own server outlives the process
+that started it, a throwaway one (`start_server`'s default) does not. Only the public HTTP API is
+used to talk to it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,7 @@ import contextlib
 import json
 import logging
 import os
-import secrets
-import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,7 +24,16 @@ from typing import Any
 
 import httpx
 
-from agentjet.core import AgentJetError, SwarmClient, TokenNotFound
+from agentjet.core import (
+    AgentJetError,
+    ServerProcess,
+    ServerStartFailed,
+    SwarmClient,
+    TokenNotFound,
+    pid_alive,
+    process_mentions,
+    stop_process_group,
+)
 from agentjet.vibe.errors import VibeError
 
 __all__ = [
@@ -36,9 +43,6 @@ __all__ = [
     "ServerHandle",
     "connect_server",
     "ensure_server",
-    "free_port",
-    "log_tail",
-    "process_mentions",
     "read_launch_file",
     "start_server",
     "stop_server",
@@ -56,13 +60,13 @@ _PROGRESS_EVERY_S = 5.0
 
 @dataclass
 class ServerHandle:
-    """A server the run trains on. `process` is set when this process started it; `pid` when it is ours."""
+    """A server the run trains on. `launched` is set when this process started it; `pid` when it is ours."""
 
     url: str
     token: str
     model: str
     pid: int | None = None
-    process: subprocess.Popen[bytes] | None = None
+    launched: ServerProcess | None = None
     state_dir: Path | None = None
     log_path: Path | None = None
     cold_start_s: float | None = None  # process start -> rolling, when started here
@@ -85,47 +89,21 @@ class ServerHandle:
         return self._client_token
 
     @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The server's process, when this process started it."""
+        return self.launched.process if self.launched is not None else None
+
+    @property
     def is_ours(self) -> bool:
         return self.pid is not None
 
     def is_alive(self) -> bool:
-        if self.process is not None:
-            return self.process.poll() is None
-        return self.pid is not None and _pid_alive(self.pid)
+        if self.launched is not None:
+            return self.launched.is_alive()
+        return self.pid is not None and pid_alive(self.pid)
 
     def swarm(self, *, retries: int = 3, timeout_s: float = 30.0) -> SwarmClient:
         return SwarmClient(self.url, token=self.token, retries=retries, timeout_s=timeout_s)
-
-
-def process_mentions(pid: int, text: str) -> bool:
-    """Whether process `pid` runs with `text` in its command line (guards against a recycled pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return False
-    return text in cmdline
-
-
-def _pid_alive(pid: int) -> bool:
-    """Running (a zombie, exited but not yet reaped by its parent, is not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no procfs: trust the signal check
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def read_launch_file(workspace: Path) -> dict[str, Any]:
@@ -148,22 +126,11 @@ def write_launch_file(workspace: Path, **fields: Any) -> None:
     tmp.replace(path)
 
 
-def _write_token(path: Path) -> str:
-    token = "ajt_" + secrets.token_urlsafe(24)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(token)
-    path.chmod(0o600)
-    return token
-
-
-def _health_state(url: str) -> str | None:
+def _answers_health(url: str) -> bool:
     try:
-        body = httpx.get(f"{url}/health", timeout=2.0).json()
-    except (httpx.HTTPError, ValueError):
-        return None
-    state = body.get("state") if isinstance(body, dict) else None
-    return state if isinstance(state, str) else None
+        return httpx.get(f"{url}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def connect_server(url: str, token: str | None) -> ServerHandle:
@@ -185,7 +152,7 @@ def _adopt(workspace: Path, model: str) -> ServerHandle | None:
     pid, url, state = record.get("server_pid"), record.get("server_url"), workspace / STATE_DIR
     if not isinstance(pid, int) or not isinstance(url, str) or not process_mentions(pid, str(state)):
         return None
-    if _health_state(url) is None:
+    if not _answers_health(url):
         return None
     token = (state / "token").read_text().strip()
     log.info("adopting the running server pid=%d url=%s", pid, url)
@@ -214,7 +181,7 @@ def ensure_server(
 
     return start_server(
         workspace / STATE_DIR, workspace / LOGS_DIR / "server.log", model=model, config_path=config_path,
-        progress=progress, ready_timeout_s=ready_timeout_s, on_spawn=remember,
+        progress=progress, ready_timeout_s=ready_timeout_s, on_spawn=remember, die_with_parent=False,
     )  # fmt: skip
 
 
@@ -228,75 +195,46 @@ def start_server(
     ready_timeout_s: float = 600.0,
     on_spawn: Callable[[ServerHandle], None] | None = None,
     extra_args: Sequence[str] = (),
+    die_with_parent: bool = True,
 ) -> ServerHandle:
-    """`agentjet server start` in its own session on a free loopback port with a fresh token in
-    `state/token`, waited for until it rolls; stopped again (and VibeError with its log) if it never does.
-    `extra_args` go on its command line (e.g. `--idle-timeout-s 2`; never a token)."""
-    state.mkdir(parents=True, exist_ok=True)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    token = _write_token(state / "token")
-    url = f"http://127.0.0.1:{free_port()}"
-    argv = [sys.executable, "-m", "agentjet.cli.main", "server", "start", "--model", model, "--host", "127.0.0.1"]
-    argv += ["--port", url.rpartition(":")[2], "--state-dir", str(state), "--log-level", "WARNING"]
-    argv += ["--config", str(config_path)] if config_path is not None else []
-    argv += list(extra_args)
-    env = {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false"}
-    progress(f"starting a {model} server on {url} (state {state})")
-    started = time.monotonic()
-    with log_path.open("ab") as sink:
-        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    handle = ServerHandle(url, token, model, pid=process.pid, process=process, state_dir=state, log_path=log_path)
-    try:
+    """`agentjet server start` on a free loopback port with a fresh token in `state/token`, waited for
+    until it rolls; stopped again (and VibeError with its log's tail) if it never does. `extra_args` go on
+    its command line (e.g. `--idle-timeout-s 2`; never a token); `on_spawn` hears of each process started
+    (a retry on a new port is a new one). With `die_with_parent=False` it outlives this process."""
+    flags = ["--log-level", "WARNING", *(["--config", str(config_path)] if config_path is not None else [])]
+    handle = ServerHandle("", "", model, state_dir=state, log_path=log_path)
+
+    def started(server: ServerProcess) -> None:
+        handle.url, handle.pid = server.url, server.pid
         if on_spawn is not None:
             on_spawn(handle)
-        _wait_ready(handle, started, ready_timeout_s, progress)
+
+    server = ServerProcess(
+        model, state, log_path=log_path, flags=[*flags, *extra_args], die_with_parent=die_with_parent,
+        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, on_start=started,
+    )  # fmt: skip
+    handle.url, handle.token, handle.launched = server.url, server.token, server
+    progress(f"starting a {model} server on {server.url} (state {state})")
+    begun = time.monotonic()
+    try:
+        server.start()
+        server.wait_ready(
+            begun + ready_timeout_s,
+            progress=lambda engine, waited_s: progress(f"server {engine or 'starting'}... {waited_s:.0f} s"),
+            progress_every_s=_PROGRESS_EVERY_S,
+        )
+    except ServerStartFailed as exc:
+        stop_server(handle)
+        raise VibeError(str(exc)) from exc
     except BaseException:
         stop_server(handle)
         raise
-    handle.cold_start_s = time.monotonic() - started
+    handle.cold_start_s = time.monotonic() - begun
     progress(f"server ready in {handle.cold_start_s:.1f} s")
     return handle
 
 
-def _wait_ready(handle: ServerHandle, started: float, timeout_s: float, progress: Progress) -> None:
-    said = started
-    while True:
-        state = _health_state(handle.url)
-        if state == "rolling":
-            return
-        now = time.monotonic()
-        if not handle.is_alive():
-            raise VibeError(f"the server exited while starting (see {handle.log_path}):\n{log_tail(handle.log_path)}")
-        if now - started > timeout_s:
-            raise VibeError(f"the server was not ready after {timeout_s:.0f} s (state {state}); see {handle.log_path}")
-        if now - said >= _PROGRESS_EVERY_S:
-            progress(f"server {state or 'starting'}... {now - started:.0f} s")
-            said = now
-        time.sleep(0.1)
-
-
-def log_tail(path: Path | None, lines: int = 20) -> str:
-    """The last lines of a log file ('' if there is none)."""
-    if path is None or not path.is_file():
-        return ""
-    with path.open("rb") as handle:
-        handle.seek(max(0, path.stat().st_size - 64 * 1024))
-        text = handle.read().decode(errors="replace")
-    return "\n".join(text.splitlines()[-lines:])
-
-
 def stop_server(handle: ServerHandle, timeout_s: float = 30.0) -> None:
-    """Stop a server this run owns (SIGTERM, then SIGKILL); a reused one is left alone."""
-    if handle.pid is None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(handle.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while handle.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if handle.is_alive():
-        log.warning("server pid=%d ignored SIGTERM for %.0f s: killing it", handle.pid, timeout_s)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(handle.pid, signal.SIGKILL)
-    if handle.process is not None:
-        handle.process.wait(timeout=timeout_s)
+    """Stop a server this run owns (SIGTERM to its process group, then SIGKILL); a reused one is left alone."""
+    if handle.pid is not None:
+        stop_process_group(handle.pid, process=handle.process, grace_s=timeout_s)
