@@ -25,7 +25,7 @@ from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, parse_tool
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
-from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams, TokenDelta
+from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams, TokenDelta, sampled_version
 
 __all__ = ["ChatCall", "ChatLimits", "ChatService", "ChoiceDelta", "ChoiceResult", "text_chars"]
 
@@ -182,7 +182,6 @@ class ChatService:
             params = replace(params, seed=params.seed + index)  # n seeded choices must differ
         request = GenerationRequest(f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params)
         holdback = _ToolTextGate(enabled=bool(call.tools))
-        version = self.engine.backend.policy_version  # the weights this sequence is sampled from
         started = time.time()
         first_token_s: float | None = None
         deltas: list[TokenDelta] = []
@@ -198,6 +197,9 @@ class ChatService:
             queue.put_nowait(exc)
             return
         timing = (started, first_token_s)
+        version = sampled_version(deltas)  # the weights that sampled it, as the backend saw them
+        if version is None:  # nothing sampled: tag it with the policy serving now
+            version = self.engine.backend.policy_version
         queue.put_nowait(self._result(episode, call, prompt, (call_index, index, version), deltas, timing))
 
     def _result(

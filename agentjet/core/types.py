@@ -7,6 +7,7 @@ going stale.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NewType
@@ -27,6 +28,7 @@ __all__ = [
     "Principal",
     "SamplingParams",
     "TokenDelta",
+    "sampled_version",
 ]
 
 EpisodeId = NewType("EpisodeId", str)
@@ -106,12 +108,23 @@ class GenerationRequest:
 
 @dataclass(frozen=True)
 class TokenDelta:
-    """Tokens sampled since the last delta of a stream, with their text (stop strings held back)."""
+    """Tokens sampled since the last delta of a stream, with their text (stop strings held back).
+
+    `policy_version` is the version of the weights that sampled these tokens: the one source of a
+    call's recorded version (None on a delta that samples nothing, such as a bare finish)."""
 
     token_ids: tuple[int, ...]
     logprobs: tuple[float, ...]
     text: str
     finish_reason: FinishReason | None = None
+    policy_version: int | None = None
+
+
+def sampled_version(deltas: Iterable[TokenDelta]) -> int | None:
+    """The oldest version that sampled any of these tokens (a call straddling a hot-load counts as the older
+    policy's); None when no delta sampled a token."""
+    versions = [d.policy_version for d in deltas if d.token_ids and d.policy_version is not None]
+    return min(versions) if versions else None
 
 
 @dataclass(frozen=True)

@@ -360,11 +360,14 @@ def test_load_adapter_changes_what_is_sampled_and_tags_the_new_version(subject: 
         subject.run(subject.backend.load_adapter(Path("unused-by-a-fake"), 1))
         tagged = subject.run(subject.backend.generate(request))
         assert subject.backend.policy_version == 1 and tagged.policy_version == 1
+        assert {d.policy_version for d in subject.run(_deltas(subject.backend, request)) if d.token_ids} == {1}
         return
     assert subject.adapter is not None and subject.adapter_reference is not None
     before = subject.run(subject.backend.generate(request))
+    assert {d.policy_version for d in subject.run(_deltas(subject.backend, request)) if d.token_ids} == {0}
     subject.run(subject.backend.load_adapter(subject.adapter, 1))
     after = subject.run(subject.backend.generate(request))
+    assert {d.policy_version for d in subject.run(_deltas(subject.backend, request)) if d.token_ids} == {1}
     assert subject.backend.policy_version == 1 and after.policy_version == 1 and before.policy_version == 0
     assert after.completion_ids != before.completion_ids
     _assert_close(subject, after.logprobs, subject.adapter_reference(request.prompt_ids, after.completion_ids, 0.0))

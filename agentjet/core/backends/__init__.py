@@ -18,4 +18,3 @@ validation.py            What every backend shares around sampling: the checks b
 vllm_backend.py          The vLLM backend: the `Backend` contract over a `vllm serve` process on loopback.
 vllm_process.py          Start and stop a `vllm serve` process from its own venv, on loopback, for one swarm server.
 """
-

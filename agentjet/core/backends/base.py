@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
+from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta, sampled_version
 
 __all__ = ["Backend", "collect_generation"]
 
@@ -53,16 +53,19 @@ class Backend(Protocol):
 
 
 async def collect_generation(
-    deltas: AsyncIterator[TokenDelta], *, policy_version: int, finish_if_none: FinishReason = "stop"
+    deltas: AsyncIterator[TokenDelta], *, version_if_none: int, finish_if_none: FinishReason = "stop"
 ) -> Generation:
-    """Fold a delta stream into one `Generation`: how every backend implements `generate`."""
-    ids: list[int] = []
-    logprobs: list[float] = []
-    texts: list[str] = []
+    """Fold a delta stream into one `Generation`: how every backend implements `generate`.
+
+    Its version is what the deltas carry (`sampled_version`); `version_if_none` only tags a sequence
+    that sampled no token."""
+    seen: list[TokenDelta] = []
     finish = finish_if_none
     async for delta in deltas:
-        ids.extend(delta.token_ids)
-        logprobs.extend(delta.logprobs)
-        texts.append(delta.text)
+        seen.append(delta)
         finish = delta.finish_reason or finish
-    return Generation(tuple(ids), tuple(logprobs), "".join(texts), finish, policy_version)
+    ids = tuple(t for d in seen for t in d.token_ids)
+    logprobs = tuple(lp for d in seen for lp in d.logprobs)
+    version = sampled_version(seen)
+    text = "".join(d.text for d in seen)
+    return Generation(ids, logprobs, text, finish, version_if_none if version is None else version)

@@ -38,14 +38,13 @@ Item = TokenDelta | BaseException
 
 @dataclass(eq=False)
 class LiveSequence:
-    """A request in flight. The worker sets `policy_version` before the first delta is sent."""
+    """A request in flight; its deltas carry the version of the weights that sampled each token."""
 
     key: int
     request: GenerationRequest
     loop: asyncio.AbstractEventLoop
     seed: int  # the request's seed, or a random one
     deltas: asyncio.Queue[Item] = field(default_factory=asyncio.Queue)
-    policy_version: int = 0
 
 
 @dataclass(eq=False)
@@ -284,7 +283,6 @@ class DecodeLoop:
         return chosen
 
     def _new_row(self, seq: LiveSequence) -> _Row:
-        seq.policy_version = self._version
         generator = torch.Generator(device=self._device)
         generator.manual_seed(seq.seed)
         return _Row(seq=seq, text=TextStream(self._decode, seq.request.params.stop), generator=generator)
@@ -343,7 +341,7 @@ class DecodeLoop:
         finished: set[int] = set()
         for i, (row, token, logprob) in enumerate(zip(rows, tokens, logprobs, strict=True)):
             reason, text = self._accept(row, token)
-            outbox.put(row.seq, TokenDelta((token,), (logprob,), text, reason))
+            outbox.put(row.seq, TokenDelta((token,), (logprob,), text, reason, self._version))
             if reason is not None:
                 finished.add(i)
         return finished

@@ -68,7 +68,7 @@ class _FakeBase:
         raise NotImplementedError
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        return await collect_generation(self.stream(request), policy_version=self.policy_version)
+        return await collect_generation(self.stream(request), version_if_none=self.policy_version)
 
 
 class EchoBackend(_FakeBase):
@@ -83,7 +83,7 @@ class EchoBackend(_FakeBase):
         count = min(self.echo_tokens, request.params.max_tokens, len(request.prompt_ids))
         ids = request.prompt_ids[-count:]
         finish: FinishReason = "length" if count == request.params.max_tokens else "stop"
-        yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish)
+        yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish, self.policy_version)
 
 
 class ScriptedBackend(_FakeBase):
@@ -126,7 +126,7 @@ class ScriptedBackend(_FakeBase):
             elif last:
                 visible += text_stream.flush()
                 finish = "length" if len(ids) == request.params.max_tokens else "stop"
-            yield TokenDelta((token,), (_fake_logprob(token),), visible, finish)
+            yield TokenDelta((token,), (_fake_logprob(token),), visible, finish, self.policy_version)
             if finish is not None:
                 return
         yield TokenDelta((), (), "", "stop")  # an empty script: nothing sampled

@@ -4,10 +4,10 @@
 model): it validates requests, hands them to the loop and turns the per-sequence delta queues
 into async streams. Requests of any number of concurrent callers share that one loop.
 
-`Generation.policy_version` is the version of the weights that prefilled the sequence and
-sampled its first token (the version when it entered the batch). An adapter loaded while a
-sequence runs also applies to its later tokens; the engine drains before updating, so in
-training no sequence straddles two versions.
+Every delta carries the version of the weights that sampled its tokens (`TokenDelta.policy_version`,
+read in the worker as it samples). An adapter loaded while a sequence runs also applies to its later
+tokens, which then say so; the engine holds new calls for the hot-load, so in training a sequence
+straddles two versions only past a drain timeout, and its record takes the older one.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any
 
 import torch
 
+from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import model_loading
 from agentjet.core.placement import memory_report
-from agentjet.core.types import FinishReason, Generation, GenerationRequest, TokenDelta
+from agentjet.core.types import Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
 
@@ -114,18 +115,10 @@ class TransformersBackend:
         return self._deltas(self._prepare(request))
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        """`stream` collected; `policy_version` is the version the sequence was admitted with."""
+        """`stream` collected; its version is the one its deltas carry (the weights that sampled them)."""
         seq = self._prepare(request)
-        ids: list[int] = []
-        logprobs: list[float] = []
-        texts: list[str] = []
-        reason: FinishReason = "abort"
-        async for delta in self._deltas(seq):
-            ids.extend(delta.token_ids)
-            logprobs.extend(delta.logprobs)
-            texts.append(delta.text)
-            reason = delta.finish_reason or reason
-        return Generation(tuple(ids), tuple(logprobs), "".join(texts), reason, seq.policy_version)
+        deltas = self._deltas(seq)
+        return await collect_generation(deltas, version_if_none=self.policy_version, finish_if_none="abort")
 
     async def load_adapter(self, path: Path, version: int) -> None:
         """Load a PEFT LoRA adapter folder between decode steps; later tokens carry `version`."""

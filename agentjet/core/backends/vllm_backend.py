@@ -137,12 +137,12 @@ class VllmBackend:
         """Validate now (raising `InvalidRequest`/`ContextLengthExceeded`), stream when iterated."""
         self._require_http()
         validate_request(request, max_context=self.max_context, vocab_size=self._vocab_size)
-        return self._deltas(request, self._model)
+        return self._deltas(request, self._model, self.policy_version)  # the adapter name and its version, together
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """`stream` collected; tagged with the version whose weights sample it (fixed at admission)."""
         version = self.policy_version
-        return await collect_generation(self.stream(request), policy_version=version, finish_if_none="abort")
+        return await collect_generation(self.stream(request), version_if_none=version, finish_if_none="abort")
 
     async def load_adapter(self, path: Path, version: int) -> None:
         """Load the PEFT adapter at `path` under a new name; new requests use it from now on."""
@@ -203,7 +203,7 @@ class VllmBackend:
     def _decode(self, ids: Any) -> str:
         return str(self._decoder.decode(list(ids), skip_special_tokens=True))
 
-    async def _deltas(self, request: GenerationRequest, model: str) -> AsyncIterator[TokenDelta]:
+    async def _deltas(self, request: GenerationRequest, model: str, version: int) -> AsyncIterator[TokenDelta]:
         params = request.params
         payload: dict[str, Any] = {
             "model": model,
@@ -250,7 +250,8 @@ class VllmBackend:
                         reason = "length" if choice["finish_reason"] == "length" else "stop"
                         pieces.append(text.flush())
                     if kept_ids or reason is not None:
-                        yield TokenDelta(tuple(kept_ids), tuple(logprobs[: len(kept_ids)]), "".join(pieces), reason)
+                        kept = tuple(logprobs[: len(kept_ids)])
+                        yield TokenDelta(tuple(kept_ids), kept, "".join(pieces), reason, version)
                     if reason is not None:
                         return  # leaving the `async with` closes the stream: vLLM aborts the request
             yield TokenDelta((), (), text.flush(), "abort")  # the stream ended without a finish

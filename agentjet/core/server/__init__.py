@@ -19,4 +19,3 @@ run.py             Starting a swarm server in this process: the checks that can 
 token_routes.py    `/swarm/tokens`: the admin issues, lists and revokes client tokens (`tokens.py`).
 wire.py            Checks every wire body needs before its fields are read.
 """
-
