@@ -252,3 +252,13 @@ def test_a_study_behind_an_rdb_url_lives_outside_the_repo(tmp_path: Path) -> Non
     with pytest.raises(CampaignError, match="cannot open the study storage"):
         bad = synthetic_plan(name="nowhere", storage="nosuchdb://user@host/db")
         start_campaign(bad, tmp_path / "d", options=SYNTH)
+
+
+def test_a_stop_asked_before_the_study_opens_holds_when_it_does(tmp_path: Path) -> None:
+    plan = synthetic_plan(trials=8, steps=3, step_s=0.01, confirm=1)
+    settings = CampaignSettings(study=plan.name, storage=plan.storage, pool=None)
+    campaign = Campaign(CampaignRepo.create(tmp_path / "c", plan, settings, None), options=SYNTH)
+    campaign.stop()  # e.g. a signal handler, before run() has made its scheduler
+    result = campaign.run()
+    assert result.stopped == "drain" and not result.finished
+    assert len(load_study(tmp_path / "c").trials) == 0

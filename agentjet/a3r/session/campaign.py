@@ -104,6 +104,7 @@ class Campaign:
         self.repo_id = repo.repo_id
         self.study: optuna.Study | None = None
         self.scheduler: Scheduler | None = None  # made when the study opens
+        self._early_stop: bool | None = None  # a stop asked before that (`now`): the scheduler starts stopped
         self._storage: BaseStorage | None = None
         self._study_lock = threading.RLock()
         self._active_before = 0.0
@@ -149,6 +150,8 @@ class Campaign:
         """Start no new trial; with `now`, also interrupt the running ones at their next report."""
         if self.scheduler is not None:
             self.scheduler.stop(now=now)
+        else:
+            self._early_stop = bool(now or self._early_stop)
 
     def _say(self, message: str) -> None:
         log.info("%s", message)
@@ -174,6 +177,8 @@ class Campaign:
         self.scheduler = Scheduler(
             link, max_attempts=options.max_attempts, baseline=options.baseline, pool_wait_s=options.pool_wait_s
         )
+        if self._early_stop is not None:
+            self.scheduler.stop(now=self._early_stop)
         return self.scheduler
 
     @contextlib.contextmanager
