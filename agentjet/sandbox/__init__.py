@@ -15,6 +15,8 @@ errors.py     Errors of the sandbox layer; `SandboxUnavailable` always carries h
 folder.py     A folder's files for `Sandbox.run(files=...)`: what a client file needs beside it, nothing more.
 forwarder.py  Inside a sandbox: serve 127.0.0.1:PORT by relaying to the swarm bridge's Unix socket, run a command.
 limits.py     What a sandboxed run may use, and the parser for the sizes users type (`512m`, `1g`).
+passthrough.py
+              A loopback ASGI pass-through to one swarm server (the bridge's and vibe's episode tap's).
 result.py     What a sandboxed run returns: how it ended, what it printed (capped), what it used.
 runspec.py    What both backends set up the same way: the sandbox's paths, its clean env and its entry command.
 verdict.py    Why a sandboxed run stopped, from what the backend saw: one pure function both backends share.

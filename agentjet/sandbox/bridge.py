@@ -9,6 +9,8 @@ the server's admin token, the bridge issues itself a client token for its lifeti
 it closes) and injects only that, so even a route the allow-list missed could reach nothing but
 the episodes the sandbox began; given a client token, it injects that. Episodes begun through
 the bridge and still open when it closes are aborted: the sandbox that owned them is gone.
+The proxy is a `passthrough.PassThrough` (the pass-through vibe's episode tap uses too) with the
+rules above as its hooks.
 
 Who can connect: the socket is 0666 in a directory that is `root:65534 0710` when we run as root
 (only root and the sandbox's gid 65534 may traverse it), else `0711` (any local user who guesses
@@ -18,7 +20,6 @@ on shared hosts.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -27,19 +28,17 @@ import re
 import shutil
 import tempfile
 import threading
-import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import uvicorn
 
 from agentjet.core import TOKEN_ENV
 from agentjet.sandbox.errors import SandboxError
+from agentjet.sandbox.passthrough import HOP_BY_HOP, Headers, PassThrough, Reply, Scope, ServerThread, reply_headers
 
 __all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge"]
 
@@ -64,16 +63,8 @@ ALLOWED_ROUTES: tuple[tuple[str, str, bool], ...] = (
 )
 _ROUTES = [(method, re.compile(pattern), token) for method, pattern, token in ALLOWED_ROUTES]
 _CLOSING = re.compile(rf"/swarm/episodes/({_ID})/(?:end|abort)")
-_HOP_BY_HOP = frozenset(
-    b"connection keep-alive proxy-authenticate proxy-authorization te trailer transfer-encoding upgrade".split()
-)
-_DROPPED_IN = _HOP_BY_HOP | {b"content-length", b"forwarded", b"x-real-ip"}  # and every x-forwarded-*
+_DROPPED_IN = HOP_BY_HOP | {b"content-length", b"forwarded", b"x-real-ip"}  # and every x-forwarded-*
 _MAX_BODY_BYTES = 16 * 1024 * 1024
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -103,162 +94,79 @@ def _route(method: str, path: str) -> bool | None:
     return None
 
 
-def _json_reply(status: int, message: str, code: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    body = json.dumps({"error": {"message": message, "type": "sandbox_bridge_error", "code": code, "param": None}})
-    return status, [(b"content-type", b"application/json")], body.encode()
+def _with_token(scope: Scope) -> bool | None:
+    """`_route` of the request, refused (None) when its raw path differs: no %-escapes, no tricks."""
+    method, path = scope["method"], scope["path"]
+    raw = scope.get("raw_path") or path.encode()
+    return _route(method, path) if raw == path.encode() else None
 
 
-class _Proxy:
-    """The ASGI app: check the route, rewrite headers, stream the server's reply back."""
+class _Proxy(PassThrough):
+    """The pass-through with the bridge's rules: allowed routes only, the token injected, episodes tracked."""
+
+    error_type = "sandbox_bridge_error"
+    unreachable_code = "bridge_upstream"
 
     def __init__(self, access: SwarmAccess, port: int) -> None:
-        self.upstream = access.url.rstrip("/")
+        # a 10 s connect/send timeout; SSE streams may idle while the model works
+        super().__init__(access.url, timeout_s=10.0, max_body_bytes=_MAX_BODY_BYTES)
         self.token = access.token
         self.default_host = f"127.0.0.1:{port}"
-        self.client: httpx.AsyncClient | None = None
         self.open_episodes: set[str] = set()  # begun here, not yet ended/aborted here; read by close()
         self.lock = threading.Lock()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-        elif scope["type"] == "http":
-            await self._http(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                timeout = httpx.Timeout(10.0, read=None, pool=None)  # SSE streams may idle while the model works
-                self.client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=256))
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if self.client is not None:
-                    await self.client.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method, path = scope["method"], scope["path"]
-        raw = scope.get("raw_path") or path.encode()
-        with_token = _route(method, path) if raw == path.encode() else None  # no %-escapes, no tricks
-        if with_token is None:
-            refused = f"the sandbox bridge does not forward {method} {path} (see bridge.ALLOWED_ROUTES)"
-            return await _reply(send, *_json_reply(403, refused, "sandbox_forbidden"))
-        try:
-            body = await _read_body(receive)
-        except _HungUp:
+    def refusal(self, scope: Scope) -> Reply | None:
+        if _with_token(scope) is not None:
             return None
-        if body is None:
-            return await _reply(send, *_json_reply(413, "request body too large", "body_too_large"))
-        headers, host = self._headers(scope, with_token)
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = f"{self.upstream}{path}" + (f"?{query}" if query else "")
-        assert self.client is not None
-        request = self.client.build_request(method, url, headers=headers, content=body)
-        try:
-            response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            return await _reply(send, *_json_reply(502, f"swarm server unreachable: {exc!r}", "bridge_upstream"))
-        try:
-            if method == "POST" and path == "/swarm/episodes" and response.status_code == 200:
-                status, reply_headers, reply = await _rebased(response, host)
-                self._track(json.loads(reply).get("episode_id"), opened=True)
-                await _reply(send, status, reply_headers, reply)
-            else:
-                closing = _CLOSING.fullmatch(path) if method == "POST" else None
-                if closing and response.status_code < 500:  # ended, or already closed/unknown: not ours to abort
-                    self._track(closing.group(1), opened=False)
-                await _stream(response, receive, send)
-        finally:
-            await response.aclose()
+        method, path = scope["method"], scope["path"]
+        refused = f"the sandbox bridge does not forward {method} {path} (see bridge.ALLOWED_ROUTES)"
+        return self.error(403, refused, "sandbox_forbidden")
+
+    def request_headers(self, scope: Scope) -> Headers:
+        out: Headers = []
+        inject = bool(_with_token(scope)) and self.token is not None  # no token held: the sandbox's own goes through
+        for name, value in scope["headers"]:
+            if name in _DROPPED_IN or name.startswith(b"x-forwarded-") or (inject and name == b"authorization"):
+                continue
+            out.append((name, value))
+        if not any(name == b"host" for name, _ in out):
+            out.append((b"host", self.default_host.encode()))  # the server derives episode base URLs from Host
+        if inject:
+            out.append((b"authorization", f"Bearer {self.token}".encode()))
+        return out
+
+    async def whole_reply(self, scope: Scope, response: httpx.Response) -> Reply | None:
+        """A begun episode comes back rebased and is tracked; an end or abort that passed untracks it."""
+        method, path = scope["method"], scope["path"]
+        if method == "POST" and path == "/swarm/episodes" and response.status_code == 200:
+            reply = await _rebased(response, self._host(scope))
+            self._track(json.loads(reply.body).get("episode_id"), opened=True)
+            return reply
+        closing = _CLOSING.fullmatch(path) if method == "POST" else None
+        if closing and response.status_code < 500:  # ended, or already closed/unknown: not ours to abort
+            self._track(closing.group(1), opened=False)
+        return None
+
+    def _host(self, scope: Scope) -> str:
+        """The Host the sandbox asked for (its own loopback and port), else the default."""
+        hosts = [value.decode("latin-1") for name, value in scope["headers"] if name == b"host"]
+        return hosts[-1] if hosts else self.default_host
 
     def _track(self, episode_id: object, *, opened: bool) -> None:
         if isinstance(episode_id, str):
             with self.lock:
                 (self.open_episodes.add if opened else self.open_episodes.discard)(episode_id)
 
-    def _headers(self, scope: Scope, with_token: bool) -> tuple[list[tuple[bytes, bytes]], str]:
-        out: list[tuple[bytes, bytes]] = []
-        host = self.default_host
-        inject = with_token and self.token is not None  # no token held: the sandbox's own header goes through
-        for name, value in scope["headers"]:
-            if name in _DROPPED_IN or name.startswith(b"x-forwarded-") or (inject and name == b"authorization"):
-                continue
-            if name == b"host":
-                host = value.decode("latin-1")
-            out.append((name, value))
-        if not any(name == b"host" for name, _ in out):
-            out.append((b"host", host.encode()))  # the server derives episode base URLs from Host
-        if inject:
-            out.append((b"authorization", f"Bearer {self.token}".encode()))
-        return out, host
 
-
-class _HungUp(Exception):
-    """The sandbox side closed the connection before its request was complete."""
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body (chat requests are small); None past `_MAX_BODY_BYTES`."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _HungUp
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > _MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _reply_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
-    return [(k.lower(), v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP]
-
-
-async def _reply(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-    headers = [(k, v) for k, v in headers if k != b"content-length"] + [(b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _rebased(response: httpx.Response, host: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+async def _rebased(response: httpx.Response, host: str) -> Reply:
     """A begun episode's `base_url` is where the sandbox reaches the server: its own loopback
     (the server may have answered with a `--public-url` the sandbox cannot reach)."""
     await response.aread()
     body = response.json()
     if isinstance(body, dict) and "base_url" in body:
         body["base_url"] = f"http://{host}/v1"
-    headers = [(k, v) for k, v in _reply_headers(response) if k != b"content-encoding"]
-    return response.status_code, headers, json.dumps(body).encode()
-
-
-async def _stream(response: httpx.Response, receive: Receive, send: Send) -> None:
-    """Relay the reply chunk by chunk (SSE arrives as sampled); a client that hangs up stops it."""
-    await send({"type": "http.response.start", "status": response.status_code, "headers": _reply_headers(response)})
-
-    async def relay() -> None:
-        async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-
-    async def hang_up() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    tasks = [asyncio.ensure_future(relay()), asyncio.ensure_future(hang_up())]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            task.result()
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    headers = [(k, v) for k, v in reply_headers(response) if k != b"content-encoding"]
+    return Reply(response.status_code, headers, json.dumps(body).encode())
 
 
 def _private_dir() -> Path:
@@ -289,8 +197,7 @@ class SwarmBridge:
         self.socket_path = self.socket_dir / "swarm.sock"
         self._proxy = _Proxy(self.access, self.port)
         self._minted: str | None = None  # id of the client token issued for this bridge (admin token given)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServerThread | None = None
         self.aborted_on_close: list[str] = []
 
     def env(self) -> dict[str, str]:
@@ -303,26 +210,12 @@ class SwarmBridge:
 
     def start(self, timeout_s: float = 30.0) -> SwarmBridge:
         self._scope_token()
-        config = uvicorn.Config(
-            self._proxy,
-            uds=str(self.socket_path),
-            lifespan="on",
-            log_level="warning",
-            proxy_headers=False,
-            server_header=False,
-            date_header=False,
-            timeout_graceful_shutdown=2,
+        self._serving = ServerThread(
+            self._proxy, name="agentjet-bridge", uds=str(self.socket_path), timeout_graceful_shutdown=2
         )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name="agentjet-bridge")
-        self._server, self._thread = server, thread
-        thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.close()
-                raise SandboxError(f"the swarm bridge did not start on {self.socket_path}")
-            time.sleep(0.01)
+        if not self._serving.start(timeout_s):
+            self.close()
+            raise SandboxError(f"the swarm bridge did not start on {self.socket_path}")
         self.socket_path.chmod(0o666)
         return self
 
@@ -354,12 +247,11 @@ class SwarmBridge:
 
     def close(self) -> None:
         """Stop serving, abort the episodes the sandbox left open, remove the socket dir; safe to call twice."""
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._serving is not None:
+            self._serving.stop()
             self._abort_left_open()
         self._revoke_minted()
-        self._server = self._thread = None
+        self._serving = None
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self.socket_dir)
 

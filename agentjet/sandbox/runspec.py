@@ -16,6 +16,7 @@ from typing import Protocol
 __all__ = [
     "BIG_FILE",
     "COPY_FAILED",
+    "COPY_IN",
     "INPUT_DIR",
     "SANDBOX_GID",
     "SANDBOX_UID",
@@ -39,7 +40,7 @@ SWARM_MOUNT = "/run/agentjet"
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 COPY_FAILED = "agentjet sandbox: copying the work dir into /work failed"
 BIG_FILE = "agentjet sandbox: a file reached the size limit: "  # + path, last stderr line
-_COPY_IN = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
+COPY_IN = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
 # Run the command (not exec: the shell stays to look afterwards), then report a file that reached
 # RLIMIT_FSIZE: Python ignores SIGXFSZ, so a refused write may leave no other trace.
 _RUN = """cd {work} || exit 125
@@ -98,7 +99,7 @@ def entry_command(
     """
     wrapped = swarm.wrap(command) if swarm is not None else list(command)
     deadline = "" if deadline_s is None else f"timeout -s KILL {deadline_s:.0f} "
-    script = (_COPY_IN if copy_input else "") + _RUN.format(
+    script = (COPY_IN if copy_input else "") + _RUN.format(
         work=WORK_DIR, below_cap=file_size_bytes - 1, mark=BIG_FILE, deadline=deadline
     )
     return ["/bin/sh", "-c", script, "agentjet-entry", *wrapped]

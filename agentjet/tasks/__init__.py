@@ -20,4 +20,3 @@ play/                   Playing a task against a swarm server: episode rounds, t
                         report, and sandboxed runs.
 werewolves/             Werewolves, the 9-player social deduction game, as a task family (see docs/tasks.md).
 """
-

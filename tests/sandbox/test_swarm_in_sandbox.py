@@ -19,8 +19,17 @@ from agentjet.core import ConfigError, SwarmClient, TrainConfig
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig
 from agentjet.core.testing import RunningServer
 from agentjet.core.types import EpisodeStatus
+from agentjet.sandbox.result import RunResult, StopReason
 from agentjet.tasks.play.runner import RunSettings
-from agentjet.tasks.play.sandboxed_run import client_limits, inner_command, run_in_sandbox
+from agentjet.tasks.play.sandboxed_run import (
+    SandboxedRun,
+    client_limits,
+    ending,
+    explain,
+    inner_command,
+    parse_summary,
+    run_in_sandbox,
+)
 from tests.tasks.swarm_helpers import TOKEN, journal, tiny_training_server, wait_for_step
 
 CONFIG = TrainConfig(  # one update per group of two episodes
@@ -147,7 +156,7 @@ def test_the_inner_command_repeats_every_run_setting_as_a_flag_the_cli_accepts()
         episodes=9, concurrency=3, eval_every=4, eval_episodes=5, group_size=3, update_every=6, seed=7
     )
     inner = inner_command("word", "http://127.0.0.1:8710", params=["max_tokens=3"], settings=settings, log_level="INFO")
-    assert inner[:5] == ["python3", "-m", "agentjet.cli.main", "client", "run"]
+    assert inner[:5] == ["python3", "-m", "agentjet", "client", "run"]
     flags = dict(zip(inner[5::2], inner[6::2], strict=False))
     assert flags["--episodes"] == "9" and flags["--eval-every"] == "4" and flags["--update-every"] == "6"
     assert flags["--group-size"] == "3" and flags["--seed"] == "7" and flags["--param"] == "max_tokens=3"
@@ -169,3 +178,25 @@ def test_bad_sandbox_flags_fail_before_any_sandbox_starts(
 ) -> None:
     with pytest.raises(ConfigError, match=error):
         run_in_sandbox(task, backend=sandbox, servers=servers, token=None, settings=RunSettings())
+
+
+def test_a_run_without_a_summary_is_explained_by_how_it_ended() -> None:
+    result = RunResult(
+        backend="bwrap",
+        exit_code=137,
+        stopped_by=StopReason.MEMORY,
+        stdout="no json here\n",
+        stderr="".join(f"line {n}\n" for n in range(20)),
+        stdout_truncated=False,
+        stderr_truncated=False,
+        wall_s=1.0,
+        cpu_s=None,
+        peak_memory_bytes=None,
+        detail="over 2g",
+    )
+    assert ending(result) == "exit 137, stopped by memory: over 2g"
+    run = SandboxedRun(parse_summary(result.stdout), result)
+    assert run.summary is None
+    message = str(explain(run))
+    assert message.startswith("the sandboxed client run ended without a summary (exit 137, stopped by memory: over 2g)")
+    assert message.endswith("line 19") and "line 5\n" in message and "line 4\n" not in message  # the last 15 lines

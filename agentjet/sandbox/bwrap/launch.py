@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.runspec import (
-    COPY_FAILED,
+    COPY_IN,
     INPUT_DIR,
     SANDBOX_GID,
     SANDBOX_UID,
@@ -49,7 +49,6 @@ big=$(find /work /tmp /dev/shm -xdev -type f -size +{below_cap}c -print -quit 2>
 [ -n "$big" ] && echo "big $big" >&3
 exit $rc
 """  # the last lines report a file at the RLIMIT_FSIZE cap: Python ignores SIGXFSZ and sees EFBIG
-_COPY = f"cp -dR --preserve=mode,timestamps {INPUT_DIR}/. {WORK_DIR}/ || {{ echo '{COPY_FAILED}' >&2; exit 125; }}\n"
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def _host_script(launch: Launch) -> str:
 
 
 def _inner_script(launch: Launch) -> str:
-    copy = _COPY if launch.workdir is not None else ""
+    copy = COPY_IN if launch.workdir is not None else ""
     return _INNER.format(copy=copy, below_cap=launch.limits.file_size_bytes - 1)
 
 

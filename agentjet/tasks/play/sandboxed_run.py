@@ -2,16 +2,18 @@
 
 The host never imports the task (a client file is untrusted code): it stages the file's folder into the
 sandbox's work dir, starts a `SwarmBridge` to the one server (the token stays here) and runs
-`python3 -m agentjet.cli.main client run ... --json` inside, which reaches the server at
+`python3 -m agentjet client run ... --json` inside, which reaches the server at
 `http://127.0.0.1:PORT` through the forwarder. The inner summary comes back as JSON on stdout.
-Ctrl-C stops the sandbox; the bridge then aborts the episodes it left open.
+Ctrl-C stops the sandbox; the bridge then aborts the episodes it left open. Vibe's sandboxed client
+runs the same way with its workspace staged instead (`files=`); `client_run_args` and
+`settings_flags` are the `client run` command line every caller builds.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +33,14 @@ __all__ = [
     "SANDBOXES",
     "SandboxedRun",
     "client_limits",
+    "client_run_args",
+    "ending",
     "explain",
     "inner_command",
     "parse_summary",
     "port_of",
     "run_in_sandbox",
+    "settings_flags",
 ]
 
 SANDBOXES = ("none", "docker", "bwrap")
@@ -79,11 +84,10 @@ def _staged_task(task: str) -> tuple[str, dict[str, str | bytes] | None]:
     return task, None
 
 
-def inner_command(task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str) -> list[str]:
-    """The `client run` the sandbox executes (its own summary as JSON on stdout)."""
-    argv = ["python3", "-m", "agentjet.cli.main", "client", "run", task, "--server", server, "--json"]
-    argv += ["--episodes", str(settings.episodes), "--concurrency", str(settings.concurrency)]
-    argv += ["--eval-episodes", str(settings.eval_episodes), "--seed", str(settings.seed), "--log-level", log_level]
+def settings_flags(settings: RunSettings, params: Sequence[str] = ()) -> list[str]:
+    """The `client run` flags that reproduce `settings` and `params`."""
+    argv = ["--episodes", str(settings.episodes), "--concurrency", str(settings.concurrency)]
+    argv += ["--eval-episodes", str(settings.eval_episodes), "--seed", str(settings.seed)]
     for flag, value in (
         ("--eval-every", settings.eval_every),
         ("--group-size", settings.group_size),
@@ -96,6 +100,19 @@ def inner_command(task: str, server: str, *, params: Sequence[str], settings: Ru
     return argv
 
 
+def client_run_args(
+    task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str
+) -> list[str]:
+    """What follows `client run` for a run of `task` against `server` that prints its summary as JSON."""
+    return [task, "--server", server, "--json", *settings_flags(settings, params), "--log-level", log_level]
+
+
+def inner_command(task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str) -> list[str]:
+    """The `client run` the sandbox executes (its own summary as JSON on stdout)."""
+    args = client_run_args(task, server, params=params, settings=settings, log_level=log_level)
+    return ["python3", "-m", "agentjet", "client", "run", *args]
+
+
 def run_in_sandbox(
     task: str,
     *,
@@ -106,19 +123,22 @@ def run_in_sandbox(
     settings: RunSettings,
     limits: Limits | None = None,
     log_level: str = "WARNING",
+    files: Mapping[str, str | bytes] | None = None,
 ) -> SandboxedRun:
-    """Run the task inside `backend`; raises ConfigError for bad flags, SandboxUnavailable if it cannot run."""
+    """Run the task inside `backend`; raises ConfigError for bad flags, SandboxError (SandboxUnavailable) if
+    it cannot run. `files`: what to stage instead of a client file's folder, `task` then naming the client
+    inside (vibe stages a whole workspace)."""
     if backend not in SANDBOXES[1:]:
         raise ConfigError(f"unknown sandbox {backend!r}: use {', '.join(SANDBOXES)}")
     name, url = _one_server(servers)
+    inner_task, staged = (task, files) if files is not None else _staged_task(task)
     inside = f"http://127.0.0.1:{port_of(url)}"  # the forwarder listens on the server's own port
-    inner_task, files = _staged_task(task)
     command = inner_command(
         inner_task, f"{name}={inside}" if name else inside, params=params, settings=settings, log_level=log_level
     )
     sandbox = Sandbox(backend)
     result = sandbox.run(
-        command, files=files, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=PYTHON_ENV
+        command, files=staged, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=PYTHON_ENV
     )
     return SandboxedRun(parse_summary(result.stdout), result)
 
@@ -144,11 +164,15 @@ def parse_summary(stdout: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def ending(result: RunResult) -> str:
+    """How a sandboxed run ended, in words: its exit status and the limit that stopped it."""
+    detail = f": {result.detail}" if result.detail else ""
+    return f"exit {result.exit_code}, stopped by {result.stopped_by.value}{detail}"
+
+
 def explain(run: SandboxedRun) -> SandboxError:
     """Why a sandboxed run gave no summary: the limit that fired, or the tail of its stderr."""
-    result = run.result
-    tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+    tail = "\n".join(run.result.stderr.strip().splitlines()[-15:])
     return SandboxError(
-        f"the sandboxed client run ended without a summary (exit {result.exit_code}, stopped by "
-        f"{result.stopped_by}{': ' + result.detail if result.detail else ''})" + (f":\n{tail}" if tail else "")
+        f"the sandboxed client run ended without a summary ({ending(run.result)})" + (f":\n{tail}" if tail else "")
     )

@@ -22,11 +22,14 @@ from pathlib import Path
 
 import httpx
 
+from agentjet.core import TOKEN_ENV, log_tail, process_mentions
 from agentjet.sandbox import Sandbox, SandboxUnavailable
+from agentjet.tasks.play.runner import RunSettings
+from agentjet.tasks.play.sandboxed_run import PYTHON_ENV, client_run_args, settings_flags
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.client_standby import READY_ENV
 from agentjet.vibe.run.episode_tap import EpisodeTap
-from agentjet.vibe.run.swarm_server import LOGS_DIR, Progress, ServerHandle, log_tail, process_mentions
+from agentjet.vibe.run.swarm_server import LOGS_DIR, Progress, ServerHandle
 
 __all__ = [
     "ClientHandle",
@@ -58,6 +61,10 @@ class ClientSettings:
     params: tuple[str, ...] = ()
     memory: str = "2g"
     timeout_s: float = 24 * 3600.0
+
+    def run_settings(self) -> RunSettings:
+        """The settings of the `client run` this process becomes (the fields both have)."""
+        return RunSettings.from_options(self)
 
 
 @dataclass
@@ -105,18 +112,14 @@ def resolve_sandbox(choice: str, *, allow_unsandboxed: bool, progress: Progress)
 
 
 def _argv(workspace: Path, client: Path, sandbox: str, url: str, settings: ClientSettings) -> list[str]:
-    flags = ["--episodes", str(settings.episodes), "--concurrency", str(settings.concurrency)]
-    flags += ["--eval-episodes", str(settings.eval_episodes), "--seed", str(settings.seed)]
-    for name, value in (("--group-size", settings.group_size), ("--eval-every", settings.eval_every)):
-        if value is not None:
-            flags += [name, str(value)]
-    for param in settings.params:
-        flags += ["--param", param]
+    head = [sys.executable, "-m", _module(sandbox)]
     if sandbox == "none":
-        head = [sys.executable, "-m", _module(sandbox), str(client), "--server", url, "--json"]
-        return head + flags + ["--log-level", "WARNING"]
-    head = [sys.executable, "-m", _module(sandbox), "--workspace", str(workspace)]
-    head += ["--client", str(client), "--server", url, "--backend", sandbox]
+        args = client_run_args(
+            str(client), url, params=settings.params, settings=settings.run_settings(), log_level="WARNING"
+        )
+        return head + args
+    head += ["--workspace", str(workspace), "--client", str(client), "--server", url, "--backend", sandbox]
+    flags = settings_flags(settings.run_settings(), settings.params)
     return head + flags + ["--memory", settings.memory, "--timeout-s", str(settings.timeout_s)]
 
 
@@ -126,7 +129,7 @@ def _module(sandbox: str) -> str:
 
 
 def _env(token: str) -> dict[str, str]:
-    return {**os.environ, "AGENTJET_TOKEN": token, "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
+    return {**os.environ, TOKEN_ENV: token, **PYTHON_ENV}
 
 
 def _log_path(workspace: Path, generation: int) -> Path:

@@ -9,30 +9,19 @@ unchanged (streams too); a `POST /swarm/episodes` that succeeds is recorded with
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
-import uvicorn
 
+from agentjet.sandbox.passthrough import PassThrough, Reply, Scope, ServerThread, reply_headers
 from agentjet.vibe.errors import VibeError
 
 __all__ = ["EpisodeTap", "TappedEpisode"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
-_HOP_BY_HOP = frozenset(
-    b"connection keep-alive proxy-authenticate proxy-authorization te trailer transfer-encoding upgrade".split()
-)
 
 
 @dataclass(frozen=True)
@@ -45,57 +34,23 @@ class TappedEpisode:
     begun_at: float
 
 
-class _Relay:
-    """The ASGI app: forward to the upstream server, stream the reply back, note begun episodes."""
+class _Relay(PassThrough):
+    """The pass-through that notes begun episodes; everything else passes as it came, to its end."""
+
+    error_type = "tap_error"
+    unreachable_code = "tap_upstream"
 
     def __init__(self, upstream: str, on_begun: Callable[[TappedEpisode], None]) -> None:
-        self.upstream = upstream.rstrip("/")
+        # a 30 s connect/send timeout (model calls may take long); a client that leaves stops nothing
+        super().__init__(upstream, timeout_s=30.0, forwards_abandoned=True, stops_on_hang_up=False)
         self.on_begun = on_begun
-        self.client: httpx.AsyncClient | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    timeout = httpx.Timeout(30.0, read=None, pool=None)  # model calls may take long
-                    self.client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=256))
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    if self.client is not None:
-                        await self.client.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        elif scope["type"] == "http":
-            await self._http(scope, receive, send)
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive)
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = self.upstream + scope["path"] + (f"?{query}" if query else "")
-        headers = [(k, v) for k, v in scope["headers"] if k not in _HOP_BY_HOP and k != b"content-length"]
-        assert self.client is not None  # set by the lifespan startup before any request
-        request = self.client.build_request(scope["method"], url, headers=headers, content=body)
-        try:
-            response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            reply = json.dumps({"error": {"message": f"swarm server unreachable: {exc!r}", "type": "tap_error"}})
-            await _send_whole(send, 502, [(b"content-type", b"application/json")], reply.encode())
-            return
-        try:
-            if scope["method"] == "POST" and scope["path"] == "/swarm/episodes" and response.status_code == 200:
-                await response.aread()
-                self._note(response.content)
-                await _send_whole(send, 200, _reply_headers(response), response.content)
-            else:
-                await send(
-                    {"type": "http.response.start", "status": response.status_code, "headers": _reply_headers(response)}
-                )
-                async for chunk in response.aiter_raw():
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-        finally:
-            await response.aclose()
+    async def whole_reply(self, scope: Scope, response: httpx.Response) -> Reply | None:
+        if not (scope["method"] == "POST" and scope["path"] == "/swarm/episodes" and response.status_code == 200):
+            return None
+        await response.aread()
+        self._note(response.content)
+        return Reply(200, reply_headers(response), response.content)
 
     def _note(self, content: bytes) -> None:
         try:
@@ -106,27 +61,6 @@ class _Relay:
             self.on_begun(
                 TappedEpisode(body["episode_id"], str(body.get("task_id", "")), str(body.get("kind", "")), time.time())
             )
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b"".join(chunks)
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _reply_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
-    return [(k.lower(), v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP]
-
-
-async def _send_whole(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
-    headers = [(k, v) for k, v in headers if k != b"content-length"] + [(b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 class EpisodeTap:
@@ -142,8 +76,7 @@ class EpisodeTap:
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServerThread | None = None
 
     def _on_begun(self, episode: TappedEpisode) -> None:
         with self._lock:
@@ -163,34 +96,18 @@ class EpisodeTap:
             return self._begun[0]
 
     def start(self, timeout_s: float = 30.0) -> EpisodeTap:
-        config = uvicorn.Config(
-            _Relay(self.upstream, self._on_begun),
-            lifespan="on",
-            log_level="warning",
-            access_log=False,
-            server_header=False,
-            date_header=False,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[self._socket])), daemon=True, name="vibe-episode-tap"
-        )
-        self._server, self._thread = server, thread
-        thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.close()
-                raise VibeError(f"the episode tap to {self.upstream} did not start on {self.url}")
-            time.sleep(0.01)
+        relay = _Relay(self.upstream, self._on_begun)
+        self._serving = ServerThread(relay, name="vibe-episode-tap", sockets=[self._socket])
+        if not self._serving.start(timeout_s):
+            self.close()
+            raise VibeError(f"the episode tap to {self.upstream} did not start on {self.url}")
         return self
 
     def close(self) -> None:
         """Stop serving (safe to call twice)."""
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+        self._serving = None
         self._socket.close()
 
     def __enter__(self) -> EpisodeTap:

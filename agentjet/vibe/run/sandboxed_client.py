@@ -1,9 +1,10 @@
 """The host side of one sandboxed client process of a vibe run (`python -m agentjet.vibe.run.sandboxed_client`).
 
 `agentjet client run --sandbox` stages the client file alone; a vibe client also needs what lies
-beside it (`reward.py`, `data/*.jsonl`). This process stages the workspace's client files, runs
-the same inner `client run ... --json` in the sandbox through a swarm bridge (the token, read
-from AGENTJET_TOKEN, stays on the host) and writes the inner summary as JSON on stdout. It runs
+beside it (`reward.py`, `data/*.jsonl`). This process stages the workspace's client files and runs
+them as that command does (`sandboxed_run.run_in_sandbox`: the inner `client run ... --json` through a
+swarm bridge; the token, read from AGENTJET_TOKEN, stays on the host), then writes the inner
+summary as JSON on stdout. It runs
 as its own process so the orchestrator can stop it (SIGTERM or SIGINT: the sandbox is stopped and
 its open episodes aborted) without touching the server. Exit status: 0 with a summary, 1 without
 one, 130 when stopped.
@@ -20,9 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from agentjet.sandbox import Sandbox, SandboxError, SwarmAccess
+from agentjet.core import TOKEN_ENV
+from agentjet.sandbox import SandboxError
 from agentjet.tasks.play.runner import RunSettings
-from agentjet.tasks.play.sandboxed_run import PYTHON_ENV, client_limits, inner_command, parse_summary, port_of
+from agentjet.tasks.play.sandboxed_run import client_limits, ending, run_in_sandbox
 from agentjet.vibe.generate.contract import RUN_OUTPUTS, workspace_files
 
 __all__ = ["client_files", "main"]
@@ -53,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--group-size", type=int, default=None)
     parser.add_argument("--eval-every", type=int, default=None)
     parser.add_argument("--eval-episodes", type=int, default=8)
+    parser.add_argument("--update-every", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--param", action="append", default=[])
     parser.add_argument("--memory", default="2g")
@@ -69,27 +72,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # stopped like Ctrl-C: the sandbox and its episodes go
     settings = RunSettings.from_options(args)
     task, files = client_files(args.workspace, args.client)
-    port = port_of(args.server)
-    command = inner_command(task, f"http://127.0.0.1:{port}", params=args.param, settings=settings, log_level="WARNING")
     limits = client_limits(memory=args.memory, timeout_s=args.timeout_s)
-    access = SwarmAccess(args.server, os.environ.get("AGENTJET_TOKEN"))
     try:
-        result = Sandbox(args.backend).run(command, files=files, limits=limits, swarm=access, env=PYTHON_ENV)
+        run = run_in_sandbox(
+            task,
+            files=files,
+            backend=args.backend,
+            servers=[args.server],
+            token=os.environ.get(TOKEN_ENV),
+            params=args.param,
+            settings=settings,
+            limits=limits,
+        )
     except KeyboardInterrupt:
         sys.stderr.write("sandboxed client stopped; its open episodes were aborted\n")
         return 130
     except SandboxError as exc:
         sys.stderr.write(f"sandbox error: {exc}\n")
         return 1
-    sys.stderr.write(result.stderr)
-    summary = parse_summary(result.stdout)
-    if summary is None:
-        sys.stderr.write(
-            f"\nthe sandboxed client ended without a summary: exit {result.exit_code}, stopped by "
-            f"{result.stopped_by.value}{': ' + result.detail if result.detail else ''}\n"
-        )
+    sys.stderr.write(run.result.stderr)
+    if run.summary is None:
+        sys.stderr.write(f"\nthe sandboxed client ended without a summary: {ending(run.result)}\n")
         return 1
-    sys.stdout.write(json.dumps(summary) + "\n")
+    sys.stdout.write(json.dumps(run.summary) + "\n")
     return 0
 
 
