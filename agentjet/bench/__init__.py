@@ -18,18 +18,15 @@ output.py          How every benchmark hands its figures over: JSON or an aligne
 proportions.py     Confidence intervals for success rates (accuracy, win rate) and their change. Pure, no numpy.
 sandbox.py         `agentjet bench sandbox`: start-to-exit latency of `python3 -c pass` per backend, and 8 sandboxes
                    at once.
-serve.py           `agentjet bench serve`: what the swarm server costs per call, and how generation scales with
-                   episodes.
-serve_process.py   The servers of `agentjet bench serve` as child processes: start one, wait until it rolls, stop
-                   it.
-serve_worker.py    `python -m agentjet.bench.serve_worker KIND`: one server for `agentjet bench serve`, in its own
-                   process.
 train_memory.py    `agentjet bench train-memory`: peak memory and time of one update per micro-batch budget.
 vibe_hotswap.py    `agentjet bench vibe-hotswap`: how fast a vibe run swaps its client, against restarting the
                    server.
 chaos/             `agentjet bench chaos`: attacks and faults against real servers, each with the invariant it must
                    keep.
 gpu/               The GPU check (`agentjet bench gpu`, `python -m agentjet.bench.gpu`, `scripts/gpu-check.sh`).
+
+serving/           `agentjet bench serve`: what the swarm server costs per call and how generation scales, each
+                   server in its own process.
 """
 
 from __future__ import annotations
@@ -37,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentjet.bench.serve import main, run_serve_bench
+    from agentjet.bench.serving.serve import main, run_serve_bench
 
 __all__ = ["main", "run_serve_bench"]
 
@@ -45,6 +42,6 @@ __all__ = ["main", "run_serve_bench"]
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'agentjet.bench' has no attribute {name!r}")
-    from agentjet.bench import serve
+    from agentjet.bench.serving import serve
 
     return getattr(serve, name)

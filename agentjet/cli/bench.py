@@ -35,7 +35,7 @@ def bench_serve(
     vllm_python: VllmPythonOption = None,
 ) -> None:
     """Server overhead (echo backend) vs a bare FastAPI route, and smollm2 tokens/s under concurrency."""
-    from agentjet.bench.serve import main as serve_main
+    from agentjet.bench.serving.serve import main as serve_main
 
     backends, vllm_python = checked_backends(backend, vllm_python)
     run_one_shot(lambda: serve_main(quick=quick, as_json=as_json, backends=backends, vllm_python=vllm_python), catch=())

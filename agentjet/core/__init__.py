@@ -6,8 +6,6 @@ process) then needs neither httpx (the client) nor anything else the public API 
 call_stats.py       Live call statistics of one server (totals, calls/s and tokens/s over a sliding window). Time is
                     an argument.
 chat_format.py      Render OpenAI chat messages (and tools) into prompt token ids, and parse tool calls back.
-closed_episodes.py  Closing an open episode into the journal, and what the engine remembers of the episodes it
-                    closed.
 config.py           Typed configuration: `ServerSettings` for one swarm server, `TrainConfig` for its training.
 engine.py           The engine owns the episodes and the engine state machine of one swarm server.
 engine_states.py    The engine state machine: legal moves (`NEXT_STATES`), which states serve, and the door new

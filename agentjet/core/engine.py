@@ -28,10 +28,10 @@ from typing import Any
 from agentjet.core.access.keys import EpisodeKeySigner
 from agentjet.core.backends.base import Backend
 from agentjet.core.call_stats import CallStats
-from agentjet.core.closed_episodes import ClosedEpisodes
 from agentjet.core.config import TrainConfig
 from agentjet.core.engine_states import EngineStates
 from agentjet.core.engine_status import engine_status
+from agentjet.core.episodes.closed_episodes import ClosedEpisodes
 from agentjet.core.episodes.journal import Journal
 from agentjet.core.episodes.open_episode import OpenEpisode, check_metadata
 from agentjet.core.errors import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from agentjet.bench.serve import run_serve_bench
+from agentjet.bench.serving.serve import run_serve_bench
 from agentjet.cli.main import app
 
 

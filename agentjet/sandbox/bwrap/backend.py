@@ -22,10 +22,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentjet.sandbox.docker import image as sandbox_image
 from agentjet.sandbox.bwrap.cgroups import CgroupLayout, CgroupUsage, RunCgroup, detect
 from agentjet.sandbox.bwrap.launch import HOST_ENV, TOOLS, Launch, launch_argv, mount_base
 from agentjet.sandbox.bwrap.watch import Watched, watch
+from agentjet.sandbox.docker import image as sandbox_image
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.result import RunResult, StopReason

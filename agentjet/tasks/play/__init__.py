@@ -1,10 +1,10 @@
-"""Playing a task against a swarm server: one episode, episode rounds, the `client run` entry point, its report,
-and sandboxed runs.
+"""Playing a task against a swarm server: episode rounds, the `client run` entry point, its report, and sandboxed
+runs.
 
 client_run.py     `agentjet client run`: flags -> a family, its servers and clients, then one `TaskRunner` run.
-episode.py        `EpisodePlayer`: one episode of a family on its servers (begin, run, end or abort), for every
-                  caller.
-groups.py         GRPO groups: an item played `group_size` times, each member with its own seed.
+episode.py        One episode of a task family on its servers: begin one episode per server, run the family, end
+                  each with its reward, or abort them all.
+groups.py         GRPO groups: an item played `group_size` times, each member sampling with its own seed.
 rounds.py         Rounds of episodes against one policy server: GRPO train rounds, held-out evals, waiting for a
                   step.
 run_report.py     What a task run counts (episodes, rewards per server, errors, evals) and how it is shown.

@@ -8,5 +8,6 @@ fenced.py          Files out of an LLM reply: fenced blocks that name their path
                    written.
 generator.py       Generate a workspace from a task spec: a built-in family's template, or files an LLM writes.
 render.py          Built-in task templates -> workspace files, filled in from the task spec.
-templates/         the built-in task families' workspace templates (package data)
+templates/         the built-in task families' workspace templates: whole files, _shared/ skeletons and
+                   per-family pieces (package data)
 """

@@ -33,7 +33,7 @@ import httpx
 import psutil
 
 from agentjet.bench.output import print_result
-from agentjet.bench.serve_process import admin_headers, bench_server, best_device
+from agentjet.bench.serving.serve_process import admin_headers, bench_server, best_device
 
 __all__ = ["main", "run_serve_bench"]
 

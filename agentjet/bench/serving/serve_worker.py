@@ -1,4 +1,4 @@
-"""`python -m agentjet.bench.serve_worker KIND`: one server for `agentjet bench serve`, in its own process.
+"""`python -m agentjet.bench.serving.serve_worker KIND`: one server for `agentjet bench serve`, in its own process.
 
 The benchmark client and the server must not share a GIL or an event loop, or the numbers
 measure their contention instead of the server. KIND is `echo` (the swarm server on the
@@ -95,7 +95,7 @@ def build_app(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m agentjet.bench.serve_worker")
+    parser = argparse.ArgumentParser(prog="python -m agentjet.bench.serving.serve_worker")
     parser.add_argument("kind", choices=KINDS)
     parser.add_argument("--model", default="tiny")
     parser.add_argument("--state-dir", type=Path, required=True)

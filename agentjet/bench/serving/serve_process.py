@@ -1,6 +1,6 @@
 """The servers of `agentjet bench serve` as child processes: start one, wait until it rolls, stop it.
 
-Each is `python -m agentjet.bench.serve_worker KIND` in its own process, so the benchmark client
+Each is `python -m agentjet.bench.serving.serve_worker KIND` in its own process, so the benchmark client
 and the server share no GIL and no event loop. The admin token is fresh per run (the server
 refuses short ones); the client sends it as `admin_headers()`.
 """
@@ -38,13 +38,13 @@ def bench_server(
     backend: str = "transformers",
     vllm_python: Path | None = None,
 ) -> Iterator[tuple[str, int]]:
-    """Run `python -m agentjet.bench.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
+    """Run `python -m agentjet.bench.serving.serve_worker KIND`; yield (URL, pid) once /health says rolling."""
     device = best_device() if kind == "model" else "cpu"
     extra = ["--backend", backend] + (["--vllm-python", str(vllm_python)] if backend == "vllm" and vllm_python else [])
     command = [
         sys.executable,
         "-m",
-        "agentjet.bench.serve_worker",
+        "agentjet.bench.serving.serve_worker",
         kind,
         "--model",
         model,
