@@ -48,15 +48,17 @@ def _assumption_text(spec: TaskSpec) -> str:
 
 
 def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
-    """Plan the task from the sentence; only a plan that worked creates the workspace (task.yaml + decision)."""
+    """Plan the task from the sentence; only a plan that worked, and can launch, creates the workspace."""
     from agentjet.vibe.plan.planner import plan
     from agentjet.vibe.plan.spec import save_spec
+    from agentjet.vibe.run.policy_check import require_one_policy
     from agentjet.vibe.workspace import Workspace
 
     options = ctx.options
     spec = plan(
         state["sentence"], llm=ctx.llm, model=options.model, steps=options.steps, minutes=options.budget_minutes
     )
+    require_one_policy(spec)  # separate policies: refused now, before minutes of validation
     workspace = Workspace(Path(state["workspace"])).init()
     save_spec(spec, workspace.file(TASK_FILE))
     workspace.commit(f"understand: task spec ({spec.family}, {spec.model})", [TASK_FILE])
@@ -174,9 +176,13 @@ def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairR
 def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
     from agentjet.vibe.run.launch import LaunchOptions, launch, stop
+    from agentjet.vibe.run.policy_check import separate_policies_refusal
     from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
+    refusal = separate_policies_refusal(spec)
+    if refusal is not None:  # never train one shared policy in place of the separate ones asked for
+        raise VibeError(refusal)
     minutes = spec.budget.minutes
     options = LaunchOptions(model=spec.model, steps=spec.budget.steps, seed=spec.dataset.seed)
     records: list[RepairRecord] = []

@@ -18,8 +18,10 @@ from agentjet.vibe.errors import VibeError
 
 __all__ = [
     "GENERATED",
+    "SHARED_POLICY",
     "Budget",
     "DatasetPlan",
+    "Policy",
     "SuccessMetric",
     "TaskSpec",
     "load_spec",
@@ -28,6 +30,7 @@ __all__ = [
 ]
 
 GENERATED = "generated"  # the family of a task the LLM writes from scratch
+SHARED_POLICY = "policy"  # the name of the one policy every trained role shares (the family's default server)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
@@ -58,6 +61,14 @@ class Budget(BaseModel):
     minutes: float | None = Field(None, gt=0, description="wall-clock limit for the whole run")
 
 
+class Policy(BaseModel):
+    """One set of trained parameters (one policy server) and the trained roles it plays."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(SHARED_POLICY, min_length=1, max_length=64, description="the policy's server name")
+    roles: list[str] = Field(default_factory=list, description="the trained roles this policy plays")
+
+
 class TaskSpec(BaseModel):
     """The plan of one vibe run. Unknown keys are errors (a typo in task.yaml is not a no-op)."""
 
@@ -72,6 +83,11 @@ class TaskSpec(BaseModel):
     environment: str = Field(..., min_length=1, description="what the agent sees and does")
     actors: list[str] = Field(default_factory=list, description="everyone taking part")
     trained_roles: list[str] = Field(default_factory=list, description="the actors the policy plays")
+    policies: list[Policy] = Field(
+        default_factory=lambda: [Policy()],
+        min_length=1,
+        description="the trained parameters: one shared policy, or one per side or role group (non-shared)",
+    )
     reward: str = Field(..., min_length=1, description="reward values and when each is given")
     dataset: DatasetPlan = Field(default_factory=DatasetPlan)
     success_metric: SuccessMetric
@@ -92,6 +108,19 @@ class TaskSpec(BaseModel):
         if value != GENERATED and value not in FAMILIES:
             raise ValueError(f"family {value!r} is neither a built-in family ({', '.join(FAMILIES)}) nor {GENERATED!r}")
         return value
+
+    @field_validator("policies")
+    @classmethod
+    def _distinct_policies(cls, value: list[Policy]) -> list[Policy]:
+        names = [p.name for p in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"policy names must differ, got {names}")
+        return value
+
+    @property
+    def shares_one_policy(self) -> bool:
+        """True when every trained role plays on one set of parameters (one server)."""
+        return len(self.policies) == 1
 
     @property
     def is_generated(self) -> bool:

@@ -8,6 +8,7 @@ client_standby.py    A client process started ahead of need, so a hot-swap does 
 episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
 launch.py            Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client,
                      and hot-swaps.
+policy_check.py      A vibe run trains one shared policy for now: the refusal for a spec asking for separate ones.
 sandboxed_client.py  The host side of one sandboxed client process of a vibe run (`python -m
                      agentjet.vibe.run.sandboxed_client`).
 swarm_server.py      The swarm server of a vibe run: start one as a subprocess, adopt the one a killed run left, or
