@@ -1,11 +1,17 @@
 """The understand step: a sentence -> a `TaskSpec` (keywords, built-in families, or an LLM planner) and the policy
 model it trains.
 
+difficulty.py    A sentence's numeric difficulty cues -> a family's difficulty level, with the words that say how.
 families.py      What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+numbers.py       Numbers in a task sentence: number words as digits, and the numeric difficulty cues it states.
 planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe run.
 planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
 policy_model.py  Which policy model a vibe run trains: what the sentence asked for, if it can run here, else the
                  embedded one.
-sentence.py      Read a task sentence by keywords: which built-in families it names and the parameters it states.
+roles.py         Which werewolves roles a sentence trains, which it names as opponents, and whether it asks for
+                 separate models.
+sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
+werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them, talk
+                 and round cap.
 """

@@ -11,34 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.vibe.errors import PlanRefused
-from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES, WEREWOLF_ROLES, FamilyInfo, family_list
+from agentjet.vibe.plan.difficulty import level_from_cues
+from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import choose_model, has_cuda
-from agentjet.vibe.plan.sentence import ROLE_ALIASES, Reading, read_sentence
-from agentjet.vibe.plan.spec import Budget, DatasetPlan, SuccessMetric, TaskSpec
+from agentjet.vibe.plan.sentence import Reading, read_sentence
+from agentjet.vibe.plan.spec import SHARED_POLICY, Budget, DatasetPlan, Policy, SuccessMetric, TaskSpec
+from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
-__all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "plan"]
+__all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
 
 DETERMINISTIC = "deterministic"
 DEFAULT_STEPS = 10
+QUICK_STEPS = 3  # "a quick run", "a smoke test"
 _LEVEL_OF_WORD: dict[str, Callable[[int], int]] = {
     "easy": lambda top: 1,
     "medium": lambda top: 2,
     "hard": lambda top: min(3, top),
     "hardest": lambda top: top,
-}
-_ALIAS_NOTES = {
-    "detective": "'detective' read as the seer (the role that learns a player's side each night)",
-    "cop": "'cop' read as the seer (the role that learns a player's side each night)",
-    "doctor": "'doctor' read as the witch (the role that can save the night's victim)",
-    "town": "'town' read as the village side",
-    "townsfolk": "'townsfolk' read as the village side",
-    "townspeople": "'townspeople' read as the village side",
-    "mafia": "'mafia' read as the werewolves",
 }
 _EXAMPLES = '"train a 7B to play werewolves as the seer", "RL a 0.5B on countdown for 50 steps"'
 
@@ -85,18 +78,25 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     if len(reading.families) > 1:
         others = ", ".join(reading.families[1:])
         assumptions.append(f"the sentence also fits {others}; {family} was chosen as the more specific match")
+    policies: list[Policy] | None = None
     if family == "werewolves":
-        params, roles, name = _werewolves(reading, assumptions)
+        found = plan_werewolves(reading, assumptions)
+        params, roles, name, policies = found.params, found.roles, found.name, found.policies
     elif info.levels:
         difficulty = _difficulty(reading, info, assumptions)
         params, roles, name = {"difficulty": difficulty}, [], f"{family}-d{difficulty}"
     else:
         params, roles, name = {}, [], family
+    if not info.levels:
+        _ignored_cues(reading, family, assumptions)
     if not info.levels and (reading.level is not None or reading.level_word is not None):
         assumptions.append(f"the difficulty asked for is ignored: {family} has no difficulty levels")
+    if family != "werewolves" and (reading.roles.separate or reading.roles.both_sides):
+        assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")
     if family == "arithmetic" and ("grade" in reading.text or "gsm" in reading.text):
         assumptions.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
     prose = info.prose(params, roles)
+    trained = roles or [a.removesuffix(" (policy)") for a in prose.actors if a.endswith("(policy)")]
     return TaskSpec(
         name=name.replace("_", "-"),
         sentence=sentence,
@@ -105,7 +105,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         requested_model=reading.requested_model,
         environment=prose.environment,
         actors=prose.actors,
-        trained_roles=roles or [a.removesuffix(" (policy)") for a in prose.actors if a.endswith("(policy)")],
+        trained_roles=trained,
+        policies=policies or [Policy(name=SHARED_POLICY, roles=trained)],
         reward=prose.reward,
         dataset=DatasetPlan(train_items=info.train_items, eval_items=info.eval_items, description=prose.dataset),
         success_metric=SuccessMetric(description=prose.metric),
@@ -115,48 +116,21 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     )
 
 
-def _werewolves(reading: Reading, assumptions: list[str]) -> tuple[dict[str, Any], list[str], str]:
-    chosen: set[str] = set()
-    side: str | None = None
-    for word in reading.role_words:
-        mapped = ROLE_ALIASES[word]
-        word_side = "wolves" if mapped == ("werewolf",) else "village"
-        side = side or word_side
-        if word_side != side:
-            assumptions.append(f"'{word}' is on the other side: one policy trains one side, so only the {side} play")
-            continue
-        if word in _ALIAS_NOTES:
-            assumptions.append(_ALIAS_NOTES[word])
-        chosen.update(mapped)
-    if not chosen:
-        chosen = {"werewolf"}
-        assumptions.append("no side or role named: the policy plays the three werewolves (the family's default)")
-    roles = [r for r in WEREWOLF_ROLES if r in chosen]
-    if "mafia" in reading.text:
-        assumptions.append(
-            "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
-        )
-    discussion = reading.discussion if reading.discussion is not None else False
-    if reading.discussion is None:
-        assumptions.append(
-            "discussion off (the default): players only kill, check, heal and vote, about 30 short calls a game, "
-            "so a CPU machine plays enough games to learn; say 'with discussion' to add talk"
-        )
-    assumptions.append(
-        "penalty per_action: win/loss minus 0.1 x the invalid-answer share, a graded signal while a small model "
-        "is still learning the answer format"
-    )
-    label = "wolves" if roles == ["werewolf"] else "village" if roles == list(VILLAGE_ROLES) else "-".join(roles)
-    return {"trained_roles": roles, "discussion": discussion, "penalty": "per_action"}, roles, f"werewolves-{label}"
-
-
 def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> int:
+    """A stated level wins, then the numeric cues ("6 numbers", "3-digit"), then a word ("hard"); else level 1."""
     top = info.levels
+    cued = level_from_cues(info.name, reading.cues)
+    _note_ignored(cued.ignored, info.name, assumptions)
     if reading.level is not None:
         level = min(max(reading.level, 1), top)
         if level != reading.level:
             assumptions.append(f"difficulty {reading.level} is outside 1-{top} for {info.name}: using {level}")
+        if cued.level is not None and cued.level != level:
+            assumptions.append(f"the stated level {level} wins over {'; '.join(cued.reasons)}")
         return level
+    if cued.level is not None:
+        assumptions.append(f"{'; '.join(cued.reasons)}, of levels 1-{top}")
+        return cued.level
     if reading.level_word is not None:
         level = _LEVEL_OF_WORD[reading.level_word](top)
         assumptions.append(f"'{reading.level_word}' read as difficulty {level} of 1-{top}")
@@ -165,12 +139,25 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
     return 1
 
 
+def _ignored_cues(reading: Reading, family: str, assumptions: list[str]) -> None:
+    _note_ignored(level_from_cues(family, reading.cues).ignored, family, assumptions)
+
+
+def _note_ignored(ignored: tuple[str, ...], family: str, assumptions: list[str]) -> None:
+    if ignored:
+        words = ", ".join(f"'{w}'" for w in ignored)
+        assumptions.append(f"{words} ignored: the {family} family has no setting it maps onto")
+
+
 def _budget(reading: Reading, steps: int | None, minutes: float | None, assumptions: list[str]) -> Budget:
     if steps is not None:
         if reading.steps is not None and reading.steps != steps:
             assumptions.append(f"--steps {steps} overrides the {reading.steps} steps in the sentence")
     elif reading.steps is not None:
         steps = reading.steps
+    elif reading.quick:
+        steps = QUICK_STEPS
+        assumptions.append(f"a quick run asked for: {QUICK_STEPS} training steps")
     else:
         steps = DEFAULT_STEPS
         assumptions.append(f"no step count given: {DEFAULT_STEPS} training steps")

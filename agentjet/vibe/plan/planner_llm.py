@@ -20,7 +20,8 @@ from agentjet.tasks.registry import FAMILIES, load_family
 from agentjet.vibe.errors import PlanRefused, VibeError
 from agentjet.vibe.plan.families import CATALOG, family_list
 from agentjet.vibe.plan.sentence import Reading
-from agentjet.vibe.plan.spec import GENERATED, TaskSpec, validation_problems
+from agentjet.vibe.plan.spec import GENERATED, SHARED_POLICY, Policy, TaskSpec, validation_problems
+from agentjet.vibe.plan.werewolves_plan import policies_from_params
 
 __all__ = ["OWNED_FIELDS", "plan_with_llm", "system_prompt"]
 
@@ -109,10 +110,14 @@ def _spec_from_reply(
         spec = TaskSpec.model_validate({**data, "sentence": sentence, "planner": llm.name})
     except ValidationError as exc:
         raise _Invalid(validation_problems(exc)) from exc
-    if not spec.is_generated:
+    if not spec.is_generated:  # a built-in family's params decide who trains on which policy, not the LLM's prose
         _check_params(spec)
         if spec.family == "werewolves":
-            spec = spec.model_copy(update={"trained_roles": list(spec.params.get("trained_roles", ["werewolf"]))})
+            policies = policies_from_params(spec.params)
+            roles = [r for p in policies for r in p.roles]
+            spec = spec.model_copy(update={"trained_roles": roles, "policies": policies})
+        else:
+            spec = spec.model_copy(update={"policies": [Policy(name=SHARED_POLICY, roles=list(spec.trained_roles))]})
     return spec
 
 

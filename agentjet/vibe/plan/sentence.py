@@ -1,51 +1,76 @@
-"""Read a task sentence by keywords: which built-in families it names and the parameters it states.
+"""Read a task sentence: which built-in families it names and the parameters it states.
 
 Pure and deterministic: the same sentence always gives the same `Reading`. The planner turns a
-reading into a spec; everything here is what the sentence *said*, never a default.
+reading into a spec; everything here is what the sentence *said*, never a default. Words close to
+a known keyword are read as it ("werwolves", "arithmatic"); number words are read as digits
+("five numbers"); roles come from `roles.py`, numeric difficulty cues from `numbers.py`.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.families import VILLAGE_ROLES
+from agentjet.vibe.plan.numbers import Cue, read_cues, with_digits
+from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
 
 __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
-    "werewolves": (r"\bwere[- ]?wol(?:f|ves)\b", r"\bwolves\b", r"\bmafia\b", r"\bsocial[- ]deduction\b"),
+    "werewolves": (
+        r"\bwere[- ]?wol(?:f|ves|fs)\b",
+        r"\bwol(?:f|ves|fs)\b",
+        r"\bmafia\b",
+        r"\bsocial[- ]deduction\b",
+        r"\bhidden[- ]role\b",
+        r"\b(?:seers?|villagers?|townsfolk)\b",
+        r"\b(?:witch|hunter|doctor|detective|village|town)\b.*\b(?:game|play|playing|vote|votes|night|lynch)\b",
+    ),
     "tool_use": (
         r"\btools?\b",
         r"\btool[- ]?(?:use|using|calling|calls?)\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
-        r"\blook (?:things|facts|it|them) up\b",
+        r"\blook (?:things|facts|it|them|prices?) up\b",
         r"\b(?:take|taking|keep|keeping) notes?\b",
         r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
+        r"\bapi calls?\b",
         r"\bshopping\b",
+        r"\bgrocer(?:y|ies)\b",
+        r"\b(?:cart|basket|receipt) totals?\b",
     ),
     "countdown": (
         r"\bcount[- ]?down\b",
         r"\bnumbers game\b",
-        r"\breach (?:the|a) target\b",
-        r"\btarget numbers?\b",
+        r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
+        r"\btarget (?:numbers?|values?|totals?)\b",
+        r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
         r"\b(?:24 game|game of 24|make 24)\b",
     ),
     "arithmetic": (
         r"\barithmetics?\b",
-        r"\bmaths?\b",
-        r"\bmathematics\b",
+        r"\bmath(?:s|ematics|ematical)?\b",
         r"\bword problems?\b",
+        r"\bstory problems?\b",
         r"\bgsm(?:8k)?\b",
         r"\bgrade[- ]school\b",
-        r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?)\b",
-        r"\b(?:add|adding|multiply|multiplying) (?:up )?(?:two |the )?numbers\b",
+        r"\bnumeracy\b",
+        r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
+        r"\b(?:add|adding|multiply|multiplying|subtract|subtracting|divide|dividing) (?:up )?(?:two |the )?numbers\b",
     ),
-    "word": (r"\bsay (?:the|a|one) word\b", r"\bfirst word\b", r"\bone[- ]word (?:answers?|repl(?:y|ies))\b"),
+    "word": (
+        r"\b(?:say|says|repeat|repeats|echo|echoes|output|print|"
+        r"(?:reply|replies|answer|answers|respond|responds) with)\s+"
+        r"(?:just |only |exactly |back )?"
+        r"(?:the |a |one |1 |single |given |target |requested )*word\b",
+        r"\bfirst word\b",
+        r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
+        r"\bword (?:echo|repetition|game)\b",
+    ),
 }
 
 _TEXT_REQUEST = re.compile(
@@ -54,72 +79,72 @@ _TEXT_REQUEST = re.compile(
 )
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
 _MODEL_NAME = re.compile(r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2)[\w.-]*")
-_SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy)\s+(?:\w+\s+)?(?:model|llm|lm|agent)\b")
-_STEPS = re.compile(r"\b(\d+)[\s-]*(?:training\s+|rl\s+|grpo\s+|gradient\s+)?(?:steps?|iterations?|updates?)\b")
-_MINUTES = re.compile(r"\b(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h)\b")
-_LEVEL = re.compile(r"\b(?:level|difficulty|lvl)[\s:=-]*(\d+)\b")
+_SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
+_NOT_BUDGET = r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each))"
+_STEPS = re.compile(
+    r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
+    rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b"
+)
+_MINUTES = re.compile(r"\b(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b")
+_QUICK = re.compile(
+    r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
+    r"just a test|a test run|trial run)\b"
+)
+_LEVEL = re.compile(
+    r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)\b|\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b"
+)
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+_ORDINAL_LEVEL = re.compile(r"\b(first|second|third|fourth|fifth) (?:difficulty )?(?:level|difficulty|tier)\b")
 _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
-    ("hardest", r"\b(?:hardest|very hard|very difficult|extremely hard|max(?:imum)? difficulty)\b"),
-    ("hard", r"\b(?:hard|harder|difficult|challenging|tough|advanced)\b"),
-    ("medium", r"\b(?:medium|moderate|intermediate)\b"),
-    ("easy", r"\b(?:easy|easier|simple|basic|beginner)\b"),
+    (
+        "hardest",
+        r"\b(?:hardest|very hard|very difficult|extremely hard|insanely hard|super hard|expert|max(?:imum)? "
+        r"difficulty|toughest|most difficult|brutal|(?:top|last|highest) (?:difficulty |level|tier))\b",
+    ),  # fmt: skip
+    ("medium", r"\b(?:medium|moderate(?:ly hard)?|intermediate|not (?:too|so|very) (?:hard|difficult)|mid[- ]level)\b"),
+    ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
+    ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
-_NO_TALK = re.compile(r"\b(?:without|no)\s+(?:any\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|speech)\b|\bsilent\b")
-_TALK = re.compile(r"\bwith\s+(?:discussion|talk(?:ing)?|chat)\b")
-
-# Role words -> the werewolves roles they mean (a plural of the village means the whole side).
-_SIDE = VILLAGE_ROLES
-ROLE_ALIASES: dict[str, tuple[str, ...]] = {
-    "seer": ("seer",),
-    "detective": ("seer",),
-    "cop": ("seer",),
-    "witch": ("witch",),
-    "doctor": ("witch",),
-    "hunter": ("hunter",),
-    "villager": ("villager",),
-    "villagers": _SIDE,
-    "village": _SIDE,
-    "town": _SIDE,
-    "townsfolk": _SIDE,
-    "townspeople": _SIDE,
-    "werewolf": ("werewolf",),
-    "werewolves": ("werewolf",),
-    "were-wolves": ("werewolf",),
-    "wolf": ("werewolf",),
-    "wolves": ("werewolf",),
-    "mafia": ("werewolf",),
-}
-_ROLE = "(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + ")"
-_ONE_ROLE = rf"(?:the |a |an )?{_ROLE}"
-_ROLE_LIST = rf"{_ONE_ROLE}(?:\s*(?:,|and|&|\+)\s*{_ONE_ROLE})*"
-_ROLE_PHRASES = (
-    re.compile(rf"\bas (?:one of )?({_ROLE_LIST})\b"),
-    re.compile(rf"\b({_ROLE_LIST})(?:'s)? (?:side|team|faction|camp)\b"),
-    re.compile(
-        rf"\b(?:train|teach|play|playing|plays|for|on|with) ((?:the|a|an) {_ROLE}(?:\s*(?:,|and|&)\s*{_ONE_ROLE})*)"
-        rf"\b(?!\s+(?:games?|side|team|{_ROLE})\b)"
-    ),
-    re.compile(rf"\b(?:train|teach|coach) ({_ROLE_LIST})\b(?!\s+(?:games?|side|team)\b)"),  # "train villagers"
-    re.compile(rf"\b(?:and|&) ((?:the|a|an) {_ROLE})\b(?!\s+games?\b)"),  # "the village side and the wolves"
+_NO_TALK = re.compile(
+    r"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|speech|debate)\b|"
+    r"\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|\bdiscussion off\b"
 )
+_TALK = re.compile(
+    r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
+    r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
+    r"\bdiscussion on\b|\btalking\b"
+)
+# Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
+_VOCABULARY = frozenset(
+    "werewolf werewolves village villager villagers detective countdown arithmetic mathematics multiplication "
+    "subtraction calculator difficulty discussion".split()
+)
+_LETTERS = re.compile(r"[a-z]{5,}")
 
 
 @dataclass(frozen=True)
 class Reading:
     """What a sentence states, word for word (None/empty when it does not say)."""
 
-    text: str  # lowercased, whitespace collapsed
+    text: str  # lowercased, whitespace collapsed, typos of known keywords corrected, number words as digits
     families: tuple[str, ...]  # matched families, best first
     size: str | None  # "7B", "0.5B", "135M"
     model_name: str | None  # "qwen", "llama", "smollm", ...
     small: bool  # "a small model"
     steps: int | None
     minutes: float | None
-    level: int | None  # "level 3", "difficulty 2"
+    quick: bool  # "a quick run", "a smoke test"
+    level: int | None  # "level 3", "difficulty 2", "the second level" (99: "the top level")
     level_word: str | None  # "easy", "medium", "hard", "hardest"
-    role_words: tuple[str, ...]  # role words as written, in order ("detective", "village")
+    cues: tuple[Cue, ...]  # numeric difficulty cues: "6 numbers", "3-digit", "up to 100", "5x5"
+    roles: RoleReading  # werewolves roles trained and opposed, separate/shared models
     discussion: bool | None
     is_text_request: bool  # "write me a poem": asks for text, not training
+
+    @property
+    def role_words(self) -> tuple[str, ...]:
+        """The trained role words as written, in order ("detective", "village")."""
+        return tuple(dict.fromkeys(m.word for m in self.roles.trained))
 
     @property
     def requested_model(self) -> str | None:
@@ -142,8 +167,9 @@ class Reading:
 
 def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
-    text = " ".join(sentence.lower().split())
-    families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, text) for p in pats))
+    words = _spelled(" ".join(sentence.lower().split()))
+    text = with_digits(words)
+    families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     name = _MODEL_NAME.search(text)
     return Reading(
         text=text,
@@ -151,19 +177,42 @@ def read_sentence(sentence: str) -> Reading:
         size=_size(text),
         model_name=name.group(1).replace("-", "") if name else None,
         small=bool(_SMALL.search(text)),
-        steps=_int(_STEPS, text),
+        steps=_steps(text),
         minutes=_minutes(text),
-        level=_int(_LEVEL, text),
+        quick=bool(_QUICK.search(text)),
+        level=_level(text),
         level_word=next((word for word, pat in _LEVEL_WORDS if re.search(pat, text)), None),
-        role_words=_role_words(text),
+        cues=read_cues(text),
+        roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
     )
 
 
-def _int(pattern: re.Pattern[str], text: str) -> int | None:
-    match = pattern.search(text)
-    return int(match.group(1)) if match else None
+def _spelled(text: str) -> str:
+    """`text` with each long word that is a near miss of a keyword replaced by it ("werwolves" -> "werewolves")."""
+
+    def _fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if word in _VOCABULARY:
+            return word
+        close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.85)
+        return close[0] if close else word
+
+    return _LETTERS.sub(_fix, text)
+
+
+def _steps(text: str) -> int | None:
+    match = _STEPS.search(text)
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+def _level(text: str) -> int | None:
+    match = _LEVEL.search(text)
+    if match:
+        return int(match.group(1) or match.group(2))
+    ordinal = _ORDINAL_LEVEL.search(text)
+    return _ORDINALS[ordinal.group(1)] if ordinal else None
 
 
 def _size(text: str) -> str | None:
@@ -179,21 +228,12 @@ def _size(text: str) -> str | None:
 def _minutes(text: str) -> float | None:
     match = _MINUTES.search(text)
     if match:
-        return float(match.group(1)) * (60.0 if match.group(2).startswith("h") else 1.0)
+        value, unit = float(match.group(1)), match.group(2)
+        if unit.startswith("h"):
+            return value * 60.0 + (float(match.group(3)) if match.group(3) else 0.0)
+        return value / 60.0 if unit.startswith("s") else value
     if re.search(r"\bhalf an hour\b", text):
         return 30.0
-    if re.search(r"\b(?:an|one) hour\b", text):
+    if re.search(r"\b(?:an|1) hour\b", text):
         return 60.0
     return None
-
-
-def _role_words(text: str) -> tuple[str, ...]:
-    """Role words in role phrases, the clearest phrase kind first ("as the seer", then "village side", ...)."""
-    found: list[tuple[int, int, str]] = []
-    for rank, phrase in enumerate(_ROLE_PHRASES):
-        for match in phrase.finditer(text):
-            start = match.start(1)
-            for word in re.finditer(_ROLE, match.group(1)):
-                found.append((rank, start + word.start(), word.group(0)))
-    ordered = [word for _, _, word in sorted(set(found))]
-    return tuple(dict.fromkeys(ordered))

@@ -1,0 +1,119 @@
+"""Numbers in a task sentence: number words as digits, and the numeric cues of difficulty a sentence states.
+
+Pure. `with_digits("five numbers, twenty-one steps")` -> "5 numbers, 21 steps". `read_cues` finds what a
+sentence says about the size of a puzzle, never what it means for a family (`difficulty.py` maps that):
+counts of things ("with 6 numbers", "a 4-item list", "two-step problems"), digits ("3-digit targets"),
+bounds ("up to 100", "targets over 200"), grid sizes ("5x5"), werewolves rounds and players.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Cue", "CueKind", "read_cues", "with_digits"]
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "a dozen": 12, "dozen": 12, "a couple of": 2,
+    "a couple": 2, "a few": 3, "single": 1, "double": 2, "triple": 3,
+}  # fmt: skip
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_UNIT_WORD = "|".join(sorted((w for w in _UNITS if " " not in w), key=len, reverse=True))
+_TENS_WORD = "|".join(_TENS)
+_NUMBER_WORDS = re.compile(
+    rf"\b(?:(?P<tens>{_TENS_WORD})(?:[\s-](?P<ones>one|two|three|four|five|six|seven|eight|nine))?"
+    rf"|(?P<few>a dozen|a couple(?: of)?|a few)|(?P<unit>{_UNIT_WORD}))"
+    r"(?:\s+(?P<hundred>hundred|thousand))?\b"
+)
+_A_HUNDRED = re.compile(r"\ba (hundred|thousand)\b")
+_HUNDREDS = re.compile(r"\b(\d+) (hundred|thousand)\b")
+# "one" stays a word where it is no count: "one of the", "the one", "one-word", "one another", "no one", "someone"
+_KEEP_ONE = re.compile(
+    r"(?:\bone(?=\s+of\b|\s+another\b|[\s-]+word\b|\s+side\b|\s+for\b)|(?<=\bthe )one\b|(?<=\bno )one\b)"
+)
+
+CueKind = Literal["count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations"]
+_COUNT_NOUNS = r"(?:numbers?|operands?|items?|things|products|goods|ingredients|terms)"
+_PROBLEM_NOUNS = (
+    r"(?:(?:word\s+|math\s+|maths\s+|arithmetic\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
+)
+_CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
+    ("grid", re.compile(r"\b(\d+)\s*(?:x|by|×)\s*(\d+)\b(?!\s*(?:steps?|minutes?))")),
+    ("digits", re.compile(r"\b(\d+)[\s-]*digits?\b")),
+    ("operations", re.compile(rf"\b(\d+)[\s-]*(?:steps?|operations?|ops)\b(?=\s+{_PROBLEM_NOUNS}|\s+(?:each|apiece))")),
+    ("operations", re.compile(r"\b(\d+)[\s-]+(?:arithmetic\s+)?(?:operations?|ops)\b")),
+    ("count", re.compile(rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|small|big|random)\s+)?{_COUNT_NOUNS}\b")),
+    ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:training|rl|grpo|updates?))")),
+    ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
+    ("players", re.compile(r"\b(\d+)[\s-]*(?:players?|people|seats)\b")),
+    ("at_most", re.compile(
+        r"\b(?:up to|under|below|less than|at most|no more than|not above|not over|max(?:imum)?(?: of)?|within|"
+        r"smaller than|no bigger than|no larger than|to|<=?)\s+(\d+)\b(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|"
+        rf"seconds?|secs?|iterations?|updates?|rounds?|players?|b\b|m\b|billion|million|%|{_COUNT_NOUNS}))"
+    )),
+    ("at_least", re.compile(
+        r"\b(?:over|above|more than|at least|bigger than|larger than|greater than|exceeding|>=?)\s+(\d+)\b"
+        rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|{_COUNT_NOUNS}))"
+    )),
+)  # fmt: skip
+_BETWEEN = re.compile(r"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?))")
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One numeric cue as the sentence wrote it: `kind`, its value(s) and the words it came from."""
+
+    kind: CueKind
+    value: int
+    words: str
+    second: int | None = None  # the other side of a grid ("5x6"), or a range's upper end
+
+    @property
+    def noun(self) -> str:
+        """The counted noun of a count cue ("numbers", "items"), else ''."""
+        found = re.search(r"[a-z]+$", self.words)
+        return found.group(0) if found and self.kind == "count" else ""
+
+
+def with_digits(text: str) -> str:
+    """`text` with number words written as digits ("twenty-five" -> 25, "a hundred" -> 100, "two-digit" -> 2-digit).
+
+    "one" stays where it is no count ("one of the villagers", "one-word answers")."""
+    text = _A_HUNDRED.sub(lambda m: "1 " + m.group(1), text)
+    text = _KEEP_ONE.sub("\0", text)
+
+    def _value(match: re.Match[str]) -> str:
+        if match.group("tens"):
+            number = _TENS[match.group("tens")] + (_UNITS[match.group("ones")] if match.group("ones") else 0)
+        else:
+            number = _UNITS[match.group("few") or match.group("unit")]
+        if match.group("hundred"):
+            number *= 100 if match.group("hundred") == "hundred" else 1000
+        return str(number)
+
+    text = _NUMBER_WORDS.sub(_value, text)
+    return _HUNDREDS.sub(_times, text).replace("\0", "one")
+
+
+def _times(match: re.Match[str]) -> str:
+    return str(int(match.group(1)) * (100 if match.group(2) == "hundred" else 1000))
+
+
+def read_cues(text: str) -> tuple[Cue, ...]:
+    """The numeric cues of `text` (lowercase, number words already digits), in the order written."""
+    found: list[tuple[int, Cue]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in _CUES:
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in taken):
+                continue
+            second = int(match.group(2)) if kind == "grid" else None
+            found.append((match.start(), Cue(kind, int(match.group(1)), match.group(0), second)))
+            taken.append(match.span())
+    for match in _BETWEEN.finditer(text):
+        low, high = sorted((int(match.group(1)), int(match.group(2))))
+        found.append((match.start(), Cue("at_least", low, match.group(0), high)))
+    return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))

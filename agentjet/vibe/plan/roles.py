@@ -1,0 +1,156 @@
+"""Which werewolves roles a sentence trains, which it names only as opponents, and whether it asks for separate models.
+
+Pure. Roles are read in any ordinary phrasing: "as the seer", "make the seer better", "teach the villagers to
+find the wolves" (villagers trained, wolves the opponents), "the seer and the doctor", "improve the wolf",
+"wolves should win more". The game's own name ("play werewolves", "at mafia") is no role. A mention is an
+opponent when a verb or preposition of opposition governs it ("against", "beat", "find", "catch", "vote out",
+"fool", "protect", ...), or when it is called scripted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from agentjet.vibe.plan.families import VILLAGE_ROLES
+
+__all__ = ["ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
+
+_SIDE = VILLAGE_ROLES
+_WOLVES = ("werewolf",)
+# Role words -> the roles they mean (a plural of the village, or the village itself, means the whole side).
+ROLE_ALIASES: dict[str, tuple[str, ...]] = {
+    "seer": ("seer",), "seers": ("seer",), "detective": ("seer",), "detectives": ("seer",), "cop": ("seer",),
+    "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",),
+    "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
+    "hunter": ("hunter",), "hunters": ("hunter",),
+    "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
+    "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
+    "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good side": _SIDE,
+    "good team": _SIDE,
+    "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
+    "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
+    "mafiosi": _WOLVES, "bad guys": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
+}  # fmt: skip
+_GAME_NAMES = frozenset({"werewolf", "werewolves", "were-wolves", "were-wolf", "mafia"})
+_ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
+# Words a role list is glued with, skipped when looking for the word that governs a mention.
+_GLUE = frozenset(
+    "the a an all both each every its their our my your his her this these those other whole entire 1 2 3 4 5 and or "
+    "& + , / scripted heuristic rule-based fixed frozen enemy opposing rival evil good bad clever smart sneaky "
+    "better best stronger strong great sharper smarter more of team side roles role players player to".split()
+)
+_OPPONENT = frozenset(
+    "against beat beats beating defeat defeats defeating outplay outsmart outwit outvote fool fooling trick "
+    "tricking deceive deceiving mislead misleading find finding found catch catching spot spotting detect "
+    "detecting identify identifying unmask unmasking expose exposing kill killing eliminate eliminating lynch "
+    "hang vote out off vs versus protect protecting save saving heal healing guard guarding survive surviving "
+    "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing".split()
+)
+_DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")
+_NOT_A_ROLE_AFTER = re.compile(
+    r"^\s+(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
+    r"benchmark|setting|village|town|rules|simulation|variant)\b"
+)
+_ROLE_AFTER = re.compile(
+    r"^(?:'s)?\s+(?:side|team|faction|camp|players?|roles?|pack|should|must|need|needs|learn|learns|to|get|gets|"
+    r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote)\b"
+)
+_SCRIPTED_AFTER = re.compile(
+    r"^\s+(?:(?:are|is|stay|remain|will be|being)\s+)?(?:scripted|heuristic|rule-based|bots|fixed)\b"
+)
+_SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
+_BOTH_SIDES = re.compile(
+    r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
+    r"\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|\bself[- ]play\b|\bagainst each other\b"
+)
+_MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
+_SEPARATE = re.compile(
+    r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
+    rf"(?:\w+\s+)?{_MODEL}\b|"
+    rf"\b(?:[2-9]|several|multiple)\s+(?:separate\s+|distinct\s+|different\s+|independent\s+)?{_MODEL}\b|"
+    rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
+    rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
+    rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))"
+)
+_SHARED = re.compile(
+    rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each))|"
+    rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
+)
+_PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:\w+\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
+_PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
+Grouping = Literal["side", "role"]
+
+
+@dataclass(frozen=True)
+class RoleMention:
+    """One role word as written, and whether the sentence trains it or names it as an opponent."""
+
+    word: str
+    roles: tuple[str, ...]
+    trained: bool
+
+
+@dataclass(frozen=True)
+class RoleReading:
+    """What a sentence says about werewolves roles and models (empty/False when it does not say)."""
+
+    mentions: tuple[RoleMention, ...]
+    both_sides: bool  # "both sides", "every role", "self-play"
+    separate: bool  # "separate models", "each side its own model", "two policies", "not shared"
+    shared: bool  # "one shared model", "the same model"
+    grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
+
+    @property
+    def trained(self) -> tuple[RoleMention, ...]:
+        return tuple(m for m in self.mentions if m.trained)
+
+    @property
+    def opponents(self) -> tuple[RoleMention, ...]:
+        return tuple(m for m in self.mentions if not m.trained)
+
+
+def read_roles(text: str) -> RoleReading:
+    """The role mentions of `text` (lowercase), trained or opposed, and the model cues; pure."""
+    mentions = []
+    for match in _ROLE.finditer(text):
+        word, before, after = match.group(0), text[: match.start()], text[match.end() :]
+        if word in _GAME_NAMES and not _is_role_use(before, after):
+            continue
+        if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
+            continue
+        mentions.append(RoleMention(word, ROLE_ALIASES[word], trained=_is_trained(before, after)))
+    separate = bool(_SEPARATE.search(text))
+    grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
+    return RoleReading(
+        mentions=tuple(mentions),
+        both_sides=bool(_BOTH_SIDES.search(text)),
+        separate=separate,
+        shared=bool(_SHARED.search(text)) and not separate,
+        grouping=grouping,
+    )
+
+
+def _is_role_use(before: str, after: str) -> bool:
+    """A game-name word (werewolf, mafia) names a role when a determiner or a role list leads to it ("the
+    werewolves", "as a werewolf", "the seer and werewolves"), or it is a subject ("werewolves should win")."""
+    if _NOT_A_ROLE_AFTER.match(after):
+        return False
+    return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))
+
+
+def _is_trained(before: str, after: str) -> bool:
+    if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before):
+        return False
+    return _governor(before) not in _OPPONENT
+
+
+def _governor(before: str) -> str:
+    """The nearest word before a mention that is not role-list glue ("find" in "find the seer and the wolves")."""
+    words = re.findall(r"[\w'&+/-]+|,", before)
+    for word in reversed(words):
+        if word in _GLUE or _ROLE.fullmatch(word):
+            continue
+        return str(word)
+    return ""

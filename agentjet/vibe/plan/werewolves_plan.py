@@ -1,0 +1,168 @@
+"""The werewolves part of a deterministic plan: trained roles, the policies that play them, talk and round cap.
+
+One shared policy plays one side (the family rewards a server with one side's result), so roles of
+both sides are trained together only with separate policies, one per side or per role. Every
+choice the sentence did not state is written as an assumption that is true to the sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentjet.vibe.plan.families import VILLAGE_ROLES, WEREWOLF_ROLES
+from agentjet.vibe.plan.roles import RoleReading
+from agentjet.vibe.plan.sentence import Reading
+from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
+
+__all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params"]
+
+_WOLVES, _VILLAGE = "wolves", "village"
+_PLAYERS = 9
+_ALIAS_NOTES = {
+    "detective": "'detective' read as the seer (the role that learns a player's side each night)",
+    "cop": "'cop' read as the seer (the role that learns a player's side each night)",
+    "prophet": "'prophet' read as the seer (the role that learns a player's side each night)",
+    "oracle": "'oracle' read as the seer (the role that learns a player's side each night)",
+    "doctor": "'doctor' read as the witch (the role that can save the night's victim)",
+    "healer": "'healer' read as the witch (the role that can save the night's victim)",
+    "medic": "'medic' read as the witch (the role that can save the night's victim)",
+    "town": "'town' read as the village side",
+    "townsfolk": "'townsfolk' read as the village side",
+    "townspeople": "'townspeople' read as the village side",
+    "mafia": "'mafia' read as the werewolves",
+}
+
+
+@dataclass(frozen=True)
+class WerewolvesPlan:
+    params: dict[str, Any]
+    roles: list[str]  # trained roles, in the deal's order
+    policies: list[Policy]
+    name: str
+
+
+def _side(roles: Sequence[str]) -> str:
+    return _WOLVES if tuple(roles) == ("werewolf",) else _VILLAGE
+
+
+def _describe(side: str) -> str:
+    return "the three werewolves" if side == _WOLVES else "the village side (villager, seer, witch, hunter)"
+
+
+def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
+    """Trained roles by side, sides in the order named; opponents only, then the other side; both sides asked."""
+    chosen: dict[str, set[str]] = {}
+    for mention in roles.trained:
+        chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
+        if mention.word in _ALIAS_NOTES:
+            assumptions.append(_ALIAS_NOTES[mention.word])
+    opposed = list(dict.fromkeys(_side(m.roles) for m in roles.opponents))
+    if not chosen and len(opposed) == 1:
+        other = _VILLAGE if opposed[0] == _WOLVES else _WOLVES
+        words = ", ".join(dict.fromkeys(f"'{m.word}'" for m in roles.opponents))
+        assumptions.append(
+            f"{words} named as the opponents and no role to train: the policy plays the other side, {_describe(other)}"
+        )
+        chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
+    if roles.both_sides or roles.separate and opposed:
+        for side in (_WOLVES, _VILLAGE) if roles.both_sides else opposed:
+            if side not in chosen:
+                chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
+    return chosen
+
+
+def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:
+    """One shared policy for one side; separate ones when asked, or when both sides must train."""
+    ordered = {side: [r for r in WEREWOLF_ROLES if r in found] for side, found in chosen.items()}
+    separate = roles.separate or (roles.both_sides and not roles.shared)
+    if len(ordered) > 1 and not separate:
+        first, *others = ordered
+        for side in others:
+            assumptions.append(
+                f"the {side} side is named too, but one shared policy plays one side, so only {_describe(first)} "
+                "train (the other side stays scripted); say 'separate models' to give each side its own policy"
+            )
+        return [Policy(name=SHARED_POLICY, roles=ordered[first])]
+    if not separate:
+        (only,) = ordered.values()
+        return [Policy(name=SHARED_POLICY, roles=only)]
+    grouping = roles.grouping or ("side" if len(ordered) > 1 else "role")
+    if grouping == "side":
+        policies = [Policy(name=side, roles=found) for side, found in ordered.items()]
+    else:
+        policies = [Policy(name=role, roles=[role]) for found in ordered.values() for role in found]
+    policies = sorted(policies, key=lambda p: WEREWOLF_ROLES.index(p.roles[0]))
+    if len(policies) == 1:
+        assumptions.append(
+            f"separate models asked for, but only {', '.join(policies[0].roles)} train: one policy, shared with "
+            "nothing else"
+        )
+        return [policies[0].model_copy(update={"name": SHARED_POLICY})]
+    split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
+    why = "as asked (non-shared parameters)" if roles.separate else "since both sides train and a policy plays one side"
+    assumptions.append(f"{len(policies)} separate policies, {why}: {split}")
+    return policies
+
+
+def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for cue in reading.cues:
+        if cue.kind == "rounds" and cue.value >= 1 and "max_rounds" not in params:
+            params["max_rounds"] = cue.value
+        elif cue.kind == "players" and cue.value != _PLAYERS:
+            assumptions.append(f"'{cue.words}' is ignored: the game always seats {_PLAYERS} players")
+    return params
+
+
+def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
+    """Params, trained roles, policies and name for a werewolves sentence; guesses go to `assumptions`."""
+    chosen = _chosen(reading.roles, assumptions)
+    if not chosen:
+        chosen = {_WOLVES: {"werewolf"}}
+        assumptions.append("no side or role named: the policy plays the three werewolves (the family's default)")
+    policies = _policies(chosen, reading.roles, assumptions)
+    roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
+    if "mafia" in reading.text:
+        assumptions.append(
+            "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
+        )
+    discussion = reading.discussion if reading.discussion is not None else False
+    if reading.discussion is None:
+        assumptions.append(
+            "discussion off (the default): players only kill, check, heal and vote, about 30 short calls a game, "
+            "so a CPU machine plays enough games to learn; say 'with discussion' to add talk"
+        )
+    assumptions.append(
+        "penalty per_action: win/loss minus 0.1 x the invalid-answer share, a graded signal while a small model "
+        "is still learning the answer format"
+    )
+    params: dict[str, Any] = {"trained_roles": roles, "discussion": discussion, "penalty": "per_action"}
+    params |= _rounds(reading, assumptions)
+    if len(policies) > 1:
+        params["servers"] = {role: p.name for p in policies for role in p.roles}
+    return WerewolvesPlan(params, roles, policies, f"werewolves-{_label(policies)}")
+
+
+def _label(policies: Sequence[Policy]) -> str:
+    def one(roles: Sequence[str]) -> str:
+        return (
+            "wolves"
+            if list(roles) == ["werewolf"]
+            else "village"
+            if list(roles) == list(VILLAGE_ROLES)
+            else "-".join(roles)
+        )
+
+    return "-vs-".join(one(p.roles) for p in policies) if len(policies) > 1 else one(policies[0].roles)
+
+
+def policies_from_params(params: dict[str, Any]) -> list[Policy]:
+    """The policies a werewolves family's params train: `servers` groups roles, else one shared policy."""
+    servers = params.get("servers")
+    if isinstance(servers, dict) and servers:
+        names = list(dict.fromkeys(str(s) for s in servers.values()))
+        return [Policy(name=n, roles=[r for r in WEREWOLF_ROLES if servers.get(r) == n]) for n in names]
+    roles = params.get("trained_roles") or ["werewolf"]
+    return [Policy(name=SHARED_POLICY, roles=[r for r in WEREWOLF_ROLES if r in roles])]

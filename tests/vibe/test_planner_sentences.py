@@ -1,0 +1,257 @@
+"""The deterministic planner on ordinary sentences: a broad table across the five families (roles in any phrasing,
+separate models, numeric difficulty cues, budgets, model sizes), assumptions true to the sentence, and the refusal
+of separate policies at launch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from agentjet.tasks.registry import load_family
+from agentjet.vibe.errors import LaunchRefused, VibeError
+from agentjet.vibe.plan.families import VILLAGE_ROLES
+from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
+from agentjet.vibe.plan.spec import TaskSpec
+from agentjet.vibe.run.policy_check import require_one_policy, separate_policies_refusal
+
+VILLAGE = list(VILLAGE_ROLES)
+WOLVES = ["werewolf"]
+BOTH = WOLVES + VILLAGE
+
+
+@dataclass(frozen=True)
+class Row:
+    """One sentence and what its spec must hold (None: not checked)."""
+
+    sentence: str
+    family: str
+    params: dict[str, Any] = field(default_factory=dict)
+    roles: list[str] | None = None  # trained roles
+    policies: list[list[str]] | None = None  # each policy's roles; None: one shared policy of `roles`
+    steps: int = DEFAULT_STEPS
+    minutes: float | None = None
+    model: str | None = None  # requested_model
+
+
+ROWS = [
+    # --- werewolves: roles in plain verb phrases, subjects and objects, synonyms, several roles
+    Row("make the seer better at werewolves", "werewolves", roles=["seer"]),
+    Row("teach the villagers to find the wolves", "werewolves", roles=VILLAGE),
+    Row("improve the wolf", "werewolves", roles=WOLVES),
+    Row("help the witch save more people in werewolf", "werewolves", roles=["witch"]),
+    Row("train the seer and the doctor to play werewolves", "werewolves", roles=["seer", "witch"]),
+    Row("I want the hunter to get better at werewolf", "werewolves", roles=["hunter"]),
+    Row("Can the werewolves learn to lie better?", "werewolves", roles=WOLVES),
+    Row("werewolf: the village should win more often, 20 steps", "werewolves", roles=VILLAGE, steps=20),
+    Row("get a 7B good at werewolves as a plain villager", "werewolves", roles=["villager"], model="7B"),
+    Row("coach the detective in mafia for thirty steps", "werewolves", roles=["seer"], steps=30),
+    Row("train my model to play the witch in a game of werewolves", "werewolves", roles=["witch"]),
+    Row("make a small model a better seer", "werewolves", roles=["seer"], model="a small model"),
+    Row("teach the wolf pack to fool the villagers", "werewolves", roles=WOLVES),
+    Row("train a 7B to play werewolves against the wolves", "werewolves", roles=VILLAGE, model="7B"),
+    Row("play werewolves against scripted villagers", "werewolves", roles=WOLVES),
+    Row("help the villagers vote out the werewolves, quick run", "werewolves", roles=VILLAGE, steps=QUICK_STEPS),
+    Row("Train the Seer, Witch and Hunter in WEREWOLF", "werewolves", roles=["seer", "witch", "hunter"]),
+    Row("train werwolves as the villigers", "werewolves", roles=VILLAGE),
+    Row("the townsfolk need to catch the mafia faster", "werewolves", roles=VILLAGE),
+    Row("werewolves, with discussion, as the seer", "werewolves", {"discussion": True}, roles=["seer"]),
+    Row("make the wolves better at werewolf, no talking", "werewolves", {"discussion": False}, roles=WOLVES),
+    Row("train the wolves in werewolves with games of at most 6 rounds", "werewolves", {"max_rounds": 6}, WOLVES),
+    # --- werewolves: sides and separate (non-shared) models
+    Row(
+        "train the wolves and the villagers with separate models",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("give each side its own model in werewolves", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
+    Row(
+        "werewolves with two models: one for the wolves and one for the village",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("train both sides of werewolves for 8 steps", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE], steps=8),
+    Row(
+        "can the seer and the witch each get their own model in werewolf?",
+        "werewolves",
+        roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]],
+    ),
+    Row(
+        "teach the villagers to find the wolves, with separate policies for each side",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("train the seer with its own model in werewolves", "werewolves", roles=["seer"]),
+    Row("train the village side and the wolves with one shared model in werewolves", "werewolves", roles=VILLAGE),
+    # --- countdown: counts of numbers (as digits or words), targets, levels, words
+    Row("countdown with 6 numbers", "countdown", {"difficulty": 4}),
+    Row("teach a 0.5B countdown using five numbers", "countdown", {"difficulty": 3}, model="0.5B"),
+    Row("get better at the numbers game with targets up to 200", "countdown", {"difficulty": 2}),
+    Row("countdown puzzles with 3-digit targets for 15 steps", "countdown", {"difficulty": 4}, steps=15),
+    Row("RL on countdown, level two, in 45 minutes", "countdown", {"difficulty": 2}, minutes=45),
+    Row("make qwen 1.5b solve hard countdown puzzles", "countdown", {"difficulty": 3}, model="qwen 1.5B"),
+    Row("Countdown, the easiest setting, a quick smoke test", "countdown", {"difficulty": 1}, steps=QUICK_STEPS),
+    Row("teach a model to reach the target number from four numbers", "countdown", {"difficulty": 2}),
+    Row("train cuontdown for a hundred steps", "countdown", {"difficulty": 1}, steps=100),
+    Row("could you train a tiny model on countdown for half an hour?", "countdown", minutes=30, model="a small model"),
+    Row("countdown at the hardest difficulty with a 135M model", "countdown", {"difficulty": 4}, model="135M"),
+    Row("countdown 5x5, harder", "countdown", {"difficulty": 3}),
+    # --- arithmetic: operations, digits, magnitudes, words
+    Row("train a model on arithmetic with 3-digit numbers", "arithmetic", {"difficulty": 5}),
+    Row("math word problems with numbers up to 100", "arithmetic", {"difficulty": 4}),
+    Row("two-step word problems for 20 steps", "arithmetic", {"difficulty": 2}, steps=20),
+    Row(
+        "Make llama 8B better at grade school math, 3 operations per problem",
+        "arithmetic",
+        {"difficulty": 3},
+        model="llama 8B",
+    ),  # fmt: skip
+    Row("arithmatic for an hour", "arithmetic", {"difficulty": 1}, minutes=60),
+    Row("improve a model at single-digit addition", "arithmetic", {"difficulty": 1}),
+    Row("train on maths problems, medium difficulty, 12 updates", "arithmetic", {"difficulty": 2}, steps=12),
+    Row("teach a seven billion parameter model to do word problems", "arithmetic", model="7B"),
+    Row("please train a model on easy sums in 10 minutes", "arithmetic", {"difficulty": 1}, minutes=10),
+    Row("multiplication with two-digit numbers, fifty steps", "arithmetic", {"difficulty": 4}, steps=50),
+    Row("story problems at level 4, 1.5 hours", "arithmetic", {"difficulty": 4}, minutes=90),
+    # --- tool use: items, prices, levels
+    Row("train an agent to use tools for a shopping list with 4 items", "tool_use", {"difficulty": 3}),
+    Row("teach a model tool calling: lookup, calculator, notes, two items", "tool_use", {"difficulty": 1}),
+    Row("tool use with prices under 20, for 25 iterations", "tool_use", {"difficulty": 2}, steps=25),
+    Row("can my 135M learn to use a calculater?", "tool_use", {"difficulty": 1}, model="135M"),
+    Row("grocery totals with function calls, hard, 2 hours", "tool_use", {"difficulty": 3}, minutes=120),
+    Row("tool use with 3 items for a quick run", "tool_use", {"difficulty": 2}, steps=QUICK_STEPS),
+    # --- word
+    Row("make the model say the word banana", "word"),
+    Row("teach a tiny model to reply with a single word", "word", model="a small model"),
+    Row("one-word answers for 5 steps", "word", steps=5),
+    Row("train smollm to repeat the word I give it, quickly", "word", steps=QUICK_STEPS, model="smollm"),
+    Row("a 0.5B that answers with just one word, 20 minutes", "word", minutes=20, model="0.5B"),
+    Row("say the word hello: separate models please", "word"),
+]
+
+
+def _plan(sentence: str) -> TaskSpec:
+    return plan(sentence, llm=None, gpu=False, model_roots=[])
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.sentence[:60] for r in ROWS])
+def test_sentence_table(row: Row) -> None:
+    spec = _plan(row.sentence)
+    assert spec.family == row.family
+    assert row.params.items() <= spec.params.items(), spec.params
+    if row.roles is not None:
+        assert spec.trained_roles == row.roles
+        assert spec.params["trained_roles"] == row.roles
+    expected = row.policies or [spec.trained_roles]
+    assert [p.roles for p in spec.policies] == expected
+    assert spec.budget.steps == row.steps
+    assert spec.budget.minutes == row.minutes
+    assert spec.requested_model == row.model
+    load_family(spec.family, spec.params)  # the params fit the family's constructor (servers included)
+
+
+def test_table_is_broad() -> None:
+    assert len(ROWS) >= 60
+    counts = {family: sum(r.family == family for r in ROWS) for family in {r.family for r in ROWS}}
+    assert set(counts) == {"werewolves", "countdown", "arithmetic", "tool_use", "word"}
+    assert min(counts.values()) >= 5
+
+
+# --- assumptions true to the sentence ----------------------------------------------------------
+
+
+def _text(spec: TaskSpec) -> str:
+    return " ".join(spec.assumptions)
+
+
+@pytest.mark.parametrize(
+    "sentence", ["make the seer better at werewolves", "teach the villagers to find the wolves", "improve the wolf"]
+)
+def test_a_named_role_is_never_called_unnamed(sentence: str) -> None:
+    assert "no side or role named" not in _text(_plan(sentence))
+
+
+def test_opponents_only_trains_the_other_side_and_says_why() -> None:
+    spec = _plan("play werewolves against scripted villagers")
+    assert "'villagers' named as the opponents" in _text(spec)
+    assert "no side or role named" not in _text(spec)
+
+
+def test_numeric_cue_is_named_in_the_assumption() -> None:
+    spec = _plan("countdown with 6 numbers")
+    assert "'6 numbers' -> level 4 (6 given numbers" in _text(spec)
+    assert "no difficulty given" not in _text(spec)
+
+
+def test_a_cue_the_family_has_no_knob_for_is_named_as_ignored() -> None:
+    spec = _plan("countdown 5x5, harder")
+    assert "'5x5' ignored" in _text(spec)
+    assert "'hard' read as difficulty 3" in _text(spec)
+    spec = _plan("werewolves as the seer in a 12-player game")
+    assert "'12-player' is ignored: the game always seats 9 players" in _text(spec)
+
+
+def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:
+    spec = _plan("countdown at level 1 with 6 numbers")
+    assert spec.params["difficulty"] == 1
+    assert "the stated level 1 wins over '6 numbers'" in _text(spec)
+
+
+def test_separate_models_are_recorded_with_the_servers_mapping() -> None:
+    spec = _plan("train the wolves and the villagers with separate models")
+    assert [p.name for p in spec.policies] == ["wolves", "village"]
+    assert spec.params["servers"] == {"werewolf": "wolves"} | {r: "village" for r in VILLAGE}
+    assert not spec.shares_one_policy
+    assert "2 separate policies, as asked" in _text(spec)
+
+
+def test_both_sides_without_separate_models_trains_one_and_says_how_to_ask() -> None:
+    spec = _plan("train the village side and the wolves with one shared model in werewolves")
+    assert spec.shares_one_policy
+    assert "say 'separate models'" in _text(spec)
+
+
+def test_separate_models_for_a_one_actor_family_is_one_policy_and_says_so() -> None:
+    spec = _plan("say the word hello: separate models please")
+    assert spec.shares_one_policy
+    assert "word has one trained actor" in _text(spec)
+
+
+# --- the launch refuses separate policies, in one sentence that says how to ask for one -----------
+
+
+def test_one_shared_policy_launches() -> None:
+    spec = _plan("make the seer better at werewolves")
+    assert separate_policies_refusal(spec) is None
+    require_one_policy(spec)
+
+
+def test_separate_sides_are_refused_with_how_to_name_one_side() -> None:
+    spec = _plan("give each side its own model in werewolves")
+    message = separate_policies_refusal(spec)
+    assert message is not None and message.count(". ") == 0  # one sentence
+    assert message.startswith("this run needs one shared policy for now")
+    assert "wolves: werewolf" in message and 'name one side to train instead, such as "train the wolves"' in message
+    with pytest.raises(LaunchRefused, match="needs one shared policy"):
+        require_one_policy(spec)
+
+
+def test_separate_roles_of_one_side_are_refused_with_how_to_share() -> None:
+    spec = _plan("can the seer and the witch each get their own model in werewolf?")
+    message = separate_policies_refusal(spec) or ""
+    assert 'say "one shared model"' in message
+    assert _plan("can the seer and the witch share one model in werewolf?").shares_one_policy
+
+
+def test_the_launch_node_refuses_before_starting_anything() -> None:
+    from agentjet.vibe import nodes
+
+    spec = _plan("train the wolves and the villagers with separate models")
+    state: Any = {"spec": spec.model_dump(mode="json"), "workspace": "/nonexistent/never-made", "timings": {}}
+    with pytest.raises(VibeError, match="needs one shared policy"):
+        nodes.launch_and_watch(state, ctx=None)  # type: ignore[arg-type]  # refused before ctx is used
