@@ -72,6 +72,32 @@ def _finish(result: RunResult, workdir: Path) -> None:
     raise typer.Exit(_EXIT.get(result.status, 1))
 
 
+def _dry_run(
+    text: str | None, *, llm: str | None, model: str | None, steps: int | None, minutes: float | None, as_json: bool
+) -> None:
+    """Plan the sentence and print the spec (text or JSON); no workspace, run DB or state dir is made."""
+    from agentjet.llm.chat import resolve_llm
+    from agentjet.vibe.errors import PlanRefused
+    from agentjet.vibe.plan.planner import plan
+    from agentjet.vibe.plan.spec_text import dry_run_json, spec_text
+    from agentjet.vibe.run.policy_check import separate_policies_refusal
+
+    if text is None:
+        typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    try:
+        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes)
+    except PlanRefused as exc:
+        typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
+    except AgentJetError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
+    refusal = separate_policies_refusal(spec)
+    typer.echo(dry_run_json(spec, launch_refusal=refusal) if as_json else spec_text(spec, launch_refusal=refusal))
+    raise typer.Exit(0)
+
+
 def vibe_command(
     text: Annotated[
         str | None, typer.Argument(metavar="TEXT", help='what to train, e.g. "train a 7B to play werewolves"')
@@ -87,6 +113,10 @@ def vibe_command(
         "vibe-runs"
     ),
     max_repairs: Annotated[int, typer.Option(min=0, max=20, help="repair rounds per failing step")] = 3,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the spec the sentence gives and exit; writes nothing")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="with --dry-run: the spec as JSON")] = False,
 ) -> None:
     """Turn a sentence into a generated, sandbox-validated, red-teamed and watched training run, with a report.
 
@@ -105,6 +135,11 @@ def vibe_command(
             err=True,
         )
         raise typer.Exit(2)
+    if as_json and not dry_run:
+        typer.secho("error: --json goes with --dry-run", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    if dry_run:
+        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, as_json=as_json)
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)

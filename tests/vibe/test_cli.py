@@ -121,3 +121,58 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     assert subjects[0] == "report: done"
     assert any(s.startswith("generate(template word)") for s in subjects)
     assert "step 2: train reward" in done.stdout
+
+
+# --- --dry-run: the spec it would run, and nothing written ------------------------------------------------
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_dry_run_prints_the_spec_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    monkeypatch.chdir(tmp_path)
+    before = _listing(tmp_path)
+    result = runner.invoke(app, ["vibe", "teach the villagers to find the wolves for 4 steps", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "nothing was written" in result.output
+    for line in ("family         werewolves", "trained roles  villager, seer, witch, hunter", "budget         4 steps"):
+        assert line in result.output
+    assert "policies       one shared policy: policy (villager, seer, witch, hunter)" in result.output
+    assert "model          smollm2-135m" in result.output and "assumptions:" in result.output
+    assert _listing(tmp_path) == before  # no workspace, no run DB, no state dir
+
+
+def test_dry_run_json_is_the_spec_with_the_launch_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["vibe", "train both sides of werewolves with separate models", "--dry-run", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["family"] == "werewolves" and data["planner"] == "deterministic"
+    assert [p["name"] for p in data["policies"]] == ["wolves", "village"]
+    assert data["launch_refusal"].startswith("this run needs one shared policy for now")
+    assert data["budget"] == {"steps": 10, "minutes": None} and data["assumptions"]
+    assert _listing(tmp_path) == []
+
+
+def test_dry_run_of_a_refused_sentence_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["vibe", "write me a poem", "--dry-run"])
+    assert result.exit_code == 2 and "refused:" in result.output
+    assert _listing(tmp_path) == []
+
+
+def test_json_needs_dry_run(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["vibe", "countdown", "--json", "--workdir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "--json goes with --dry-run" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_separate_policies_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    sentence = "train the wolves and the villagers with separate models"
+    result = runner.invoke(app, ["vibe", sentence, "--workdir", str(workdir)])
+    assert result.exit_code == 2
+    assert "refused: this run needs one shared policy for now" in result.output
+    assert not workdir.exists()

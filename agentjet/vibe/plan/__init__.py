@@ -12,6 +12,7 @@ roles.py         Which werewolves roles a sentence trains, which it names as opp
                  separate models.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
+spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
 werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them, talk
                  and round cap.
 """

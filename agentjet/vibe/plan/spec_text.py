@@ -1,0 +1,50 @@
+"""A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints (or its JSON with `--json`).
+
+Pure: the spec in, text out. It shows what the run would train (family, parameters, trained roles,
+policies, budget, model) and every assumption, so a sentence can be checked before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentjet.vibe.plan.spec import TaskSpec
+
+__all__ = ["dry_run_json", "spec_text"]
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
+    """The spec as aligned `key: value` lines, then the assumptions; `launch_refusal` when the run could not start."""
+    params = ", ".join(f"{k}={_value(v)}" for k, v in spec.params.items()) or "defaults"
+    policies = "; ".join(f"{p.name} ({', '.join(p.roles) or 'the one actor'})" for p in spec.policies)
+    shared = "one shared policy" if spec.shares_one_policy else f"{len(spec.policies)} separate policies"
+    budget = f"{spec.budget.steps} steps" + (f", {spec.budget.minutes:g} minutes" if spec.budget.minutes else "")
+    model = spec.model + (f" (asked for: {spec.requested_model})" if spec.requested_model else "")
+    rows = [
+        ("task", f"{spec.name} (planner: {spec.planner})"),
+        ("family", spec.family),
+        ("parameters", params),
+        ("trained roles", ", ".join(spec.trained_roles) or "none"),
+        ("policies", f"{shared}: {policies}"),
+        ("budget", budget),
+        ("model", model),
+    ]
+    if spec.model_note:
+        rows.append(("model note", spec.model_note))
+    width = max(len(key) for key, _ in rows)
+    lines = [f"dry run: nothing was written; this is the spec `agentjet vibe` would run for {spec.sentence!r}", ""]
+    lines += [f"  {key.ljust(width)}  {value}" for key, value in rows]
+    lines += ["", "assumptions:"] + [f"  - {a}" for a in spec.assumptions or ["none"]]
+    if launch_refusal:
+        lines += ["", f"this run would be refused: {launch_refusal}"]
+    return "\n".join(lines)
+
+
+def dry_run_json(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
+    """The spec as JSON (task.yaml's fields), plus `launch_refusal` (null when the run can start)."""
+    return json.dumps({**spec.model_dump(mode="json"), "launch_refusal": launch_refusal}, indent=2)
