@@ -87,6 +87,13 @@ ROWS = [
         policies=[WOLVES, VILLAGE],
     ),
     Row("train the seer with its own model in werewolves", "werewolves", roles=["seer"]),
+    Row(
+        "train two 7B models, one per side, on werewolves",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+        model="7B",
+    ),  # fmt: skip  # found by probing after the held-out table; fixed
     Row("train the village side and the wolves with one shared model in werewolves", "werewolves", roles=VILLAGE),
     # --- countdown: counts of numbers (as digits or words), targets, levels, words
     Row("countdown with 6 numbers", "countdown", {"difficulty": 4}),
@@ -134,12 +141,51 @@ ROWS = [
     Row("say the word hello: separate models please", "word"),
 ]
 
+# Written after the planner was done and run once without any code change for them (20 of 20 passed then).
+HELD_OUT = [
+    Row("get the witch to use her potions better in werewolves", "werewolves", roles=["witch"]),
+    Row("I'd like the wolves to stop getting caught, train them for 15 steps", "werewolves", roles=WOLVES, steps=15),
+    Row("teach the hunter and the seer to work together in werewolf", "werewolves", roles=["seer", "hunter"]),
+    Row("train the good guys in mafia against the bad guys", "werewolves", roles=VILLAGE),
+    Row(
+        "werewolves: wolves and village each with a different model",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row(
+        "Could you make the villagers smarter at spotting werewolves in 20 minutes?",
+        "werewolves",
+        roles=VILLAGE,
+        minutes=20,
+    ),
+    Row("train a 3B as the werewolf side, eight steps", "werewolves", roles=WOLVES, steps=8, model="3B"),
+    Row(
+        "self-play werewolves, separate weights for the wolves and the town",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("countdown with four numbers and targets below 100", "countdown", {"difficulty": 2}),
+    Row("solve countdown puzzles using 6 numbers in forty-five minutes", "countdown", {"difficulty": 4}, minutes=45),
+    Row("make a tiny model good at the game of 24", "countdown", model="a small model"),
+    Row("countdown, but easy, for 7 steps", "countdown", {"difficulty": 1}, steps=7),
+    Row("arithmetic word problems with 4 operations, 30 steps", "arithmetic", {"difficulty": 4}, steps=30),
+    Row("train qwen2.5-0.5b-instruct on simple math", "arithmetic", {"difficulty": 1}, model="qwen 0.5B"),
+    Row("GSM8K style problems, the hardest ones, quick", "arithmetic", {"difficulty": 5}, steps=QUICK_STEPS),
+    Row("teach a model to add up numbers below 20", "arithmetic", {"difficulty": 2}),
+    Row("shopping with tools, three items per list, 40 steps", "tool_use", {"difficulty": 2}, steps=40),
+    Row("train an agent to call a lookup tool and a calculator, level 3", "tool_use", {"difficulty": 3}),
+    Row("get a model to answer with the word yes", "word"),
+    Row("train the model to output the first word only, 2 minutes", "word", minutes=2),
+]
+
 
 def _plan(sentence: str) -> TaskSpec:
     return plan(sentence, llm=None, gpu=False, model_roots=[])
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r.sentence[:60] for r in ROWS])
+@pytest.mark.parametrize("row", ROWS + HELD_OUT, ids=[r.sentence[:60] for r in ROWS + HELD_OUT])
 def test_sentence_table(row: Row) -> None:
     spec = _plan(row.sentence)
     assert spec.family == row.family
@@ -156,7 +202,7 @@ def test_sentence_table(row: Row) -> None:
 
 
 def test_table_is_broad() -> None:
-    assert len(ROWS) >= 60
+    assert len(ROWS) >= 60 and len(HELD_OUT) == 20
     counts = {family: sum(r.family == family for r in ROWS) for family in {r.family for r in ROWS}}
     assert set(counts) == {"werewolves", "countdown", "arithmetic", "tool_use", "word"}
     assert min(counts.values()) >= 5

@@ -69,7 +69,7 @@ _MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapte
 _SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
-    rf"\b(?:[2-9]|several|multiple)\s+(?:separate\s+|distinct\s+|different\s+|independent\s+)?{_MODEL}\b|"
+    rf"\b(?:[2-9]|several|multiple)\s+(?:[\w.-]+\s+)?{_MODEL}\b|\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))"

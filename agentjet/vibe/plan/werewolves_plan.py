@@ -66,10 +66,10 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
             f"{words} named as the opponents and no role to train: the policy plays the other side, {_describe(other)}"
         )
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
-    if roles.both_sides or roles.separate and opposed:
-        for side in (_WOLVES, _VILLAGE) if roles.both_sides else opposed:
-            if side not in chosen:
-                chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
+    every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
+    for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate else ():
+        if side not in chosen:
+            chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
     return chosen
 
 
