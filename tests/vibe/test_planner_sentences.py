@@ -237,7 +237,7 @@ def test_numeric_cue_is_named_in_the_assumption() -> None:
 def test_a_cue_the_family_has_no_knob_for_is_named_as_ignored() -> None:
     spec = _plan("countdown 5x5, harder")
     assert "'5x5' ignored" in _text(spec)
-    assert "'hard' read as difficulty 3" in _text(spec)
+    assert "'harder' read as difficulty 3" in _text(spec)
     spec = _plan("werewolves as the seer in a 12-player game")
     assert "'12-player' is ignored: the game always seats 9 players" in _text(spec)
 
@@ -260,6 +260,13 @@ def test_both_sides_without_separate_models_trains_one_and_says_how_to_ask() -> 
     spec = _plan("train the village side and the wolves with one shared model in werewolves")
     assert spec.shares_one_policy
     assert "say 'separate models'" in _text(spec)
+    spec = _plan("werewolves as the seer and the wolves with the same model")
+    assert spec.trained_roles == ["seer"]
+    assert "only the seer of the village side train" in _text(spec)  # the roles that do train, not the whole side
+
+
+def test_a_level_word_is_quoted_as_written() -> None:
+    assert "'top level' read as difficulty 5 of 1-5" in _text(_plan("arithmetic at the top level"))
 
 
 def test_separate_models_for_a_one_actor_family_is_one_policy_and_says_so() -> None:

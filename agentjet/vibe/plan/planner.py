@@ -133,7 +133,7 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         return cued.level
     if reading.level_word is not None:
         level = _LEVEL_OF_WORD[reading.level_word](top)
-        assumptions.append(f"'{reading.level_word}' read as difficulty {level} of 1-{top}")
+        assumptions.append(f"'{reading.level_phrase}' read as difficulty {level} of 1-{top}")
         return level
     assumptions.append(f"no difficulty given: level 1 of 1-{top} (the easiest, where a small model starts to learn)")
     return 1

@@ -136,6 +136,7 @@ class Reading:
     quick: bool  # "a quick run", "a smoke test"
     level: int | None  # "level 3", "difficulty 2", "the second level" (99: "the top level")
     level_word: str | None  # "easy", "medium", "hard", "hardest"
+    level_phrase: str | None  # the words that gave `level_word`, as written ("harder", "the top level")
     cues: tuple[Cue, ...]  # numeric difficulty cues: "6 numbers", "3-digit", "up to 100", "5x5"
     roles: RoleReading  # werewolves roles trained and opposed, separate/shared models
     discussion: bool | None
@@ -171,6 +172,7 @@ def read_sentence(sentence: str) -> Reading:
     text = with_digits(words)
     families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     name = _MODEL_NAME.search(text)
+    phrase = next(((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat, text))), None)
     return Reading(
         text=text,
         families=families,
@@ -181,7 +183,8 @@ def read_sentence(sentence: str) -> Reading:
         minutes=_minutes(text),
         quick=bool(_QUICK.search(text)),
         level=_level(text),
-        level_word=next((word for word, pat in _LEVEL_WORDS if re.search(pat, text)), None),
+        level_word=phrase[0] if phrase else None,
+        level_phrase=phrase[1] if phrase else None,
         cues=read_cues(text),
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,

@@ -81,8 +81,9 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
         first, *others = ordered
         for side in others:
             assumptions.append(
-                f"the {side} side is named too, but one shared policy plays one side, so only {_describe(first)} "
-                "train (the other side stays scripted); say 'separate models' to give each side its own policy"
+                f"the {side} side is named too, but one shared policy plays one side, so only the "
+                f"{', '.join(ordered[first])} of the {first} side train (the other side stays scripted); say "
+                "'separate models' to give each side its own policy"
             )
         return [Policy(name=SHARED_POLICY, roles=ordered[first])]
     if not separate:
