@@ -223,3 +223,15 @@ def test_the_docstring_check_sees_an_unlisted_module(tmp_path: Path) -> None:
     assert _unlisted(root) == []
     (root / "vibe" / "watch.py").write_text("")
     assert _unlisted(root) == ["agentjet/vibe/watch.py"]
+
+
+def test_no_module_over_400_lines_and_no_flat_folder_over_15_modules() -> None:
+    """Issue 16's sizes, kept: a module that grows past 400 lines, or a folder past 15 modules, gets split."""
+    modules = [p for p in ROOT.rglob("*.py") if "templates" not in p.relative_to(ROOT).parts]
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in modules if (n := len(p.read_text().splitlines())) > 400]
+    per_folder: dict[Path, int] = {}
+    for path in modules:
+        if path.name != "__init__.py":
+            per_folder[path.parent] = per_folder.get(path.parent, 0) + 1
+    wide = [f"{d.relative_to(ROOT.parent)} ({n} modules)" for d, n in per_folder.items() if n > 15]
+    assert not long and not wide, f"split these: {long + wide}"
