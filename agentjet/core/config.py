@@ -84,6 +84,9 @@ class CollectConfig(_Section):
     )
     episodes: int = Field(16, ge=1, description="C1: finished episodes per update")
     tasks: int = Field(4, ge=1, description="C2/C3: task groups per update")
+    hold: bool = Field(
+        False, description="no update starts while true (finished episodes wait in the pool): hold the policy still"
+    )
 
 
 class RewardConfig(_Section):

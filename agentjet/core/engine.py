@@ -362,6 +362,8 @@ class Engine:
             self._training.check_config(config)
         self.train_config = config
         log.info("training config replaced: %s", config.model_dump_json())
+        if self._training is not None:
+            self._training.config_changed()
         return config
 
     # ---- clients (C4/C5): `self.clients` ---------------------------------------------------

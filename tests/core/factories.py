@@ -107,6 +107,7 @@ class RecordingTraining:
         self.health = TrainingHealth()
         self.ended: list[tuple[EpisodeRecord, int]] = []
         self.client_changes = 0
+        self.config_changes = 0
         self.configs: list[TrainConfig] = []
 
     def episode_ended(self, record: EpisodeRecord, seq: int) -> None:
@@ -117,6 +118,9 @@ class RecordingTraining:
 
     def check_config(self, config: TrainConfig) -> None:
         self.configs.append(config)
+
+    def config_changed(self) -> None:
+        self.config_changes += 1
 
     def pool_stats(self) -> dict[str, Any]:
         return {"pooled_episodes": len(self.ended)}

@@ -103,6 +103,24 @@ async def test_batch_trained_rest_stays_pooled_and_eval_is_never_pooled(
     assert [json.loads(line)["step"] for line in lines] == [1]
 
 
+async def test_a_held_policy_trains_nothing_until_the_hold_is_released(
+    fake_loop: tuple[Engine, TrainingLoop, FakeTrainer],
+) -> None:
+    engine, loop, trainer = fake_loop
+    engine.set_train_config(CONFIG.model_copy(update={"collect": CollectConfig(strategy="tasks", tasks=1, hold=True)}))
+    loop._wake.clear()
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "a", 0.0)  # a complete group: without the hold this is a batch
+    await loop._train_ready_batches()
+    assert loop.select() is None and engine.step == 0 and trainer.steps == 0
+    assert engine.status()["pool"]["pooled_episodes"] == 2 and engine.status()["pool"]["complete_groups"] == 1
+    loop._wake.clear()
+    engine.set_train_config(CONFIG)  # released: the PUT itself wakes the update task
+    assert loop._wake.is_set()
+    await loop._train_ready_batches()
+    assert engine.step == 1 and trainer.seen[0][0] == 2
+
+
 async def test_failed_update_keeps_the_batch_pooled(fake_loop: tuple[Engine, TrainingLoop, FakeTrainer]) -> None:
     engine, loop, trainer = fake_loop
     trainer.fail = True

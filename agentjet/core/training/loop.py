@@ -101,6 +101,10 @@ class TrainingLoop:
         """Guard of PUT /swarm/config (`LazyTrainer.check_config`)."""
         self.trainer.check_config(config)
 
+    def config_changed(self) -> None:
+        """The new config may form a batch the old one did not (a released `collect.hold`, a smaller batch)."""
+        self._wake.set()
+
     def close(self) -> None:
         """Release the trainer's processes (a `DistributedTrainer`'s workers) once serving has stopped."""
         self.trainer.close()
@@ -204,6 +208,8 @@ class TrainingLoop:
     def select(self) -> Batch | None:
         """The strategy's batch from the pool, oldest first (pure: the pool is not changed)."""
         config = self.engine.train_config
+        if config.collect.hold:  # the policy is held still (e.g. while a run evaluates it): episodes wait
+            return None
         strategy = build_strategy(config.collect, group_size=config.grpo.group_size)
         pool = [
             PoolEpisode(seq, r.episode_id, r.task_id, _reward(r), r.client_id) for seq, r in self._pool.oldest_first()

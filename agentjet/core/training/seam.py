@@ -41,6 +41,9 @@ class TrainingSeam(Protocol):
     def check_config(self, config: TrainConfig) -> None:
         """Raise ConfigConflict to refuse a PUT /swarm/config the trainer cannot take."""
 
+    def config_changed(self) -> None:
+        """A PUT /swarm/config was accepted: a released hold or a smaller batch may make a batch now."""
+
     def pool_stats(self) -> dict[str, Any]:
         """The pool of untrained episodes for GET /swarm/status."""
 
