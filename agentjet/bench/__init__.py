@@ -15,7 +15,6 @@ logprob_gap.py     `agentjet bench logprob-gap`: how far the sampler's logprobs 
                    tokens.
 merging.py         `agentjet bench merging`: what timeline merging and group prefix sharing save per update.
 output.py          How every benchmark hands its figures over: JSON or an aligned table on stdout, PNG charts.
-proportions.py     Confidence intervals for success rates (accuracy, win rate) and their change. Pure, no numpy.
 sandbox.py         `agentjet bench sandbox`: start-to-exit latency of `python3 -c pass` per backend, and 8 sandboxes
                    at once.
 train_memory.py    `agentjet bench train-memory`: peak memory and time of one update per micro-batch budget.

@@ -36,10 +36,10 @@ from typing import Any
 import yaml
 
 from agentjet.bench.output import print_result, save_chart
-from agentjet.bench.proportions import Rate, difference_ci, wilson
 from agentjet.core import ServerSettings, SwarmClient, TrainConfig
 from agentjet.core.access.tokens import new_admin_token
 from agentjet.tasks.base import POLICY, TaskFamily
+from agentjet.tasks.play.proportions import Rate, difference_ci, wilson
 from agentjet.tasks.play.rounds import (
     EvalResult,
     RoundSettings,

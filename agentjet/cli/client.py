@@ -30,6 +30,9 @@ def client_run(
     episodes: Annotated[int, typer.Option(min=0, help="train episodes")] = 16,
     eval_every: Annotated[int | None, typer.Option(min=1, help="run the eval split every M train episodes")] = None,
     eval_episodes: Annotated[int, typer.Option(min=1, help="episodes per eval round")] = 8,
+    eval_first: Annotated[
+        bool, typer.Option(help="an eval round before training: the base policy's score, train episodes alongside")
+    ] = False,
     group_size: Annotated[int | None, typer.Option(min=1, help="episodes per task (default: server's, else 8)")] = None,
     update_every: Annotated[
         int | None, typer.Option(min=1, help="agree to an update (all_clients) every U episodes and wait for it")

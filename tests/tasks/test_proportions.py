@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentjet.bench.proportions import Rate, difference_ci, wilson
+from agentjet.tasks.play.proportions import Rate, difference_ci, wilson
 
 
 def test_wilson_matches_newcombe_1998_examples() -> None:

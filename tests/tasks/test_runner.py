@@ -83,6 +83,21 @@ def test_eval_every_runs_the_eval_split_as_eval_episodes(word_server: RunningSer
     assert kinds.count(("eval", "eval")) == 6 and kinds.count(("train", "train")) == 4  # eval items are eval episodes
 
 
+@pytest.mark.parametrize("episodes", [0, 4])
+def test_eval_first_begins_every_eval_episode_before_any_train_episode(
+    word_server: RunningServer, tmp_path: Path, episodes: int
+) -> None:
+    with SwarmClient(word_server.url, TOKEN) as client:
+        settings = {"episodes": episodes, "group_size": 2, "concurrency": 2, "eval_first": True, "eval_episodes": 3}
+        summary = _run(FirstWord(), {"policy": client}, **settings)
+    assert [(e["after_episodes"], e["episodes"], e["reward_mean"]) for e in summary["evals"]] == [(0, 3, 0.0)]
+    assert summary["episodes"] == episodes and summary["errors"] == 0
+    assert summary["reward_mean"] == (1.0 if episodes else None)  # train results are counted as train, not eval
+    records = sorted(journal(tmp_path / "state"), key=lambda r: r.created_at)
+    kinds = [str(r.kind) for r in records]
+    assert kinds[:3] == ["eval"] * 3 and kinds.count("train") == episodes  # every eval episode was begun first
+
+
 def test_a_failing_or_malformed_run_aborts_its_episode_and_counts_an_error(
     live_server: ServerFactory, echo_backend: EchoBackend, tmp_path: Path
 ) -> None:

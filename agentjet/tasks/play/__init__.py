@@ -5,6 +5,7 @@ client_run.py     `agentjet client run`: flags -> a family, its servers and clie
 episode.py        One episode of a task family on its servers: begin one episode per server, run the family, end
                   each with its reward, or abort them all.
 groups.py         GRPO groups: an item played `group_size` times, each member sampling with its own seed.
+proportions.py    Confidence intervals for success rates (Wilson) and their change (Newcombe). Pure, no numpy.
 rounds.py         Rounds of episodes against one policy server: GRPO train rounds, held-out evals, waiting for a
                   step.
 run_report.py     What a task run counts (episodes, rewards per server, errors, evals) and how it is shown.

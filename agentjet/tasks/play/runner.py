@@ -48,6 +48,7 @@ class RunSettings:
     concurrency: int = 4  # episodes in flight at once
     eval_every: int | None = None  # train episodes between eval rounds
     eval_episodes: int = 8  # episodes (items) per eval round
+    eval_first: bool = False  # an eval round before training, its episodes begun ahead of the first train block
     group_size: int | None = None  # episodes per task_id; None: the server's (status pool.group_size) or 8
     update_every: int | None = None  # train episodes between update requests (then wait for the update)
     update_timeout_s: float = 1800.0
@@ -145,13 +146,21 @@ class TaskRunner:
         bar = self._view.add_bar("train", len(train))
         done = 0
         update_every, eval_every = self.settings.update_every, self.settings.eval_every
+        errors_before = 0
         for boundary in self._boundaries():
-            self._run_block(train[done:boundary], stats, bar, done)
+            if self.settings.eval_first and not done and not evals:  # the base policy's round, with the first block
+                evals.append({"after_episodes": 0, **self._eval_round(0, alongside=(train[:boundary], stats, bar))})
+            else:
+                self._run_block(train[done:boundary], stats, bar, done)
             done = boundary
             if self._episodes.stopping:
                 return
             if update_every and (boundary % update_every == 0 or boundary == len(train)):
-                wait_for_update(self.clients, self.settings.update_timeout_s, self._poll_steps)
+                if stats.errors > errors_before:  # an aborted episode leaves its group short: play on instead
+                    log.warning("%d episode(s) of the round failed: not waiting", stats.errors - errors_before)
+                else:
+                    wait_for_update(self.clients, self.settings.update_timeout_s, self._poll_steps)
+                errors_before = stats.errors
             if eval_every and boundary and boundary % eval_every == 0:
                 evals.append({"after_episodes": boundary, **self._eval_round(boundary)})
 
@@ -175,18 +184,29 @@ class TaskRunner:
                 marks.update(range(every, total + 1, every))
         return sorted(marks)
 
-    def _eval_round(self, after: int) -> dict[str, Any]:
+    def _eval_round(self, after: int, alongside: tuple[list[_Job], RunStats, Any] | None = None) -> dict[str, Any]:
+        """One round of the eval split; `alongside` (train jobs, their stats and bar) are queued right behind it,
+        so the workers begin every eval episode first and fill the batch with train episodes meanwhile."""
         items = self.family.items("eval", count=self.settings.eval_episodes, seed=self.settings.seed)
         stats = RunStats(self.servers)
         bar = self._view.add_bar(f"eval @{after}", len(items))
-        self._run_block([_Job(item, "eval") for item in items], stats, bar, 0)
+        jobs = [_Job(item, "eval") for item in items]
+        if alongside is None:
+            self._run_block(jobs, stats, bar, 0)
+        else:
+            train_jobs, train_stats, train_bar = alongside
+            self._run_block(jobs + train_jobs, stats, bar, 0, train=(train_stats, train_bar))
         log.info("eval round reward_mean=%s episodes=%d errors=%d", stats.reward_mean, stats.ended, stats.errors)
         means = stats.server_means()
         return {"episodes": stats.ended, "errors": stats.errors, "reward_mean": stats.reward_mean, "rewards": means}
 
-    def _run_block(self, jobs: list[_Job], stats: RunStats, bar: Any, done: int) -> None:
+    def _run_block(
+        self, jobs: list[_Job], stats: RunStats, bar: Any, done: int, train: tuple[RunStats, Any] | None = None
+    ) -> None:
+        """Queue `jobs` and wait for their results; with `train` (stats, bar), train results go there."""
         for job in jobs:
             self._jobs.put(job)
+        train_done = 0
         for left in range(len(jobs) - 1, -1, -1):
             while True:
                 try:
@@ -196,9 +216,14 @@ class TaskRunner:
                     if self._episodes.stopping:  # stop(): do not wait for agents still running
                         return
                     self._poll_steps()
+            self._poll_steps(force=left == 0)  # a finished bar shows the step it ended at
+            if train is not None and result.kind == "train":
+                train_done += 1
+                train[0].add(result)
+                self._view.show(train[1], train[0], train_done)
+                continue
             stats.add(result)
             done += 1
-            self._poll_steps(force=left == 0)  # a finished bar shows the step it ended at
             self._view.show(bar, stats, done)
 
     def _poll_steps(self, force: bool = False) -> dict[str, int | None]:

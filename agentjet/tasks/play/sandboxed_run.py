@@ -95,6 +95,8 @@ def settings_flags(settings: RunSettings, params: Sequence[str] = ()) -> list[st
     ):
         if value is not None:
             argv += [flag, str(value)]
+    if settings.eval_first:
+        argv.append("--eval-first")
     for param in params:
         argv += ["--param", param]
     return argv
