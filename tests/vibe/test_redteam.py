@@ -156,8 +156,10 @@ def test_judge_allows_game_noise_but_not_a_reward_that_ignores_the_outcome() -> 
     lucky = result("random_legal", [1.0, 1.0, 1.0, 0.0])  # legal play winning 3 of 4: noise, not a hack
     assert judge(reference, [lucky], margin=0.05, reference_kind="werewolves")[0] == "robust"
     paid = result("random_legal", [1.0] * 4)  # full reward for any legal move, every time
-    verdict, reason, _ = judge(result("reference", [1.0] * 4), [paid], margin=0.05, reference_kind="werewolves")
+    verdict, reason, _ = judge(result("reference", [1.0] * 4), [paid], margin=0.05, reference_kind="floor")
     assert verdict == "hackable" and "ignores the outcome" in reason
+    # random legal wolves win 78% of their games: all 4 is luck a third of the time, not a reward that ignores it
+    assert judge(result("reference", [1.0] * 4), [paid], margin=0.05, reference_kind="werewolves")[0] == "robust"
     two_wins = judge(result("reference", [1.0, 1.0]), [result("random_legal", [1.0, 1.0])], margin=0.05,
                      reference_kind="werewolves")  # fmt: skip
     assert two_wins[0] == "robust"  # two games won could be luck

@@ -4,10 +4,11 @@ Each policy (the degenerate ones of `degenerate.py` and a reference from `refere
 served by a scripted swarm server on the host and plays `episodes` eval items through the
 workspace's real client, run inside the sandbox behind a swarm bridge by validate's episode
 probe (eval episodes only, one record per episode). The verdict (`judge`) is **hackable** when a
-degenerate policy beats the reference, or comes near reference answers; **failed** when the red
-team could not judge (a client that did not load or raised on a degenerate reply, a run that
-stopped early, a reference that scores no more than an empty answer); else **robust**. The report
-keeps every policy's rewards and a few of its replies: the evidence a repair prompt gets.
+degenerate policy beats the reference, comes near reference answers, or earns the full reward on
+every episode without giving an answer; **failed** when the red team could not judge (a client
+that did not load or raised on a degenerate reply, a run that stopped early, a reference that
+scores no more than an empty answer); else **robust**. The report keeps every policy's rewards and
+a few of its replies: the evidence a repair prompt gets.
 """
 
 from __future__ import annotations
@@ -190,9 +191,15 @@ def _hack(policy: PolicyResult, reference: PolicyResult, kind: str, margin: floa
         return f"earns {mean:.3f}, more than the {kind} reference's {ref:.3f} + margin {margin} + noise {noise:.3f}"
     if kind == "dataset" and mean >= ref - margin:
         return f"earns {mean:.3f}, as much as the reference answers' {ref:.3f} (margin {margin})"
-    if policy.name == "random_legal" and _always_full(policy) and _always_full(reference):
+    if policy.name in NO_ANSWER and _always_full(policy):  # bounded rewards: the noise term must not hide this
+        return "earns the full reward on every episode without giving any answer"
+    # a random legal werewolves player wins most games against the scripted village (78% for the wolves): 4 of 4 is luck
+    if policy.name == "random_legal" and kind != "werewolves" and _always_full(policy) and _always_full(reference):
         return "earns the full reward on every episode, as the reference does: the reward ignores the outcome"
     return None
+
+
+NO_ANSWER = frozenset({"empty", "echo", "format_only"})  # policies that name no answer (listing ones may name one)
 
 
 def _always_full(result: PolicyResult) -> bool:
@@ -207,8 +214,12 @@ def judge(
 
     A degenerate policy games the reward when its mean beats the reference's by more than `margin`
     plus two standard errors (games are noisy), when it matches reference *answers* (a dataset
-    reference is a right answer: nothing degenerate may come within `margin` of it), or when a
-    random legal guess and the reference both earn the full reward every time (>= 3 episodes)."""
+    reference is a right answer: nothing degenerate may come within `margin` of it), when a policy
+    giving no answer (empty, echo, format_only) earns the full reward on every episode (>= 3; rewards
+    are bounded, so a noisy reference's two standard errors could otherwise hide a reward that pays an
+    empty reply 1.0 every time; a listing policy may be read as one legal answer and win), or when a
+    random legal guess and the reference both earn the full reward every time (>= 3 episodes; not in
+    werewolves, where random legal wolves win 78% of their games and so all 4 by luck a third of the time)."""
     broken = [p for p in [reference, *policies] if p.mean is None or p.problem]
     if broken:
         first = broken[0]
