@@ -26,7 +26,8 @@ from typing import Any
 from agentjet.bench.output import print_result
 from agentjet.core import TrainConfig
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.run.launch import LaunchOptions, TrainingRun, hot_swap, launch, stop
+from agentjet.vibe.run.hot_swap import hot_swap
+from agentjet.vibe.run.launch import LaunchOptions, TrainingRun, launch, stop
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["CLIENT", "main", "run_hotswap_bench"]

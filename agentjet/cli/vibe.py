@@ -64,6 +64,8 @@ def _finish(result: RunResult, workdir: Path) -> None:
     typer.secho(f"run {result.run_id}: {result.status}", fg=colour, bold=True)
     if result.message:
         typer.echo(result.message)
+    if result.outcome:
+        typer.secho(f"held-out:  {result.outcome}", bold=True)
     typer.echo(f"workspace: {result.workspace}")
     if result.report is not None:
         typer.echo(f"report:    {result.report}")

@@ -12,6 +12,7 @@ the env var `AGENTJET_VIBE_NODES=module:attr` (a mapping of the same shape) does
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from collections.abc import Mapping
@@ -52,6 +53,15 @@ class RunResult:
     def report(self) -> Path | None:
         path = self.workspace / "report.md"
         return path if path.is_file() else None
+
+    @property
+    def outcome(self) -> str | None:
+        """The held-out result in one line (before -> after, the interval, the verdict), once the report has it."""
+        try:
+            line = json.loads((self.workspace / "run.json").read_text()).get("outcome_line")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return line if isinstance(line, str) else None
 
 
 def pending_nodes(run_id: str, workdir: Path | str) -> tuple[str, ...]:

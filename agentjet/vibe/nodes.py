@@ -175,8 +175,10 @@ def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairR
 
 def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
+    from agentjet.vibe.run.evaluation import HeldOutEval
     from agentjet.vibe.run.launch import LaunchOptions, launch, stop
     from agentjet.vibe.run.policy_check import separate_policies_refusal
+    from agentjet.vibe.run.recipe import greedy_params, train_config_for
     from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
@@ -184,17 +186,31 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     if refusal is not None:  # never train one shared policy in place of the separate ones asked for
         raise VibeError(refusal)
     minutes = spec.budget.minutes
-    options = LaunchOptions(model=spec.model, steps=spec.budget.steps, seed=spec.dataset.seed)
+    options = LaunchOptions(
+        model=spec.model,
+        steps=spec.budget.steps,
+        seed=spec.dataset.seed,
+        train_config=train_config_for(spec.train),
+        eval_episodes=spec.dataset.eval_items,
+        eval_params=greedy_params(spec),
+    )
     records: list[RepairRecord] = []
     run = launch(_workspace(state), options=options, started_at=started, progress=ctx.progress.log)
     try:
+        evaluation = HeldOutEval(run, spec.success_metric)
+        evaluation.before()
         result = watch(
             run,
             settings=WatchSettings(budget_s=minutes * 60 if minutes else None),
             regenerate=client_regenerator(state, ctx, records),
             on_step=lambda line: ctx.progress.train_step(int(line["step"]), _reward(line)),
+            on_poll=evaluation.poll,
         )
-        record = training_record(run, result)
+        if result.status != "failed":
+            evaluation.after()
+        outcome = evaluation.outcome()
+        ctx.progress.log(f"outcome: {outcome.sentence()}")
+        record = training_record(run, result) | {"outcome": outcome.to_dict()}
     finally:
         stop(run)
     if result.status == "failed":

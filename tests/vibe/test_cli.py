@@ -152,7 +152,7 @@ def test_dry_run_json_is_the_spec_with_the_launch_refusal(tmp_path: Path, monkey
     assert data["family"] == "werewolves" and data["planner"] == "deterministic"
     assert [p["name"] for p in data["policies"]] == ["wolves", "village"]
     assert data["launch_refusal"].startswith("this run needs one shared policy for now")
-    assert data["budget"] == {"steps": 10, "minutes": None} and data["assumptions"]
+    assert data["budget"] == {"steps": 8, "minutes": None} and data["assumptions"]  # werewolves: its recipe's budget
     assert _listing(tmp_path) == []
 
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -18,10 +19,13 @@ from agentjet.core.testing import RunningServer
 from agentjet.tasks.play import client_run
 from agentjet.tasks.play.runner import RunSettings
 from agentjet.vibe.errors import VibeError
+from agentjet.vibe.plan.spec import SuccessMetric
 from agentjet.vibe.report.writer import ReportInput, write_report
 from agentjet.vibe.run import sandboxed_client
 from agentjet.vibe.run.client_process import ClientSettings, _argv, resolve_sandbox
-from agentjet.vibe.run.launch import CONFIG_FILE, LaunchOptions, hot_swap, launch, stop
+from agentjet.vibe.run.evaluation import HeldOutEval
+from agentjet.vibe.run.hot_swap import hot_swap
+from agentjet.vibe.run.launch import CONFIG_FILE, LaunchOptions, launch, stop
 from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
 from agentjet.vibe.run.watch import WatchSettings, training_record, watch
@@ -158,3 +162,34 @@ def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_pa
     assert settings.run_settings().episodes == 12 and settings.run_settings().eval_every == 8
     assert options.param == ["max_tokens=3"]
     assert options.server == (["http://127.0.0.1:9"] if sandbox == "none" else "http://127.0.0.1:9")
+
+
+def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    lines: list[str] = []
+    options = tiny_options(steps=2, eval_episodes=4, eval_params=("temperature=0",))
+    run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
+    try:
+        assert run.eval_first and run.client.generation == 1  # the first client plays only the base round
+        evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
+        evaluation.before()
+        result = watch(run, settings=FAST, on_poll=evaluation.poll)
+        evaluation.after()
+        outcome = evaluation.outcome()
+        saved = read_launch_file(workspace.path)
+        with run.server.swarm() as swarm:
+            before = [swarm.get_episode(i) for i in saved["eval_before"]]
+            after = [swarm.get_episode(i) for i in saved["eval_after"]]
+            held = httpx.get(f"{run.server.url}/swarm/config", headers={"Authorization": f"Bearer {run.server.token}"})
+    finally:
+        stop(run)
+    assert result.status == "completed" and outcome.before is not None and outcome.after is not None
+    assert (outcome.before.step, outcome.before.episodes, outcome.after.episodes) == (0, 4, 4)
+    assert outcome.after.step == result.steps >= 2  # the final round played the final policy
+    assert {e["kind"] for e in before + after} == {"eval"}
+    assert {c["policy_version"] for e in before for c in e["calls"]} == {0}
+    assert {c["policy_version"] for e in after for c in e["calls"]} == {outcome.after.step}
+    assert sorted(e["task_id"] for e in before) == sorted(e["task_id"] for e in after)  # the same held-out items
+    assert held.json()["config"]["collect"]["hold"] is False  # released after the last round
+    assert any("held-out round of the base policy: success rate" in line for line in lines), lines
+    assert outcome.verdict in ("improved", "no change detectable", "worse")

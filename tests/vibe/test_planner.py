@@ -104,7 +104,8 @@ def test_deterministic_plans(
     if roles is not None:
         assert spec.trained_roles == roles
         assert spec.params["trained_roles"] == roles
-    assert spec.budget.steps == (steps or DEFAULT_STEPS)
+    assert spec.budget.steps == (steps or CATALOG[family].steps or DEFAULT_STEPS)  # the family's default budget
+    assert spec.train == dict(CATALOG[family].train)  # its measured recipe travels in the spec
     assert spec.requested_model == requested
     assert spec.planner == "deterministic"
     assert spec.model == EMBEDDED and spec.model_note
@@ -133,7 +134,8 @@ def test_every_guess_is_an_assumption() -> None:
     text = " ".join(spec.assumptions)
     assert "no side or role named" in text
     assert "discussion off" in text
-    assert f"{DEFAULT_STEPS} training steps" in text
+    assert f"{CATALOG['werewolves'].steps} training steps (the family's default)" in text
+    assert "bench learn werewolves" in text and "temperature 0.5" in text  # the recipe is said, not hidden
     assert "no CUDA GPU" in spec.model_note and "7B" in spec.model_note and EMBEDDED in spec.model_note
     spec = _plan("make qwen better at grade-school math word problems, hard ones")
     assert any("'hard' read as difficulty 3 of 1-5" in a for a in spec.assumptions)

@@ -11,7 +11,7 @@ import pytest
 
 from agentjet.tasks.registry import load_family
 from agentjet.vibe.errors import LaunchRefused, VibeError
-from agentjet.vibe.plan.families import VILLAGE_ROLES
+from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
 from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.run.policy_check import require_one_policy, separate_policies_refusal
@@ -30,7 +30,7 @@ class Row:
     params: dict[str, Any] = field(default_factory=dict)
     roles: list[str] | None = None  # trained roles
     policies: list[list[str]] | None = None  # each policy's roles; None: one shared policy of `roles`
-    steps: int = DEFAULT_STEPS
+    steps: int | None = None  # None: the family's default budget
     minutes: float | None = None
     model: str | None = None  # requested_model
 
@@ -195,7 +195,7 @@ def test_sentence_table(row: Row) -> None:
         assert spec.params["trained_roles"] == row.roles
     expected = row.policies or [spec.trained_roles]
     assert [p.roles for p in spec.policies] == expected
-    assert spec.budget.steps == row.steps
+    assert spec.budget.steps == (row.steps or CATALOG[row.family].steps or DEFAULT_STEPS)
     assert spec.budget.minutes == row.minutes
     assert spec.requested_model == row.model
     load_family(spec.family, spec.params)  # the params fit the family's constructor (servers included)

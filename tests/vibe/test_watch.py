@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from agentjet.core import TrainConfig
-from agentjet.vibe.run.launch import hot_swap, launch, stop
+from agentjet.vibe.run.hot_swap import hot_swap
+from agentjet.vibe.run.launch import launch, stop
 from agentjet.vibe.run.trouble import (
     ActionKind,
     Finding,

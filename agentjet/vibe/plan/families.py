@@ -7,7 +7,7 @@ to a user and to an LLM (docs/tasks.md is the source; tests check the levels sti
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CATALOG", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list"]
@@ -36,17 +36,26 @@ class FamilyInfo:
     train_items: int
     eval_items: int
     prose: Callable[[Mapping[str, Any], Sequence[str]], Prose]
+    success_reward: float = 1.0  # a held-out episode with at least this reward is a success (the outcome's rate)
+    rate: str = "accuracy"  # what that share is called in the report
+    train: Mapping[str, Any] = field(default_factory=dict)  # TrainConfig overrides measured to learn (docs/vibe.md)
+    steps: int | None = None  # the default budget when the sentence names none (None: the planner's default)
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
     side = "village" if roles and roles[0] != "werewolf" else "werewolves"
     talk = "with one line of talk per player at night (wolves) and by day" if params.get("discussion", True) else ""
-    penalty = (
-        "minus 0.1 x the share of its action answers that were invalid (graded, so a model still learning the "
-        "format gets a signal)"
-        if params.get("penalty") == "per_action"
-        else "or -0.1 when any of its action answers was invalid"
-    )
+    tolerance = float(params.get("invalid_tolerance", 0.0))
+    if params.get("penalty") == "per_action":
+        penalty = (
+            " minus 0.1 x the share of its action answers that were invalid (graded, so a model still learning the "
+            "format gets a signal)"
+        )
+    elif tolerance >= 1.0:
+        penalty = " (an invalid answer costs nothing itself: the game plays the default move and counts it invalid)"
+    else:
+        share = "any" if tolerance == 0 else f"more than {tolerance:.0%}"
+        penalty = f", or -0.1 when {share} of its action answers were invalid"
     return Prose(
         environment=(
             "The 9-player werewolves game (3 werewolves, 3 villagers, a seer, a witch, a hunter) "
@@ -54,9 +63,9 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
             "chat call showing the rules, its seat and role, recent events and every legal answer."
         ).replace("  ", " "),
         actors=[f"{r} (policy)" if r in roles else f"{r} (scripted heuristic player)" for r in WEREWOLF_ROLES],
-        reward=f"Per game, for the trained {side} side: 1 when it wins, 0 when it loses or the round cap ends it, "
-        f"{penalty}.",
-        metric=f"mean reward of the trained {side} side over held-out deals (about its win rate)",
+        reward=f"Per game, for the trained {side} side: 1 when it wins, 0 when it loses or the round cap ends "
+        f"it{penalty}.",
+        metric=f"win rate of the trained {side} side over held-out deals (a game won counts)",
         dataset="each item is a deal (a seating of the nine roles); train and eval deals never meet",
     )
 
@@ -68,7 +77,7 @@ def _countdown(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         actors=["solver (policy)"],
         reward="1 when the answer uses only the given numbers and equals the target; 0.1 for a well-formed "
         "expression of the given numbers with another value; 0 otherwise (parsed safely, never eval).",
-        metric="mean reward on held-out puzzles (about the share solved)",
+        metric="share of held-out puzzles solved exactly (reward 1)",
         dataset=f"seeded solvable puzzles at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
     )
 
@@ -79,7 +88,7 @@ def _arithmetic(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         "positive integer answer; the model reasons and ends with `Answer: <integer>`.",
         actors=["solver (policy)"],
         reward="1 for the exact integer answer, 0.1 for a well-formed wrong integer, 0 for no or a hedged answer.",
-        metric="mean reward on held-out problems (about the accuracy)",
+        metric="share of held-out problems answered with the exact integer (reward 1)",
         dataset=f"seeded generated word problems at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
     )
 
@@ -91,7 +100,7 @@ def _tool_use(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         actors=["shopper agent (policy)", "tool environment (pure Python: lookup, calculator, notes)"],
         reward="0.4 when the last note holds the total, 0.4 when the final answer is the total, 0.2 x the share "
         "of asked-for items that were looked up.",
-        metric="mean reward on held-out shopping lists",
+        metric="share of held-out shopping lists whose total is both noted and answered (reward at least 0.8)",
         dataset=f"seeded shopping lists at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
     )
 
@@ -101,10 +110,19 @@ def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         environment="One chat turn: 'Reply with just the word X and nothing else.'",
         actors=["responder (policy)"],
         reward="1 when the reply's first word is the asked word, else 0.",
-        metric="mean reward on held-out words",
+        metric="share of held-out words said first (reward 1)",
         dataset="8 train words and 8 other eval words in a seeded order",
     )
 
+
+ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+# `bench learn werewolves` (docs/tasks.md): 13 -> 60 of 64 held-out wins in 6 steps of 2 deals x 8 games
+WEREWOLVES_TRAIN: dict[str, Any] = {
+    "grpo": {"group_size": 8},
+    "collect": {"tasks": 2},
+    "optim": {"lr": 3e-4},
+    "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
+}
 
 CATALOG: dict[str, FamilyInfo] = {
     info.name: info
@@ -116,8 +134,12 @@ CATALOG: dict[str, FamilyInfo] = {
             "discussion=true, max_rounds=10, penalty='episode'|'per_action', invalid_tolerance=0.0",
             0,
             32,
-            8,
+            16,
             _werewolves,
+            success_reward=0.5,  # a win pays 1 (less a small invalid-answer penalty), a loss 0 or below
+            rate="win rate",
+            train=WEREWOLVES_TRAIN,
+            steps=8,
         ),
         FamilyInfo(
             "countdown",
@@ -145,6 +167,8 @@ CATALOG: dict[str, FamilyInfo] = {
             64,
             16,
             _tool_use,
+            success_reward=0.8,  # the total both in the last note and in the final answer
+            rate="success rate",
         ),
         FamilyInfo(
             "word",

@@ -109,8 +109,9 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         policies=policies or [Policy(name=SHARED_POLICY, roles=trained)],
         reward=prose.reward,
         dataset=DatasetPlan(train_items=info.train_items, eval_items=info.eval_items, description=prose.dataset),
-        success_metric=SuccessMetric(description=prose.metric),
-        budget=_budget(reading, steps, minutes, assumptions),
+        success_metric=SuccessMetric(description=prose.metric, success_reward=info.success_reward, rate=info.rate),
+        budget=_budget(reading, steps, minutes, assumptions, default=info.steps or DEFAULT_STEPS),
+        train=dict(info.train),
         assumptions=assumptions,
         planner=DETERMINISTIC,
     )
@@ -149,7 +150,9 @@ def _note_ignored(ignored: tuple[str, ...], family: str, assumptions: list[str])
         assumptions.append(f"{words} ignored: the {family} family has no setting it maps onto")
 
 
-def _budget(reading: Reading, steps: int | None, minutes: float | None, assumptions: list[str]) -> Budget:
+def _budget(
+    reading: Reading, steps: int | None, minutes: float | None, assumptions: list[str], *, default: int
+) -> Budget:
     if steps is not None:
         if reading.steps is not None and reading.steps != steps:
             assumptions.append(f"--steps {steps} overrides the {reading.steps} steps in the sentence")
@@ -159,8 +162,8 @@ def _budget(reading: Reading, steps: int | None, minutes: float | None, assumpti
         steps = QUICK_STEPS
         assumptions.append(f"a quick run asked for: {QUICK_STEPS} training steps")
     else:
-        steps = DEFAULT_STEPS
-        assumptions.append(f"no step count given: {DEFAULT_STEPS} training steps")
+        steps = default
+        assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
     return Budget(steps=steps, minutes=minutes)

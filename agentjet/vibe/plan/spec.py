@@ -51,6 +51,12 @@ class SuccessMetric(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field("eval_reward_mean", min_length=1, description="metric name in the run's summary")
     description: str = Field(..., min_length=1, description="what the metric measures, in plain words")
+    success_reward: float = Field(
+        1.0, description="a held-out episode is a success when its reward is at least this (a win, an exact answer)"
+    )
+    rate: str = Field(
+        "success rate", min_length=1, max_length=40, description="what the share of successes is called"
+    )
 
 
 class Budget(BaseModel):
@@ -92,6 +98,10 @@ class TaskSpec(BaseModel):
     dataset: DatasetPlan = Field(default_factory=DatasetPlan)
     success_metric: SuccessMetric
     budget: Budget = Field(default_factory=Budget)
+    train: dict[str, Any] = Field(
+        default_factory=dict,
+        description="TrainConfig overrides, nested as in train.yaml (docs/training-config.md): the recipe that learns",
+    )
     assumptions: list[str] = Field(default_factory=list, description="every guess the planner made")
     planner: str = Field("deterministic", min_length=1, description="'deterministic' or the LLM's name")
 

@@ -18,6 +18,17 @@ def _value(value: Any) -> str:
     return json.dumps(value) if isinstance(value, dict | list) else str(value)
 
 
+def _training(train: dict[str, Any]) -> str:
+    """The recipe's overrides as dotted `key=value`s, or that the defaults apply."""
+
+    def flat(prefix: str, node: Any) -> list[str]:
+        if isinstance(node, dict):
+            return [item for key, value in node.items() for item in flat(f"{prefix}{key}.", value)]
+        return [f"{prefix[:-1]}={_value(node)}"]
+
+    return ", ".join(flat("", train)) or "the defaults (docs/training-config.md)"
+
+
 def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
     """The spec as aligned `key: value` lines, then the assumptions; `launch_refusal` when the run could not start."""
     params = ", ".join(f"{k}={_value(v)}" for k, v in spec.params.items()) or "defaults"
@@ -32,6 +43,9 @@ def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
         ("trained roles", ", ".join(spec.trained_roles) or "none"),
         ("policies", f"{shared}: {policies}"),
         ("budget", budget),
+        ("training", _training(spec.train)),
+        ("held-out", f"{spec.dataset.eval_items} eval items before and after training; success: reward >= "
+         f"{spec.success_metric.success_reward:g} ({spec.success_metric.rate})"),
         ("model", model),
     ]
     if spec.model_note:

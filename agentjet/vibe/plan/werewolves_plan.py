@@ -117,6 +117,16 @@ def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
     return params
 
 
+# `bench learn werewolves` (docs/tasks.md): 20% -> 94% held-out wins; the per-action penalty made it worse
+RECIPE_PARAMS: dict[str, Any] = {
+    "penalty": "episode",
+    "invalid_tolerance": 1.0,
+    "temperature": 0.5,
+    "action_max_tokens": 12,
+    "memory_events": 4,
+}
+
+
 def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     """Params, trained roles, policies and name for a werewolves sentence; guesses go to `assumptions`."""
     chosen = _chosen(reading.roles, assumptions)
@@ -136,10 +146,11 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
             "so a CPU machine plays enough games to learn; say 'with discussion' to add talk"
         )
     assumptions.append(
-        "penalty per_action: win/loss minus 0.1 x the invalid-answer share, a graded signal while a small model "
-        "is still learning the answer format"
+        "the recipe `bench learn werewolves` measured to learn on the embedded model: pure win/loss reward (no "
+        "invalid-answer penalty), sampling at temperature 0.5, 12-token answers, the last 4 events in each prompt, "
+        "GRPO groups of 8 games on 2 deals per step, LoRA on every projection at lr 3e-4"
     )
-    params: dict[str, Any] = {"trained_roles": roles, "discussion": discussion, "penalty": "per_action"}
+    params: dict[str, Any] = {"trained_roles": roles, "discussion": discussion, **RECIPE_PARAMS}
     params |= _rounds(reading, assumptions)
     if len(policies) > 1:
         params["servers"] = {role: p.name for p in policies for role in p.roles}

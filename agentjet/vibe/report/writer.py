@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentjet.vibe.generate.contract import RUN_OUTPUTS, workspace_files
+from agentjet.vibe.report.outcome_text import held_out_points, outcome_fields
 from agentjet.vibe.report.report_input import ReportInput
 from agentjet.vibe.report.report_text import render
 from agentjet.vibe.workspace import Workspace
@@ -42,6 +43,7 @@ def run_summary(data: ReportInput) -> dict[str, Any]:
         "total_s": round(finished - data.started_at, 2),
         "steps": training.get("steps", 0),
         "repairs": len(data.repairs),
+        **outcome_fields(training.get("outcome")),
         "run_id": data.run_id,
         "sentence": data.sentence,
         "message": data.message,
@@ -70,9 +72,17 @@ def _rounded(value: object) -> float | None:
     return round(float(value), 2) if isinstance(value, int | float) else None
 
 
-def plot_curves(metrics: Sequence[Mapping[str, Any]], path: Path, *, title: str) -> Path | None:
-    """Train reward per step and eval reward where measured (PNG); None when there is no step to draw."""
-    if not metrics:
+def plot_curves(
+    metrics: Sequence[Mapping[str, Any]],
+    path: Path,
+    *,
+    title: str,
+    held_out: Sequence[Mapping[str, Any]] = (),
+    rate: str = "held-out success rate",
+) -> Path | None:
+    """Train reward per step, and the held-out success rate of each evaluated policy with its Wilson 95% bar
+    (PNG); None when there is nothing to draw."""
+    if not metrics and not held_out:
         return None
     import matplotlib
 
@@ -85,9 +95,14 @@ def plot_curves(metrics: Sequence[Mapping[str, Any]], path: Path, *, title: str)
     evals = [
         (int(line["step"]), line["eval_reward_mean"]) for line in metrics if line.get("eval_reward_mean") is not None
     ]
-    if evals:
+    if evals and not held_out:
         top.plot(*zip(*evals, strict=True), marker="s", ls="--", label="eval reward (mean)")
-    top.set_ylabel("reward")
+    if held_out:
+        xs, ys = [int(p["step"]) for p in held_out], [float(p["rate"]) for p in held_out]
+        low = [y - float(p["ci95"][0]) for y, p in zip(ys, held_out, strict=True)]
+        high = [float(p["ci95"][1]) - y for y, p in zip(ys, held_out, strict=True)]
+        top.errorbar(xs, ys, yerr=[low, high], fmt="s-", lw=2, capsize=3, label=f"held-out {rate} (95% CI)")
+    top.set_ylabel("reward / rate")
     top.set_title(title)
     bottom.plot(steps, [line.get("group_reward_std") for line in metrics], color="tab:green", label="group reward std")
     bottom.plot(steps, [line.get("loss") for line in metrics], color="tab:red", label="loss")
@@ -111,8 +126,13 @@ def write_report(workspace: Workspace, data: ReportInput, *, commit: bool = True
     """Write report.md, run.json and (with metrics) curves.png into the workspace; commit them."""
     root = workspace.path
     summary = run_summary(data)
+    outcome = (data.training or {}).get("outcome")
     curves = plot_curves(
-        _metrics(data), root / "curves.png", title=f"{summary['family'] or 'task'} on {summary['model']}"
+        _metrics(data),
+        root / "curves.png",
+        title=f"{summary['family'] or 'task'} on {summary['model']}",
+        held_out=held_out_points(outcome),
+        rate=str((outcome or {}).get("rate", "success rate")),
     )
     files = {"report.md": root / "report.md", "run.json": root / "run.json"}
     files["run.json"].write_text(json.dumps(summary, indent=2, default=str) + "\n")

@@ -1,14 +1,22 @@
 """The launch-and-watch step: the run's swarm server, its sandboxed client processes behind an episode tap,
-hot-swaps, and trouble detection.
+hot-swaps, trouble detection, and the held-out rounds that say whether the agent got better.
 
 client_process.py    One client process of a vibe run: the sandbox it runs in, starting it behind its own episode
                      tap, stopping it.
 client_standby.py    A client process started ahead of need, so a hot-swap does not wait for an interpreter to
                      start.
 episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
+evaluation.py        The held-out rounds of a vibe run: the base policy before the first update, the final policy
+                     after the last.
+hot_swap.py          Hot-swap a vibe run's client: a new client file takes over while the server keeps running and
+                     its step count.
 launch.py            Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client,
-                     and hot-swaps.
+                     its next generations and the held-out client.
+outcome.py           Did the agent get better? The held-out success rate before the first update and after the last,
+                     and the change. Pure.
 policy_check.py      A vibe run trains one shared policy for now: the refusal for a spec asking for separate ones.
+recipe.py            The training settings of a vibe run: the default TrainConfig, a spec's recipe merged into it,
+                     greedy held-out rounds.
 sandboxed_client.py  The host side of one sandboxed client process of a vibe run (`python -m
                      agentjet.vibe.run.sandboxed_client`).
 swarm_server.py      The swarm server of a vibe run: start one as a subprocess, adopt the one a killed run left, or

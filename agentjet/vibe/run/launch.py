@@ -1,11 +1,11 @@
 """Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client, and hot-swaps.
 
 `launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (or
-reuses `--server URL`), and starts the client for the requested steps. `hot_swap` replaces the
-client process with a new client file while the server keeps running and keeps its step count;
-it returns the latency from the edit of the file to the first episode the new client began on
-the server (the episode's `created_at`, read back through `GET /swarm/episodes/{id}`). `stop`
-ends the client and, when this run started it, the server. The `TrainingRun` holds live
+reuses `--server URL`), and starts the client for the requested steps (the first one plays the
+held-out round of the base policy first, the policy held still meanwhile). `restart_client` and
+`start_next_client` put the next client generation in place (in its waiting standby);
+`start_eval_client` one that plays only the held-out round. `stop` ends the client and, when this
+run started it, the server. The `TrainingRun` holds live
 processes: it never goes into graph state (the workspace's `state/launch.json` is what survives).
 """
 
@@ -14,15 +14,14 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from agentjet.core import AgentJetError, SwarmClient, TrainConfig
+from agentjet.core import SwarmClient, TrainConfig
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.client_process import (
     ClientHandle,
@@ -34,7 +33,7 @@ from agentjet.vibe.run.client_process import (
     stop_client,
     stop_stray_client,
 )
-from agentjet.vibe.run.episode_tap import TappedEpisode
+from agentjet.vibe.run.recipe import default_train_config, episodes_per_step
 from agentjet.vibe.run.swarm_server import (
     Progress,
     ServerHandle,
@@ -50,13 +49,14 @@ __all__ = [
     "CONFIG_FILE",
     "LaunchOptions",
     "TrainingRun",
-    "default_train_config",
-    "episodes_per_step",
-    "hot_swap",
     "launch",
     "record_config",
     "client_settings",
+    "eval_only",
     "restart_client",
+    "spawn_next_standby",
+    "start_eval_client",
+    "start_next_client",
     "stop",
 ]
 
@@ -80,32 +80,19 @@ class LaunchOptions:
     token: str | None = None  # its token (else AGENTJET_TOKEN)
     sandbox: str = "auto"  # auto, docker, bwrap, none
     allow_unsandboxed: bool = False  # the explicit opt-out: run the generated client on the host
-    concurrency: int = 4
+    concurrency: int = 8  # episodes in flight: a whole round of the default config at once (batched decoding)
     params: tuple[str, ...] = ()  # `--param key=value` for the client's make_task
     train_config: TrainConfig | None = None  # None: default_train_config()
-    eval_rounds: int = 4  # eval rounds spread over the run (0: none)
-    eval_episodes: int = 4
+    eval_rounds: int = 0  # the training client's own eval rounds, spread over the run (0: none; see evaluation.py)
+    eval_episodes: int = 0  # held-out items per round (evaluation.py: before, between, after); 0: no evaluation
+    eval_params: tuple[str, ...] = ()  # `--param`s of the held-out rounds only (e.g. temperature=0: greedy)
     seed: int = 0
     ready_timeout_s: float = 600.0
     client_memory: str = "2g"
 
     def __post_init__(self) -> None:
-        if self.steps < 1:
-            raise VibeError(f"steps must be >= 1, got {self.steps}")
-
-
-def default_train_config() -> TrainConfig:
-    """Small GRPO steps (2 tasks x 4 episodes) so a CPU run shows its first step soon; LoRA lr of bench learn."""
-    return TrainConfig.model_validate(
-        {"grpo": {"group_size": 4}, "collect": {"strategy": "tasks", "tasks": 2}, "optim": {"lr": 2e-4}}
-    )
-
-
-def episodes_per_step(config: TrainConfig) -> int:
-    """Train episodes one update consumes under the config's collection strategy (at least)."""
-    if config.collect.strategy == "episodes":
-        return config.collect.episodes
-    return config.collect.tasks * config.grpo.group_size
+        if self.steps < 1 or self.eval_episodes < 0:
+            raise VibeError(f"steps must be >= 1 and eval_episodes >= 0, got {self.steps} and {self.eval_episodes}")
 
 
 @dataclass
@@ -128,6 +115,7 @@ class TrainingRun:
     restarts: int = 0
     progress: Progress = _quiet
     standby: Standby | None = None  # the next client process, already started and waiting
+    eval_first: bool = False  # the first client plays only the base policy's held-out round
 
     def swarm(self) -> SwarmClient:
         """A fresh SDK client for the server (close it after use)."""
@@ -157,9 +145,15 @@ class TrainingRun:
 
 
 def client_settings(
-    options: LaunchOptions, launch_step: int, step: int, target: int, per_step: int, group: int, generation: int
+    options: LaunchOptions,
+    launch_step: int,
+    step: int,
+    target: int,
+    per_step: int,
+    group: int,
+    generation: int,
 ) -> ClientSettings:
-    """Enough episodes for the steps left (with a margin, whole groups), evals spread over the run."""
+    """Enough episodes for the steps left (with a margin, whole groups), played in rounds of one step each."""
     left = max(1, target - step)
     episodes = math.ceil(left * per_step * _EPISODE_MARGIN / group) * group
     rounds = options.eval_rounds
@@ -169,7 +163,8 @@ def client_settings(
         concurrency=options.concurrency,
         group_size=group,
         eval_every=eval_every,
-        eval_episodes=options.eval_episodes,
+        eval_episodes=max(1, options.eval_episodes),
+        update_every=per_step,  # rounds: play a step's episodes, then wait while it trains (2 cores: no contention)
         seed=options.seed + generation - 1,  # a new client process draws fresh items
         params=options.params,
         memory=options.client_memory,
@@ -233,6 +228,10 @@ def launch(
         target = recorded if isinstance(recorded, int) and recorded > step else step + options.steps
         write_launch_file(root, target_step=target)
         settings = client_settings(options, step, step, target, per_step, group, generation=1)
+        first = options.eval_episodes > 0 and "eval_before" not in record  # the base policy's round comes first
+        if first:  # the first client plays only the held-out round, the policy held still (evaluation.py)
+            server.hold_policy(True)
+            settings = eval_only(settings, options)
         handle = _start(root, server, sandbox, client, settings, generation=1)
     except BaseException:
         if server.process is not None:
@@ -251,6 +250,7 @@ def launch(
         group,
         last_step=step,
         progress=progress,
+        eval_first=first,
     )
     run.standby = spawn_standby(root, token=server.client_token(_token_name(root)), sandbox=sandbox, generation=2)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
@@ -293,10 +293,10 @@ def _start(
 def restart_client(run: TrainingRun, client: Path | None = None) -> ClientHandle:
     """Stop the current client process and start `client` (default: the same file) in its place."""
     stop_client(run.client, run.server)
-    return _start_next(run, client or run.client.path)
+    return start_next_client(run, client or run.client.path)
 
 
-def _start_next(run: TrainingRun, client: Path, *, spawn_next: bool = True) -> ClientHandle:
+def start_next_client(run: TrainingRun, client: Path, *, spawn_next: bool = True) -> ClientHandle:
     """The next client generation, in the waiting standby; then (or later) a standby for the one after."""
     generation = run.client.generation + 1
     settings = run.client_settings(generation)
@@ -305,68 +305,41 @@ def _start_next(run: TrainingRun, client: Path, *, spawn_next: bool = True) -> C
         run.workspace, run.server, run.sandbox, client, settings, generation=generation, standby=standby
     )
     if spawn_next:
-        _spawn_next(run)
+        spawn_next_standby(run)
     return run.client
 
 
-def _spawn_next(run: TrainingRun) -> None:
+def spawn_next_standby(run: TrainingRun) -> None:
     generation = run.client.generation + 1
     token = run.server.client_token(_token_name(run.workspace))
     run.standby = spawn_standby(run.workspace, token=token, sandbox=run.sandbox, generation=generation)
 
 
-def hot_swap(
-    run: TrainingRun, new_client_path: Path, *, edited_at: float | None = None, timeout_s: float = 300.0
-) -> float:
-    """Replace the client with `new_client_path`; the server is untouched. Returns seconds from the
-    edit (`edited_at`, default the file's mtime) to the new client's first episode begun on the server.
-
-    The old process is stopped while the new one starts (its interpreter and sandbox take the
-    longest), so the swap costs the slower of the two, not their sum."""
-    edited = edited_at if edited_at is not None else new_client_path.stat().st_mtime
-    old = run.client
-    stopping = threading.Thread(target=stop_client, args=(old, run.server), name="vibe-stop-old-client")
-    stopping.start()
-    started = time.time()
-    handle = _start_next(run, new_client_path, spawn_next=False)  # nothing else competes for the CPU now
-    try:
-        first = _first_episode(handle, timeout_s)
-    finally:
-        stopping.join()
-        _spawn_next(run)
-    begun = first.begun_at
-    try:
-        with run.swarm() as swarm:
-            begun = float(swarm.get_episode(first.episode_id)["created_at"])
-    except (AgentJetError, KeyError, TypeError, ValueError) as exc:  # fall back to the time the tap saw it
-        log.warning("could not read episode %s back: %s", first.episode_id, exc)
-    latency = max(0.0, begun - edited)
-    run.hot_swaps.append(
-        {
-            "from_generation": old.generation,
-            "generation": handle.generation,
-            "client": str(new_client_path),
-            "latency_s": round(latency, 3),
-            "process_to_episode_s": round(begun - started, 3),
-            "first_episode": first.episode_id,
-        }
+def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSettings:
+    """The settings of a client that plays only the held-out round: the same items every round (the run's
+    seed), the round's own params, every episode in flight at once up to 8."""
+    return replace(
+        settings,
+        episodes=0,
+        eval_every=None,
+        update_every=None,
+        eval_first=True,
+        seed=options.seed,
+        params=(*options.params, *options.eval_params),
+        concurrency=max(settings.concurrency, min(8, settings.eval_episodes)),
     )
-    run.progress(f"hot-swapped the client (generation {handle.generation}) in {latency:.2f} s; server not restarted")
-    return latency
 
 
-def _first_episode(handle: ClientHandle, timeout_s: float) -> TappedEpisode:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        first = handle.tap.wait_first(0.05)
-        if first is not None:
-            return first
-        if handle.exit_code is not None:
-            raise VibeError(
-                f"the new client exited ({handle.exit_code}) before its first episode:\n{handle.log_tail()}"
-            )
-        if time.monotonic() > deadline:
-            raise VibeError(f"the new client began no episode within {timeout_s:.0f} s:\n{handle.log_tail()}")
+def start_eval_client(run: TrainingRun) -> ClientHandle:
+    """Replace the client with one that plays only the held-out round (of the policy the caller holds still)."""
+    stop_client(run.client, run.server)
+    generation = run.client.generation + 1
+    settings = eval_only(run.client_settings(generation), run.options)
+    standby, run.standby = run.standby, None
+    run.client = _start(
+        run.workspace, run.server, run.sandbox, run.client.path, settings, generation=generation, standby=standby
+    )
+    return run.client
 
 
 def stop(run: TrainingRun, *, keep_server: bool = False) -> None:

@@ -105,6 +105,21 @@ class ServerHandle:
     def swarm(self, *, retries: int = 3, timeout_s: float = 30.0) -> SwarmClient:
         return SwarmClient(self.url, token=self.token, retries=retries, timeout_s=timeout_s)
 
+    def hold_policy(self, hold: bool) -> bool:
+        """Set the server's `collect.hold` (no update starts while held) in its live config; False when the
+        server would not take it (a reused server given a client token), which the caller reports."""
+        try:
+            reply = httpx.get(f"{self.url}/swarm/config", headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+            reply.raise_for_status()
+            config = reply.json()["config"]
+            config["collect"]["hold"] = hold
+            with self.swarm() as swarm:
+                swarm.configure(config)
+        except (AgentJetError, httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+            log.warning("could not %s the policy of %s: %s", "hold" if hold else "release", self.url, exc)
+            return False
+        return True
+
 
 def read_launch_file(workspace: Path) -> dict[str, Any]:
     """What the last launch in this workspace recorded ({} if nothing)."""

@@ -23,7 +23,8 @@ import httpx
 
 from agentjet.core import AgentJetError, TrainConfig
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.run.launch import TrainingRun, hot_swap, record_config, restart_client
+from agentjet.vibe.run.hot_swap import hot_swap
+from agentjet.vibe.run.launch import TrainingRun, record_config, restart_client
 from agentjet.vibe.run.trouble import (
     Action,
     ActionKind,
@@ -321,13 +322,17 @@ def watch(
     settings: WatchSettings | None = None,
     regenerate: Regenerate | None = None,
     on_step: Callable[[dict[str, Any]], None] | None = None,
+    on_poll: Callable[[], None] | None = None,
 ) -> WatchResult:
-    """Poll until the run reaches its target step, the budget runs out, or trouble stops it."""
+    """Poll until the run reaches its target step, the budget runs out, or trouble stops it (`on_poll`: after
+    each look, e.g. the held-out evaluation's bookkeeping)."""
     settings = settings or WatchSettings()
     watcher = _Watcher(run, settings, regenerate)
     watcher.lr = _current_lr(run)
     while True:
         finding = watcher.poll(on_step)
+        if on_poll is not None:
+            on_poll()
         if run.last_step >= run.target_step:
             watcher.result.status, watcher.result.reason = "completed", f"reached step {run.last_step}"
             break
