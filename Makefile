@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.agentjet-installed
 
-.PHONY: setup demo test test-all bench-serve lint clean sandbox-engine vllm-venv
+.PHONY: setup demo demo-swarm test test-all bench-serve lint clean sandbox-engine vllm-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -34,7 +34,23 @@ $(VLLM_STAMP):
 
 vllm-venv: $(VLLM_STAMP)
 
+# The main job: `agentjet vibe` turns the sentence into a task, checks it in a sandbox, measures the base
+# policy on held-out games, trains DEMO_STEPS steps on the embedded SmolLM2-135M, measures again and prints
+# before -> after with its 95% interval and the report's path. The generated client runs sandboxed: as root
+# in a private Docker engine (started and stopped here, its image built once), otherwise in bwrap.
+DEMO_SENTENCE ?= train a 7B to play werewolves
+DEMO_STEPS ?= 3
+DEMO_VIBE = $(VENV)/bin/agentjet vibe "$(DEMO_SENTENCE)" --steps $(DEMO_STEPS) --workdir vibe-runs
 demo: setup
+	$(VENV)/bin/agentjet models prepare smollm2-135m
+ifeq ($(shell id -u),0)
+	sandboxes/engine.sh with sh -c '$(VENV)/bin/agentjet sandbox build && $(DEMO_VIBE)'
+else
+	$(DEMO_VIBE)
+endif
+
+# The swarm demo (no training): a server and 4 concurrent openai-SDK agents, and what the server captured.
+demo-swarm: setup
 	$(VENV)/bin/agentjet models prepare smollm2-135m
 	$(VENV)/bin/agentjet demo
 
