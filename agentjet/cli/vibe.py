@@ -75,7 +75,14 @@ def _finish(result: RunResult, workdir: Path) -> None:
 
 
 def _dry_run(
-    text: str | None, *, llm: str | None, model: str | None, steps: int | None, minutes: float | None, as_json: bool
+    text: str | None,
+    *,
+    llm: str | None,
+    model: str | None,
+    steps: int | None,
+    minutes: float | None,
+    eval_items: int | None,
+    as_json: bool,
 ) -> None:
     """Plan the sentence and print the spec (text or JSON); no workspace, run DB or state dir is made."""
     from agentjet.llm.chat import resolve_llm
@@ -88,7 +95,7 @@ def _dry_run(
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     try:
-        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes)
+        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items)
     except PlanRefused as exc:
         typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
@@ -111,6 +118,9 @@ def vibe_command(
     model: Annotated[str | None, typer.Option(help="policy model to train (overrides the sentence)")] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="training steps (overrides the sentence)")] = None,
     budget: Annotated[float | None, typer.Option(min=0.1, help="wall-clock budget of the run, minutes")] = None,
+    eval_items: Annotated[
+        int | None, typer.Option(min=1, help="held-out items the policy plays before and after training")
+    ] = None,
     workdir: Annotated[Path, typer.Option(help="runs go to WORKDIR/RUN_ID; checkpoints to WORKDIR/.vibe")] = Path(
         "vibe-runs"
     ),
@@ -141,7 +151,7 @@ def vibe_command(
         typer.secho("error: --json goes with --dry-run", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     if dry_run:
-        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, as_json=as_json)
+        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, as_json=as_json)
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
@@ -156,6 +166,7 @@ def vibe_command(
                     model=model,
                     steps=steps,
                     budget_minutes=budget,
+                    eval_items=eval_items,
                     workdir=str(workdir),
                     max_repairs=max_repairs,
                 )

@@ -56,7 +56,12 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
     options = ctx.options
     spec = plan(
-        state["sentence"], llm=ctx.llm, model=options.model, steps=options.steps, minutes=options.budget_minutes
+        state["sentence"],
+        llm=ctx.llm,
+        model=options.model,
+        steps=options.steps,
+        minutes=options.budget_minutes,
+        eval_items=options.eval_items,
     )
     require_one_policy(spec)  # separate policies: refused now, before minutes of validation
     workspace = Workspace(Path(state["workspace"])).init()

@@ -42,6 +42,7 @@ class VibeOptions(BaseModel):
     model: str | None = Field(None, description="--model: the policy model, overriding the planner's choice")
     steps: int | None = Field(None, ge=1, description="--steps: training steps, overriding the sentence")
     budget_minutes: float | None = Field(None, gt=0, description="--budget: wall-clock minutes for the run")
+    eval_items: int | None = Field(None, ge=1, le=100_000, description="--eval-items: held-out items per round")
     workdir: str = Field("vibe-runs", min_length=1, description="runs live in <workdir>/<run_id>/")
     max_repairs: int = Field(3, ge=0, le=20, description="repair rounds allowed per failing node")
 

@@ -105,7 +105,7 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     sandbox_for("bwrap")
     workdir = tmp_path / "runs"
     argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", "train a model to say the word hello"]
-    argv += ["--model", "tiny", "--steps", "2", "--workdir", str(workdir)]
+    argv += ["--model", "tiny", "--steps", "2", "--eval-items", "4", "--workdir", str(workdir)]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=3000)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (run_id,) = list_runs(workdir)
@@ -121,6 +121,11 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     assert subjects[0] == "report: done"
     assert any(s.startswith("generate(template word)") for s in subjects)
     assert "step 2: train reward" in done.stdout
+    outcome = summary["outcome"]  # the base and the final policy on the same 4 held-out words
+    assert (outcome["before"]["step"], outcome["before"]["episodes"], outcome["after"]["episodes"]) == (0, 4, 4)
+    assert outcome["after"]["step"] >= 2 and summary["verdict"] in ("improved", "no change detectable", "worse")
+    assert f"held-out:  {summary['outcome_line']}" in done.stdout
+    assert "## Did the agent get better?" in (workspace / "report.md").read_text()
 
 
 # --- --dry-run: the spec it would run, and nothing written ------------------------------------------------

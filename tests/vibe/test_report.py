@@ -10,6 +10,7 @@ import pytest
 
 from agentjet.vibe.plan.spec import SuccessMetric, TaskSpec
 from agentjet.vibe.report.writer import ReportInput, run_summary, write_report
+from agentjet.vibe.run.outcome import EvalEpisode, measure_outcome
 from tests.vibe.launch_helpers import make_workspace
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -95,6 +96,11 @@ def _finished_run() -> ReportInput:
                 }
             ],
             "hot_swaps": [{"generation": 2, "client": "client.py", "latency_s": 1.9}],
+            "outcome": measure_outcome(
+                [EvalEpisode(f"b{i}", "ended", float(i < 3), 0) for i in range(16)],
+                [EvalEpisode(f"a{i}", "ended", float(i < 14), 6) for i in range(16)],
+                launch_step=0, final_step=None, success_reward=0.5, rate_name="win rate",
+            ).to_dict(),  # fmt: skip
         },
         timings={"understand": {"elapsed_s": 0.2}, "launch_and_watch": {"elapsed_s": 250.0}},
     )
@@ -128,6 +134,10 @@ def test_a_finished_run_gets_report_json_and_curves(tmp_path: Path) -> None:
     assert "4 \\| 4 episodes ended" in text  # a pipe inside a cell does not break the table
     assert "| empty | empty answers | -0.100 | 8 | 0 |" in text
     assert "![reward and eval curves](curves.png)" in text and "41.2 s" in text and "5 min 0 s" in text
+    assert summary["verdict"] == "improved" and (summary["before"], summary["after"]) == (0.1875, 0.875)
+    assert summary["change_ci95"][0] > 0 and summary["outcome"]["curve"][-1]["step"] == 6
+    assert text.index("## Did the agent get better?") < text.index("## What was asked")  # the answer comes first
+    assert "Held-out result: **win rate 3/16 (18.8%) -> 14/16 (87.5%), +68.8 points (95% CI +" in text
     assert "| 2 | `client.py` | 1.9 s |" in text
     assert workspace.history()[0][1] == "report: done"
     assert not workspace.repo.is_dirty(untracked_files=True)

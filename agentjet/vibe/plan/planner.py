@@ -43,11 +43,13 @@ def plan(
     model: str | None = None,
     steps: int | None = None,
     minutes: float | None = None,
+    eval_items: int | None = None,
     gpu: bool | None = None,
     model_roots: Sequence[Path] | None = None,
 ) -> TaskSpec:
-    """Plan a run for `sentence`. `model`/`steps`/`minutes` are the user's flags and win over the sentence;
-    `gpu` None means ask torch; `model_roots` are where local models are looked for (tests)."""
+    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items` are the user's flags and win over the
+    sentence and the family's defaults; `gpu` None means ask torch; `model_roots` are where local models are
+    looked for (tests)."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -64,7 +66,10 @@ def plan(
     choice = choose_model(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots
     )
-    return draft.model_copy(update={"model": choice.model, "model_note": choice.note})
+    update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
+    if eval_items is not None:
+        update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
+    return draft.model_copy(update=update)
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
