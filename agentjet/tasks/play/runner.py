@@ -30,7 +30,7 @@ from agentjet.tasks.base import TaskFamily, TaskItem
 from agentjet.tasks.play.episode import EpisodePlayer, EpisodeResult
 from agentjet.tasks.play.groups import group_members
 from agentjet.tasks.play.run_report import RunStats, RunView
-from agentjet.tasks.play.swarm_side import wait_for_update
+from agentjet.tasks.play.swarm_side import round_steps, wait_for_update
 
 __all__ = ["DEFAULT_GROUP_SIZE", "RunSettings", "TaskRunner"]
 
@@ -147,6 +147,7 @@ class TaskRunner:
         done = 0
         update_every, eval_every = self.settings.update_every, self.settings.eval_every
         errors_before = 0
+        since = round_steps(self.clients) if update_every else {}  # the steps this round's update must pass
         for boundary in self._boundaries():
             if self.settings.eval_first and not done and not evals:  # the base policy's round, with the first block
                 evals.append({"after_episodes": 0, **self._eval_round(0, alongside=(train[:boundary], stats, bar))})
@@ -159,8 +160,8 @@ class TaskRunner:
                 if stats.errors > errors_before:  # an aborted episode leaves its group short: play on instead
                     log.warning("%d episode(s) of the round failed: not waiting", stats.errors - errors_before)
                 else:
-                    wait_for_update(self.clients, self.settings.update_timeout_s, self._poll_steps)
-                errors_before = stats.errors
+                    wait_for_update(self.clients, self.settings.update_timeout_s, self._poll_steps, since)
+                errors_before, since = stats.errors, round_steps(self.clients)
             if eval_every and boundary and boundary % eval_every == 0:
                 evals.append({"after_episodes": boundary, **self._eval_round(boundary)})
 

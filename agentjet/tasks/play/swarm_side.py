@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from agentjet.core import AgentJetError, Episode, SwarmClient
 
-__all__ = ["OpenEpisodes", "wait_for_update"]
+__all__ = ["OpenEpisodes", "round_steps", "wait_for_update"]
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +116,24 @@ def _abort(episodes: Iterable[Episode]) -> int:
     return count
 
 
-def wait_for_update(clients: Mapping[str, SwarmClient], timeout_s: float, tick: Callable[[], object]) -> None:
+def round_steps(clients: Mapping[str, SwarmClient]) -> dict[str, int]:
+    """Each server's step now: what a round's update must go past."""
+    return {name: int(client.status()["step"]) for name, client in clients.items()}
+
+
+def wait_for_update(
+    clients: Mapping[str, SwarmClient],
+    timeout_s: float,
+    tick: Callable[[], object],
+    since: Mapping[str, int] | None = None,
+) -> None:
     """Agree to the next update on every server (`request_update`) and wait until each has trained
-    it and rolls again; heartbeats keep this client active (and so counted by `all_clients`)."""
-    before = {name: int(client.status()["step"]) for name, client in clients.items()}
+    it and rolls again; heartbeats keep this client active (and so counted by `all_clients`).
+
+    `since`: each server's step when the round began. A server that trains as soon as the round's
+    groups are complete (`tasks`) may have stepped already; waiting for a step past the one read
+    now would then wait for an update that never comes."""
+    before = dict(since) if since is not None else round_steps(clients)
     for client in clients.values():
         client.request_update()
     deadline = time.monotonic() + timeout_s

@@ -1,8 +1,9 @@
-"""Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client, and hot-swaps.
+"""Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client, its next
+generations and the held-out client.
 
 `launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (or
-reuses `--server URL`), and starts the client for the requested steps (the first one plays the
-held-out round of the base policy first, the policy held still meanwhile). `restart_client` and
+reuses `--server URL`), and starts the client for the requested steps (or first, with
+`eval_episodes`, one that plays only the base policy's held-out round, the policy held still). `restart_client` and
 `start_next_client` put the next client generation in place (in its waiting standby);
 `start_eval_client` one that plays only the held-out round. `stop` ends the client and, when this
 run started it, the server. The `TrainingRun` holds live
@@ -163,7 +164,7 @@ def client_settings(
         concurrency=options.concurrency,
         group_size=group,
         eval_every=eval_every,
-        eval_episodes=max(1, options.eval_episodes),
+        eval_episodes=options.eval_episodes or 4,  # the client's own rounds (eval_rounds) when no size is given
         update_every=per_step,  # rounds: play a step's episodes, then wait while it trains (2 cores: no contention)
         seed=options.seed + generation - 1,  # a new client process draws fresh items
         params=options.params,
