@@ -35,12 +35,15 @@ $(VLLM_STAMP):
 vllm-venv: $(VLLM_STAMP)
 
 # The main job: `agentjet vibe` turns the sentence into a task, checks it in a sandbox, measures the base
-# policy on held-out games, trains DEMO_STEPS steps on the embedded SmolLM2-135M, measures again and prints
-# before -> after with its 95% interval and the report's path. The generated client runs sandboxed: as root
+# policy on DEMO_EVAL_ITEMS held-out deals, trains DEMO_STEPS steps (16 games and one GRPO update each) on
+# the embedded SmolLM2-135M, measures again, and prints before -> after with its 95% interval and the
+# report's path. The generated client runs sandboxed: as root
 # in a private Docker engine (started and stopped here, its image built once), otherwise in bwrap.
 DEMO_SENTENCE ?= train a 7B to play werewolves
-DEMO_STEPS ?= 3
-DEMO_VIBE = $(VENV)/bin/agentjet vibe "$(DEMO_SENTENCE)" --steps $(DEMO_STEPS) --workdir vibe-runs
+DEMO_STEPS ?= 2
+DEMO_EVAL_ITEMS ?= 8
+DEMO_VIBE = $(VENV)/bin/agentjet vibe "$(DEMO_SENTENCE)" --steps $(DEMO_STEPS) --eval-items $(DEMO_EVAL_ITEMS) \
+	--workdir vibe-runs
 demo: setup
 	$(VENV)/bin/agentjet models prepare smollm2-135m
 ifeq ($(shell id -u),0)
