@@ -58,14 +58,15 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         penalty = f", or -0.1 when {share} of its action answers were invalid"
     return Prose(
         environment=(
-            "The 9-player werewolves game (3 werewolves, 3 villagers, a seer, a witch, a hunter) "
-            f"{talk}: night kills, seer checks, witch potions, hunter shots, day votes. Each model decision is one "
+            "The 9-player werewolves game (3 werewolves, 3 villagers, a seer, a witch, a hunter)"
+            f"{' ' + talk if talk else ''}: night kills, seer checks, witch potions, hunter shots, day votes. "
+            "Each model decision is one "
             "chat call showing the rules, its seat and role, recent events and every legal answer."
         ).replace("  ", " "),
         actors=[f"{r} (policy)" if r in roles else f"{r} (scripted heuristic player)" for r in WEREWOLF_ROLES],
         reward=f"Per game, for the trained {side} side: 1 when it wins, 0 when it loses or the round cap ends "
         f"it{penalty}.",
-        metric=f"win rate of the trained {side} side over held-out deals (a game won counts)",
+        metric=f"the share of held-out deals the trained {side} side wins",
         dataset="each item is a deal (a seating of the nine roles); train and eval deals never meet",
     )
 
