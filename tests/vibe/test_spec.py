@@ -64,6 +64,9 @@ def test_generated_family_is_accepted_and_flagged() -> None:
         ("name", "", "must be 1-64"),
         ("reward", "", "at least 1 character"),
         ("budget", {"steps": 0}, "greater than or equal to 1"),
+        ("train", {"optim": {"lrr": 1e-4}}, r"train.optim.lrr\n  Extra inputs are not permitted"),
+        ("train", {"grpo": {"group_size": 1}}, "greater than or equal to 2"),
+        ("success_metric", {"description": "d", "rate": ""}, "at least 1 character"),
     ],
 )
 def test_invalid_fields_are_refused(field: str, value: Any, words: str) -> None:

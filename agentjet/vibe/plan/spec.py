@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agentjet.core import TrainConfig
 from agentjet.tasks.registry import FAMILIES
 from agentjet.vibe.errors import VibeError
 
@@ -25,6 +26,7 @@ __all__ = [
     "SuccessMetric",
     "TaskSpec",
     "load_spec",
+    "merge_overrides",
     "save_spec",
     "validation_problems",
 ]
@@ -32,6 +34,15 @@ __all__ = [
 GENERATED = "generated"  # the family of a task the LLM writes from scratch
 SHARED_POLICY = "policy"  # the name of the one policy every trained role shares (the family's default server)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def merge_overrides(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `overrides` merged in, nested sections key by key (train.yaml's shape)."""
+    out = dict(base)
+    for key, value in overrides.items():
+        nested = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merge_overrides(out[key], value) if nested else value
+    return out
 
 
 class DatasetPlan(BaseModel):
@@ -110,6 +121,13 @@ class TaskSpec(BaseModel):
     def _slug(cls, value: str) -> str:
         if not _NAME.match(value):
             raise ValueError(f"name {value!r} must be 1-64 of a-z 0-9 - _ (starting with a letter or digit)")
+        return value
+
+    @field_validator("train")
+    @classmethod
+    def _train_overrides(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """A typo in the recipe is an error when task.yaml is read, not minutes later at launch."""
+        TrainConfig.model_validate(merge_overrides(TrainConfig().model_dump(mode="json"), value))
         return value
 
     @field_validator("family")

@@ -16,7 +16,7 @@ from typing import Any
 from agentjet.core import ConfigError, TrainConfig
 from agentjet.tasks.registry import FAMILIES, load_family
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.plan.spec import TaskSpec
+from agentjet.vibe.plan.spec import TaskSpec, merge_overrides
 
 __all__ = ["default_train_config", "episodes_per_step", "greedy_params", "train_config_for"]
 
@@ -35,17 +35,11 @@ def episodes_per_step(config: TrainConfig) -> int:
     return config.collect.tasks * config.grpo.group_size
 
 
-def _merged(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in overrides.items():
-        out[key] = _merged(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def train_config_for(overrides: Mapping[str, Any]) -> TrainConfig:
     """`default_train_config` with a recipe's overrides (nested keys as in train.yaml) merged in."""
     try:
-        return TrainConfig.model_validate(_merged(default_train_config().model_dump(mode="json"), overrides))
+        merged = merge_overrides(default_train_config().model_dump(mode="json"), dict(overrides))
+        return TrainConfig.model_validate(merged)
     except (ConfigError, ValueError) as exc:
         raise VibeError(f"the spec's train settings are no valid TrainConfig: {exc}") from exc
 
