@@ -213,6 +213,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         )
         if result.status != "failed":
             evaluation.after()
+            result.steps = max(result.steps, run.last_step)  # a round that ended before the hold trained once more
         outcome = evaluation.outcome()
         ctx.progress.log(f"outcome: {outcome.sentence()}")
         record = training_record(run, result) | {"outcome": outcome.to_dict()}

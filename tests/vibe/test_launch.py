@@ -185,7 +185,8 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
         stop(run)
     assert result.status == "completed" and outcome.before is not None and outcome.after is not None
     assert (outcome.before.step, outcome.before.episodes, outcome.after.episodes) == (0, 4, 4)
-    assert outcome.after.step == result.steps >= 2  # the final round played the final policy
+    # the final round played the final policy (a tiny round may finish, and train, before the hold lands)
+    assert outcome.after.step == run.last_step >= result.steps >= 2
     assert {e["kind"] for e in before + after} == {"eval"}
     assert {c["policy_version"] for e in before for c in e["calls"]} == {0}
     assert {c["policy_version"] for e in after for c in e["calls"]} == {outcome.after.step}
