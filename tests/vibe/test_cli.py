@@ -111,7 +111,7 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     (run_id,) = list_runs(workdir)
     workspace = workdir / run_id
     summary = json.loads((workspace / "run.json").read_text())
-    assert (summary["status"], summary["steps"], summary["repairs"]) == ("done", 2, 0)
+    assert (summary["status"], summary["repairs"]) == ("done", 0) and summary["steps"] >= 2
     assert 0 < summary["time_to_first_step_s"] <= summary["total_s"]
     assert (summary["family"], summary["model"], summary["validation_ok"], summary["red_team_verdict"]) == (
         "word", "tiny", True, "robust"
@@ -123,7 +123,8 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     assert "step 2: train reward" in done.stdout
     outcome = summary["outcome"]  # the base and the final policy on the same 4 held-out words
     assert (outcome["before"]["step"], outcome["before"]["episodes"], outcome["after"]["episodes"]) == (0, 4, 4)
-    assert outcome["after"]["step"] >= 2 and summary["verdict"] in ("improved", "no change detectable", "worse")
+    assert outcome["after"]["step"] == summary["steps"]  # the final round measured the policy the run ended with
+    assert summary["verdict"] in ("improved", "no change detectable", "worse")
     assert f"held-out:  {summary['outcome_line']}" in done.stdout
     assert "## Did the agent get better?" in (workspace / "report.md").read_text()
 

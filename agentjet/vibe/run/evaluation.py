@@ -42,6 +42,7 @@ class HeldOutEval:
         self.ids: dict[str, list[str]] = {p: list(saved.get(f"eval_{p}") or []) for p in _PHASES}
         self.launch_step = int(saved.get("eval_launch_step", run.step_at_launch))
         self._next_at = self._after(run.last_step)
+        self._held_at_target = False
 
     def _after(self, step: int) -> int | None:
         every = self.every_steps
@@ -56,8 +57,12 @@ class HeldOutEval:
             self._save()
 
     def poll(self) -> None:
-        """Each watch poll: a round in between when the step has reached the next multiple of `every_steps`."""
+        """Each watch poll: hold the policy once the target step is reached (the final round measures it), or
+        play a round in between when the step has reached the next multiple of `every_steps`."""
         step = self.run.last_step
+        if self.items and step >= self.run.target_step and not self._held_at_target:
+            self._held_at_target = self.run.server.hold_policy(True)  # a round ending now must not train again
+            return
         if self._next_at is None or step < self._next_at or step >= self.run.target_step:
             return
         self._next_at = self._after(step)
