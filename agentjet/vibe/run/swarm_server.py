@@ -17,7 +17,7 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,17 +105,37 @@ class ServerHandle:
     def swarm(self, *, retries: int = 3, timeout_s: float = 30.0) -> SwarmClient:
         return SwarmClient(self.url, token=self.token, retries=retries, timeout_s=timeout_s)
 
-    def hold_policy(self, hold: bool) -> bool:
-        """Set the server's `collect.hold` (no update starts while held) in its live config; False when the
-        server would not take it (a reused server given a client token), which the caller reports."""
+    def read_config(self) -> dict[str, Any]:
+        """The server's live TrainConfig (`GET /swarm/config`) as JSON; VibeError when it cannot be read."""
+        headers = {"Authorization": f"Bearer {self.token}"}
         try:
-            reply = httpx.get(f"{self.url}/swarm/config", headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+            reply = httpx.get(f"{self.url}/swarm/config", headers=headers, timeout=10.0)
             reply.raise_for_status()
             config = reply.json()["config"]
-            config["collect"]["hold"] = hold
-            with self.swarm() as swarm:
-                swarm.configure(config)
-        except (AgentJetError, httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+            raise VibeError(f"cannot read the server's config: {exc}") from exc
+        if not isinstance(config, dict):
+            raise VibeError(f"the server's config is no JSON object: {config!r}")
+        return config
+
+    def apply_config(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Read the live config, set each dotted field (`optim.lr`), `PUT` it back; the config the server took."""
+        current = self.read_config()
+        for dotted, value in changes.items():
+            *parents, leaf = dotted.split(".")
+            node = current
+            for part in parents:
+                node = node[part]
+            node[leaf] = value
+        with self.swarm() as swarm:
+            return swarm.configure(current)
+
+    def hold_policy(self, hold: bool) -> bool:
+        """Set the server's `collect.hold` (no update starts while held); False when the server would not take
+        it (a reused server given a client token), which the caller reports."""
+        try:
+            self.apply_config({"collect.hold": hold})
+        except (AgentJetError, VibeError) as exc:
             log.warning("could not %s the policy of %s: %s", "hold" if hold else "release", self.url, exc)
             return False
         return True

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from agentjet.core import AgentJetError, TrainConfig
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.hot_swap import hot_swap
@@ -124,20 +122,8 @@ class _Metrics:
 
 
 def apply_config(run: TrainingRun, changes: Mapping[str, Any]) -> dict[str, Any]:
-    """`GET /swarm/config`, set each dotted field, `PUT` it back; returns the config the server accepted."""
-    headers = {"Authorization": f"Bearer {run.server.token}"}
-    try:
-        current = httpx.get(f"{run.server.url}/swarm/config", headers=headers, timeout=10.0).json()["config"]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-        raise VibeError(f"cannot read the server's config: {exc}") from exc
-    for dotted, value in changes.items():
-        *parents, leaf = dotted.split(".")
-        node = current
-        for part in parents:
-            node = node[part]
-        node[leaf] = value
-    with run.swarm() as swarm:
-        return swarm.configure(current)
+    """Set each dotted field of the run's server config; returns the config the server accepted."""
+    return run.server.apply_config(changes)
 
 
 class _Watcher:
@@ -352,12 +338,9 @@ def watch(
 
 
 def _current_lr(run: TrainingRun) -> float:
-    headers = {"Authorization": f"Bearer {run.server.token}"}
     try:
-        return float(
-            httpx.get(f"{run.server.url}/swarm/config", headers=headers, timeout=10.0).json()["config"]["optim"]["lr"]
-        )
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return float(run.server.read_config()["optim"]["lr"])
+    except (VibeError, KeyError, TypeError, ValueError):
         return 2e-4
 
 
