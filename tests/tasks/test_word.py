@@ -21,7 +21,7 @@ def test_items_are_seeded_and_the_splits_never_share_a_word() -> None:
     train = family.items("train", count=10, seed=1)
     assert train == family.items("train", count=10, seed=1) and train != family.items("train", count=10, seed=2)
     assert len({item.task_id for item in train}) == 10  # cycling reuses words, never task ids
-    evals = family.items("eval", count=8, seed=1)
+    evals = family.items("eval", count=len(EVAL_WORDS), seed=1)
     assert {i.data["word"] for i in train} <= set(WORDS) and {i.data["word"] for i in evals} == set(EVAL_WORDS)
     assert not set(WORDS) & set(EVAL_WORDS)
 

@@ -40,6 +40,7 @@ class FamilyInfo:
     rate: str = "accuracy"  # what that share is called in the report
     train: Mapping[str, Any] = field(default_factory=dict)  # TrainConfig overrides measured to learn (docs/vibe.md)
     steps: int | None = None  # the default budget when the sentence names none (None: the planner's default)
+    recipe: str = ""  # where `train` comes from, stated as an assumption of the plan
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
@@ -112,7 +113,7 @@ def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         actors=["responder (policy)"],
         reward="1 when the reply's first word is the asked word, else 0.",
         metric="share of held-out words said first (reward 1)",
-        dataset="8 train words and 8 other eval words in a seeded order",
+        dataset="8 train words and 16 other eval words in a seeded order",
     )
 
 
@@ -122,6 +123,23 @@ WEREWOLVES_TRAIN: dict[str, Any] = {
     "grpo": {"group_size": 8},
     "collect": {"tasks": 2},
     "optim": {"lr": 3e-4},
+    "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
+}
+
+# `bench learn-check` (README): the word task from 0.02 to 1.00 train reward in 20 steps of 2 words x 8
+WORD_TRAIN: dict[str, Any] = {
+    "grpo": {"group_size": 8},
+    "collect": {"tasks": 2},
+    "optim": {"lr": 5e-4},
+    "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
+}
+
+# `bench learn arithmetic` (docs/tasks.md): 37.5% -> 59.4% held-out at step 40 with lr 2e-4; vibe's default
+# runs at learn-check's lr 5e-4 to get there in fewer steps, on fresh problems every step
+ARITHMETIC_TRAIN: dict[str, Any] = {
+    "grpo": {"group_size": 8},
+    "collect": {"tasks": 2},
+    "optim": {"lr": 5e-4},
     "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
 }
 
@@ -156,9 +174,13 @@ CATALOG: dict[str, FamilyInfo] = {
             "grade-school math word problems with an integer answer",
             "difficulty=1 (1-5), shots=1 (0-2), max_tokens=128, temperature=1.0",
             5,
+            128,
             64,
-            16,
             _arithmetic,
+            train=ARITHMETIC_TRAIN,
+            steps=30,
+            recipe="the recipe `bench learn arithmetic` measured to learn on the embedded model (GRPO groups of 8 "
+            "on 2 problems per step, LoRA on every projection), at lr 5e-4 for 30 steps; 64 held-out problems",
         ),
         FamilyInfo(
             "tool_use",
@@ -179,6 +201,10 @@ CATALOG: dict[str, FamilyInfo] = {
             64,
             16,
             _word,
+            train=WORD_TRAIN,
+            steps=20,
+            recipe="the recipe `bench learn-check` measured to learn on the embedded model: GRPO groups of 8 on 2 "
+            "words per step, LoRA on every projection at lr 5e-4, 20 steps",
         ),
     )
 }

@@ -98,6 +98,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         assumptions.append(f"the difficulty asked for is ignored: {family} has no difficulty levels")
     if family != "werewolves" and (reading.roles.separate or reading.roles.both_sides):
         assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")
+    if info.recipe:
+        assumptions.append(info.recipe)
     if family == "arithmetic" and ("grade" in reading.text or "gsm" in reading.text):
         assumptions.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
     prose = info.prose(params, roles)
