@@ -5,7 +5,8 @@
 
 Files are staged in a private temp dir (deleted afterwards) that the backend copies into the
 sandbox's `/work`; a str command runs under `sh -c`. With `swarm`, a `SwarmBridge` serves the
-server to the sandbox through a Unix socket for the length of the run (the token stays here).
+server to the sandbox through a Unix socket for the length of the run (the token stays here); a
+sequence of several servers gets one bridge each (`SwarmBridges`).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from agentjet.sandbox.bridge import SwarmAccess, SwarmBridge
+from agentjet.sandbox.bridge import SwarmAccess, SwarmBridge, SwarmBridges
 from agentjet.sandbox.docker.image import ImageRef
 from agentjet.sandbox.errors import SandboxError, SandboxUnavailable
 from agentjet.sandbox.limits import Limits
 from agentjet.sandbox.result import RunResult
-from agentjet.sandbox.runspec import tree_bytes
+from agentjet.sandbox.runspec import Bridge, tree_bytes
 from agentjet.sandbox.verdict import human_size
 
 __all__ = ["BACKEND_NAMES", "Backend", "Files", "Sandbox", "choose_backend", "make_backend"]
@@ -48,7 +49,7 @@ class Backend(Protocol):
         workdir: Path | None,
         limits: Limits,
         env: Mapping[str, str],
-        swarm: SwarmBridge | None,
+        swarm: Bridge | None,
     ) -> RunResult: ...
 
 
@@ -104,7 +105,7 @@ class Sandbox:
         files: Files | None = None,
         limits: Limits | None = None,
         timeout: float | None = None,
-        swarm: SwarmAccess | str | None = None,
+        swarm: SwarmAccess | str | Sequence[SwarmAccess | str] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> RunResult:
         """Run to exit or to the first limit. `timeout` overrides `limits.timeout_s`.
@@ -134,12 +135,17 @@ def _check_strings(argv: Sequence[str], env: Mapping[str, str]) -> None:
 
 
 @contextmanager
-def _bridge(swarm: SwarmAccess | str | None) -> Iterator[SwarmBridge | None]:
+def _bridge(swarm: SwarmAccess | str | Sequence[SwarmAccess | str] | None) -> Iterator[Bridge | None]:
+    """No bridge, one bridge, or one per server (`SwarmBridges`) for a sequence of several."""
     if swarm is None:
         yield None
         return
-    with SwarmBridge(swarm) as bridge:
-        yield bridge
+    if isinstance(swarm, (str, SwarmAccess)) or len(swarm) == 1:
+        with SwarmBridge(swarm if isinstance(swarm, (str, SwarmAccess)) else swarm[0]) as bridge:
+            yield bridge
+        return
+    with SwarmBridges(swarm) as bridges:
+        yield bridges
 
 
 @contextmanager

@@ -40,9 +40,10 @@ from agentjet.core import TOKEN_ENV
 from agentjet.sandbox.errors import SandboxError
 from agentjet.sandbox.passthrough import HOP_BY_HOP, Headers, PassThrough, Reply, Scope, ServerThread, reply_headers
 
-__all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge"]
+__all__ = ["ALLOWED_ROUTES", "SANDBOX_FORWARDER", "SANDBOX_SOCKET", "SwarmAccess", "SwarmBridge", "SwarmBridges"]
 
-SANDBOX_SOCKET = "/run/agentjet/swarm.sock"  # where backends mount `socket_dir`
+SANDBOX_DIR = "/run/agentjet"  # where backends mount `socket_dir`
+SANDBOX_SOCKET = f"{SANDBOX_DIR}/swarm.sock"
 SANDBOX_FORWARDER = "/opt/agentjet/agentjet/sandbox/forwarder.py"  # the host's agentjet/, mounted ro
 SANDBOX_GID = 65534
 
@@ -187,14 +188,18 @@ class SwarmBridge:
     the server's port, the one agent code inside uses on its own loopback.
     """
 
-    def __init__(self, access: SwarmAccess | str) -> None:
+    def __init__(
+        self, access: SwarmAccess | str, *, socket_dir: Path | None = None, socket_name: str = "swarm.sock"
+    ) -> None:
         access = SwarmAccess(access) if isinstance(access, str) else access
         if access.token is None and os.environ.get(TOKEN_ENV):
             access = SwarmAccess(access.url, os.environ[TOKEN_ENV])
         self.access = access
         self.port = _server_port(self.access.url)
-        self.socket_dir = _private_dir()
-        self.socket_path = self.socket_dir / "swarm.sock"
+        self._owns_dir = socket_dir is None  # a `SwarmBridges` group shares (and removes) its own
+        self.socket_dir = socket_dir or _private_dir()
+        self.socket_path = self.socket_dir / socket_name
+        self.inside_socket = f"{SANDBOX_DIR}/{socket_name}"
         self._proxy = _Proxy(self.access, self.port)
         self._minted: str | None = None  # id of the client token issued for this bridge (admin token given)
         self._serving: ServerThread | None = None
@@ -206,7 +211,7 @@ class SwarmBridge:
 
     def wrap(self, command: Sequence[str], *, python: str = "python3") -> list[str]:
         """`command` run under the forwarder inside the sandbox (`-I`: no agentjet import first)."""
-        return [python, "-I", SANDBOX_FORWARDER, "--port", str(self.port), "--unix", SANDBOX_SOCKET, "--", *command]
+        return forwarded([self], command, python=python)
 
     def start(self, timeout_s: float = 30.0) -> SwarmBridge:
         self._scope_token()
@@ -252,8 +257,9 @@ class SwarmBridge:
             self._abort_left_open()
         self._revoke_minted()
         self._serving = None
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(self.socket_dir)
+        if self._owns_dir:
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(self.socket_dir)
 
     def _abort_left_open(self) -> None:
         with self._proxy.lock:
@@ -278,3 +284,59 @@ class SwarmBridge:
 
     def __repr__(self) -> str:
         return f"SwarmBridge(url={self.access.url!r}, socket={str(self.socket_path)!r})"
+
+
+def forwarded(bridges: Sequence[SwarmBridge], command: Sequence[str], *, python: str = "python3") -> list[str]:
+    """`command` under the forwarder relaying each bridge's port to its socket (`-I`: no agentjet import first)."""
+    pairs = [arg for bridge in bridges for arg in ("--port", str(bridge.port), "--unix", bridge.inside_socket)]
+    return [python, "-I", SANDBOX_FORWARDER, *pairs, "--", *command]
+
+
+class SwarmBridges:
+    """Several servers for one sandbox (a task whose policies train on separate servers): one bridge
+    each, their sockets (`swarm-PORT.sock`) in one private dir, one forwarder relaying every port.
+
+    Each bridge keeps its own rules and token; agent code reaches server N at `127.0.0.1:PORT_N`, so
+    the servers' ports must differ. `AGENTJET_SERVER` names the first."""
+
+    def __init__(self, accesses: Sequence[SwarmAccess | str]) -> None:
+        if not accesses:
+            raise SandboxError("give at least one swarm server")
+        ports = [_server_port(a if isinstance(a, str) else a.url) for a in accesses]
+        if len(set(ports)) != len(ports):
+            raise SandboxError(f"the swarm servers of one sandbox need distinct ports, got {ports}")
+        self.socket_dir = _private_dir()
+        self.bridges = [
+            SwarmBridge(access, socket_dir=self.socket_dir, socket_name=f"swarm-{port}.sock")
+            for access, port in zip(accesses, ports, strict=True)
+        ]
+
+    def env(self) -> dict[str, str]:
+        return self.bridges[0].env()
+
+    def wrap(self, command: Sequence[str], *, python: str = "python3") -> list[str]:
+        return forwarded(self.bridges, command, python=python)
+
+    def start(self, timeout_s: float = 30.0) -> SwarmBridges:
+        try:
+            for bridge in self.bridges:
+                bridge.start(timeout_s)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Close every bridge (each aborts what its sandbox left open), then remove the dir; safe twice."""
+        for bridge in self.bridges:
+            bridge.close()
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(self.socket_dir)
+
+    def __enter__(self) -> SwarmBridges:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

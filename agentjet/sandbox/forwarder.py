@@ -8,7 +8,8 @@ agentjet package import happens before the command starts.
 
     python3 -I forwarder.py --port 8710 --unix /run/agentjet/swarm.sock -- python3 client.py
 
-The command is spawned once the port listens; SIGTERM/SIGINT/SIGHUP are passed on to it; the
+Several `--port P --unix PATH` pairs relay several ports, one per server (a task whose policies train
+on separate servers). The command is spawned once every port listens; SIGTERM/SIGINT/SIGHUP are passed on to it; the
 forwarder exits with its status (128+N when a signal N killed it) as soon as it exits.
 """
 
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main", "run"]
 
@@ -55,8 +56,9 @@ async def _relay(unix_path: str, tcp_reader: asyncio.StreamReader, tcp_writer: a
                 await writer.wait_closed()
 
 
-async def run(port: int, unix_path: str, command: Sequence[str], *, host: str = "127.0.0.1") -> int:
-    """Listen, start `command`, relay until it exits; its exit status (128+N for signal N)."""
+async def run(forwards: Sequence[tuple[int, str]], command: Sequence[str], *, host: str = "127.0.0.1") -> int:
+    """Listen on each (port, Unix socket) pair, start `command`, relay until it exits; its exit status
+    (128+N for signal N)."""
     loop = asyncio.get_running_loop()
     pending: list[int] = []  # signals that arrive before the command exists are passed on once it does
     target: list[asyncio.subprocess.Process] = []
@@ -64,12 +66,15 @@ async def run(port: int, unix_path: str, command: Sequence[str], *, host: str = 
         loop.add_signal_handler(signum, _pass_on, target, pending, signum)
     relays: set[asyncio.Task[None]] = set()  # python 3.11 holds connection tasks weakly: a GC would kill them
 
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.ensure_future(_relay(unix_path, reader, writer))
-        relays.add(task)
-        task.add_done_callback(relays.discard)
+    def acceptor(unix_path: str) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], None]:
+        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.ensure_future(_relay(unix_path, reader, writer))
+            relays.add(task)
+            task.add_done_callback(relays.discard)
 
-    server = await asyncio.start_server(accept, host, port, reuse_address=True)
+        return accept
+
+    servers = [await asyncio.start_server(acceptor(path), host, port, reuse_address=True) for port, path in forwards]
     try:
         # its own process group: a terminal's Ctrl-C reaches it once, through us, not twice
         process = await asyncio.create_subprocess_exec(*command, start_new_session=True)
@@ -84,7 +89,8 @@ async def run(port: int, unix_path: str, command: Sequence[str], *, host: str = 
     finally:
         for signum in _PASSED_ON:
             loop.remove_signal_handler(signum)
-        server.close()
+        for server in servers:
+            server.close()
 
 
 def _status(code: int) -> int:
@@ -102,15 +108,17 @@ def _pass_on(target: list[asyncio.subprocess.Process], pending: list[int], signu
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--port", type=int, required=True, help="loopback port agent code connects to")
-    parser.add_argument("--unix", required=True, help="the bridge's Unix socket")
+    parser.add_argument("--port", type=int, action="append", required=True, help="loopback port agent code connects to")
+    parser.add_argument("--unix", action="append", required=True, help="the bridge's Unix socket for that port")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (keep loopback)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
-    return asyncio.run(run(args.port, args.unix, command, host=args.host))
+    if len(args.port) != len(args.unix) or len(set(args.port)) != len(args.port):
+        parser.error("give one --unix per --port, and each port once")
+    return asyncio.run(run(list(zip(args.port, args.unix, strict=True)), command, host=args.host))
 
 
 if __name__ == "__main__":

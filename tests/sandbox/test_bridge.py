@@ -24,13 +24,14 @@ from typing import Any
 import httpx
 import pytest
 
-from agentjet.core import SwarmClient
+from agentjet.core import EpisodeNotFound, SwarmClient
 from agentjet.core.backends.fakes import ScriptedBackend
 from agentjet.core.config import ServerSettings
 from agentjet.core.server.app import create_app
 from agentjet.core.testing import RunningServer, serve_in_thread
 from agentjet.sandbox import forwarder
-from agentjet.sandbox.bridge import SANDBOX_FORWARDER, SANDBOX_SOCKET, SwarmAccess, SwarmBridge
+from agentjet.sandbox.bridge import SANDBOX_FORWARDER, SANDBOX_SOCKET, SwarmAccess, SwarmBridge, SwarmBridges
+from agentjet.sandbox.errors import SandboxError
 
 TOKEN = "bridge-test-token-3f9c-0123456789"
 FORWARDER = Path(forwarder.__file__)
@@ -98,7 +99,7 @@ def sandbox_url(bridge: SwarmBridge) -> Iterator[str]:
 AGENT = """
 import json, os, sys
 import openai
-from agentjet.core import SwarmClient
+from agentjet.core import EpisodeNotFound, SwarmClient
 
 url = os.environ["AGENTJET_SERVER"]
 seen = {"env": dict(os.environ), "replies": []}
@@ -378,3 +379,100 @@ def test_forwarder_reports_a_missing_command(echo_socket: Path) -> None:
     command = _argv(echo_socket, _free_port(), "/nonexistent/agent")
     done = subprocess.run(command, capture_output=True, text=True, timeout=10)
     assert done.returncode == 127 and "cannot start" in done.stderr
+
+
+# ---- several servers behind one forwarder (SwarmBridges) ---------------------------------------
+
+SECOND_TOKEN = "bridge-test-second-token-77aa-987654"
+
+TWO_SERVERS = """
+import json, os
+from agentjet.core import EpisodeNotFound, SwarmClient
+
+seen = {}
+for name in ("A", "B"):
+    with SwarmClient(os.environ[f"SERVER_{name}"], client_id=f"sandboxed-{name}") as swarm:
+        episode = swarm.begin_episode(f"task-{name}")
+        seen[name] = {"episode_id": episode.episode_id, "base_url": episode.base_url,
+                      "end": episode.end(reward=0.25 if name == "A" else 0.5)}
+print(json.dumps(seen))
+"""
+
+
+@pytest.fixture(scope="module")
+def second_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    settings = ServerSettings(model="tiny", state_dir=tmp_path_factory.mktemp("second"), token=SECOND_TOKEN)
+    yield from _serve(settings)
+
+
+def test_one_forwarder_reaches_two_servers_each_through_its_own_bridge_and_token(
+    tiny_server: RunningServer, second_server: RunningServer, tmp_path: Path
+) -> None:
+    accesses = [SwarmAccess(tiny_server.url, TOKEN), SwarmAccess(second_server.url, SECOND_TOKEN)]
+    with SwarmBridges(accesses) as group:
+        sockets = sorted(p.name for p in group.socket_dir.iterdir())
+        assert sockets == sorted(f"swarm-{b.port}.sock" for b in group.bridges)
+        wrapped = group.wrap(["true"])  # what runs inside: one --port/--unix pair per server
+        assert wrapped[:3] == ["python3", "-I", SANDBOX_FORWARDER] and wrapped.count("--port") == 2
+        assert group.env() == {"AGENTJET_SERVER": f"http://127.0.0.1:{group.bridges[0].port}"}
+        ports = [_free_port(), _free_port()]
+        pairs = [
+            a
+            for b, p in zip(group.bridges, ports, strict=True)
+            for a in ("--port", str(p), "--unix", str(b.socket_path))
+        ]
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        }
+        env |= {"SERVER_A": f"http://127.0.0.1:{ports[0]}", "SERVER_B": f"http://127.0.0.1:{ports[1]}"}
+        command = [sys.executable, "-I", str(FORWARDER), *pairs, "--", sys.executable, "-c", TWO_SERVERS]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        socket_dir = group.socket_dir
+    assert done.returncode == 0, done.stderr
+    assert TOKEN not in done.stdout + done.stderr and SECOND_TOKEN not in done.stdout + done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["A"]["base_url"] == f"http://127.0.0.1:{ports[0]}/v1" and seen["B"]["base_url"].endswith(
+        f"{ports[1]}/v1"
+    )
+    for name, url, token, reward in (("A", tiny_server.url, TOKEN, 0.25), ("B", second_server.url, SECOND_TOKEN, 0.5)):
+        with SwarmClient(url, token=token) as host_side:
+            record = host_side.get_episode(seen[name]["episode_id"])
+            assert record["status"] == "ended" and record["reward"] == reward and record["task_id"] == f"task-{name}"
+    other = seen["B"]["episode_id"]
+    with SwarmClient(tiny_server.url, token=TOKEN) as first, pytest.raises(EpisodeNotFound, match="no episode"):
+        first.get_episode(other)  # B's episode lives on B's server only
+    assert not socket_dir.exists()  # closing the group removes its dir and every socket
+
+
+def test_a_group_refuses_two_servers_on_one_port_and_the_forwarder_unpaired_flags(echo_socket: Path) -> None:
+    with pytest.raises(SandboxError, match="distinct ports"):
+        SwarmBridges(["http://127.0.0.1:8710", "http://localhost:8710"])
+    with pytest.raises(SandboxError, match="at least one"):
+        SwarmBridges([])
+    port = _free_port()
+    unpaired = [sys.executable, "-I", str(FORWARDER), "--port", str(port), "--port", str(port + 1)]
+    done = subprocess.run(
+        [*unpaired, "--unix", str(echo_socket), "--", "true"], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2 and "one --unix per --port" in done.stderr
+
+
+def test_the_forwarder_relays_two_ports_to_two_sockets(echo_socket: Path, tmp_path: Path) -> None:
+    code = """
+import os, socket
+for port in os.environ["PORTS"].split():
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as conn:
+        conn.sendall(b"ping " + port.encode())
+        conn.shutdown(socket.SHUT_WR)
+        print(conn.recv(100).decode())
+"""
+    ports = [_free_port(), _free_port()]
+    pairs = [a for p in ports for a in ("--port", str(p), "--unix", str(echo_socket))]
+    command = [sys.executable, "-I", str(FORWARDER), *pairs, "--", sys.executable, "-c", code]
+    done = subprocess.run(
+        command, env={**os.environ, "PORTS": " ".join(map(str, ports))}, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == [f"PING {ports[0]}", f"PING {ports[1]}"]

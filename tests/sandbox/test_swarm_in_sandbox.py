@@ -148,6 +148,61 @@ def test_a_client_file_runs_sandboxed_from_the_cli_without_the_token(
         assert wait_for_step(host_side, 1)["state"] == "rolling"  # it trained, and was never stopped
 
 
+TWO_SERVER_CLIENT = '''
+from openai import OpenAI
+from agentjet.tasks.base import Outcome, TaskItem
+
+class TwoSides:
+    """One chat call on each side's server; each side gets its own reward."""
+    name = "two-sides"
+    servers = ("wolves", "village")
+
+    def items(self, split, *, count, seed):
+        return [TaskItem(f"sides-{split}-{i // 2}", seed + i, {}) for i in range(count)]
+
+    def run(self, item, llms):
+        seen = {}
+        for side in self.servers:
+            endpoint = llms[side]
+            llm = OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=120)
+            llm.chat.completions.create(model="tiny", messages=[{"role": "user", "content": side}], max_tokens=3)
+            seen[side] = endpoint.base_url
+        return Outcome({"wolves": 1.0, "village": 0.25}, {"bases": seen})
+
+TASK = TwoSides()
+'''
+
+
+def test_one_sandboxed_client_trains_two_servers_each_on_its_own_side(backend: str, tmp_path: Path) -> None:
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "sides.py").write_text(TWO_SERVER_CLIENT)
+    with (
+        tiny_training_server(tmp_path / "wolves", CONFIG) as wolves,
+        tiny_training_server(tmp_path / "village", CONFIG) as village,
+    ):
+        run = run_in_sandbox(
+            str(folder / "sides.py"),
+            backend=backend,
+            servers=[f"wolves={wolves.url}", f"village={village.url}"],
+            token=TOKEN,
+            settings=RunSettings(episodes=2, concurrency=2, group_size=2),
+            limits=client_limits(timeout_s=300),
+        )
+        assert run.result.ok, (run.result.stopped_by, run.result.stderr[-3000:])
+        assert run.summary is not None and run.summary["episodes"] == 2 and run.summary["errors"] == 0
+        for side, server, reward in (("wolves", wolves, 1.0), ("village", village, 0.25)):
+            ended = _ended(tmp_path / side)
+            assert [e["reward"] for e in ended] == [reward, reward]  # each server journaled its own side
+            for seen in ended:  # every side reached its own server on that server's port inside the sandbox
+                assert seen["bases"] == {
+                    "wolves": f"http://127.0.0.1:{wolves.port}/v1",
+                    "village": f"http://127.0.0.1:{village.port}/v1",
+                }
+            with SwarmClient(server.url, TOKEN) as host_side:
+                assert wait_for_step(host_side, 1)["state"] == "rolling"  # and both trained
+
+
 # ---- flags -> the inner run (no sandbox needed) --------------------------------------------------------
 
 
@@ -167,7 +222,9 @@ def test_the_inner_command_repeats_every_run_setting_as_a_flag_the_cli_accepts()
 @pytest.mark.parametrize(
     ("task", "servers", "sandbox", "error"),
     [
-        ("word", ["http://127.0.0.1:1", "http://127.0.0.1:2"], "docker", "exactly one server"),
+        ("word", ["http://127.0.0.1:1", "http://127.0.0.1:2"], "docker", "need a NAME=URL each"),
+        ("word", ["a=http://127.0.0.1:1", "b=http://localhost:1"], "docker", "share one"),
+        ("word", [], "docker", "needs a --server"),
         ("word", ["ftp://x"], "docker", "must look like http"),
         ("missing_client.py", ["http://127.0.0.1:1"], "docker", "does not exist"),
         ("word", ["http://127.0.0.1:1"], "chroot", "unknown sandbox 'chroot'"),

@@ -1,9 +1,9 @@
 """`agentjet client run --sandbox docker|bwrap`: the same run, re-executed inside a sandbox.
 
 The host never imports the task (a client file is untrusted code): it stages the file's folder into the
-sandbox's work dir, starts a `SwarmBridge` to the one server (the token stays here) and runs
+sandbox's work dir, starts a `SwarmBridge` to each server (the token stays here) and runs
 `python3 -m agentjet client run ... --json` inside, which reaches the server at
-`http://127.0.0.1:PORT` through the forwarder. The inner summary comes back as JSON on stdout.
+`http://127.0.0.1:PORT` through the forwarder (several servers, `--server NAME=URL` each: one port each). The inner summary comes back as JSON on stdout.
 Ctrl-C stops the sandbox; the bridge then aborts the episodes it left open. Vibe's sandboxed client
 runs the same way with its workspace staged instead (`files=`); `client_run_args` and
 `settings_flags` are the `client run` command line every caller builds.
@@ -60,16 +60,25 @@ def client_limits(*, memory: str = "2g", timeout_s: float = 24 * 3600.0) -> Limi
     return Limits(memory_bytes=parse_size(memory), pids=512, cpus=1.0, timeout_s=timeout_s, output_bytes=16 * 1024**2)
 
 
-def _one_server(servers: Sequence[str]) -> tuple[str | None, str]:
-    """(server name or None, url) of the single `--server`; a sandbox reaches one server for now."""
-    if len(servers) != 1:
-        raise ConfigError(f"--sandbox reaches exactly one server for now (one --server URL or NAME=URL); got {servers}")
-    match = _NAMED.match(servers[0])
-    name, url = (match.group(1), match.group(2)) if match and "://" not in match.group(1) else (None, servers[0])
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"--server {url!r} must look like http://HOST:PORT")
-    return name, url
+def _named_servers(servers: Sequence[str]) -> list[tuple[str | None, str]]:
+    """(server name or None, url) of each `--server`: one plain URL alone, else NAME=URL each, on distinct
+    ports (inside the sandbox each server is reached on its own port of the sandbox's loopback)."""
+    if not servers:
+        raise ConfigError("--sandbox needs a --server URL (or one NAME=URL per server)")
+    named: list[tuple[str | None, str]] = []
+    for spec in servers:
+        match = _NAMED.match(spec)
+        name, url = (match.group(1), match.group(2)) if match and "://" not in match.group(1) else (None, spec)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"--server {url!r} must look like http://HOST:PORT")
+        named.append((name, url))
+    if len(named) > 1 and any(name is None for name, _ in named):
+        raise ConfigError(f"several servers need a NAME=URL each; got {list(servers)}")
+    ports = [port_of(url) for _, url in named]
+    if len(set(ports)) != len(ports):
+        raise ConfigError(f"--sandbox reaches each server on its own port; these share one: {list(servers)}")
+    return named
 
 
 def _staged_task(task: str) -> tuple[str, dict[str, str | bytes] | None]:
@@ -103,15 +112,19 @@ def settings_flags(settings: RunSettings, params: Sequence[str] = ()) -> list[st
 
 
 def client_run_args(
-    task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str
+    task: str, servers: str | Sequence[str], *, params: Sequence[str], settings: RunSettings, log_level: str
 ) -> list[str]:
-    """What follows `client run` for a run of `task` against `server` that prints its summary as JSON."""
-    return [task, "--server", server, "--json", *settings_flags(settings, params), "--log-level", log_level]
+    """What follows `client run` for a run of `task` against `servers` (URL, or NAME=URL each) that prints
+    its summary as JSON."""
+    flags = [a for server in ([servers] if isinstance(servers, str) else servers) for a in ("--server", server)]
+    return [task, *flags, "--json", *settings_flags(settings, params), "--log-level", log_level]
 
 
-def inner_command(task: str, server: str, *, params: Sequence[str], settings: RunSettings, log_level: str) -> list[str]:
+def inner_command(
+    task: str, servers: str | Sequence[str], *, params: Sequence[str], settings: RunSettings, log_level: str
+) -> list[str]:
     """The `client run` the sandbox executes (its own summary as JSON on stdout)."""
-    args = client_run_args(task, server, params=params, settings=settings, log_level=log_level)
+    args = client_run_args(task, servers, params=params, settings=settings, log_level=log_level)
     return ["python3", "-m", "agentjet", "client", "run", *args]
 
 
@@ -132,16 +145,19 @@ def run_in_sandbox(
     inside (vibe stages a whole workspace)."""
     if backend not in SANDBOXES[1:]:
         raise ConfigError(f"unknown sandbox {backend!r}: use {', '.join(SANDBOXES)}")
-    name, url = _one_server(servers)
+    named = _named_servers(servers)
     inner_task, staged = (task, files) if files is not None else _staged_task(task)
-    inside = f"http://127.0.0.1:{port_of(url)}"  # the forwarder listens on the server's own port
+    inside = [f"http://127.0.0.1:{port_of(url)}" for _, url in named]  # the forwarder listens on each server's port
     command = inner_command(
-        inner_task, f"{name}={inside}" if name else inside, params=params, settings=settings, log_level=log_level
+        inner_task,
+        [f"{name}={url}" if name else url for (name, _), url in zip(named, inside, strict=True)],
+        params=params,
+        settings=settings,
+        log_level=log_level,
     )
     sandbox = Sandbox(backend)
-    result = sandbox.run(
-        command, files=staged, limits=limits or client_limits(), swarm=SwarmAccess(url, token), env=PYTHON_ENV
-    )
+    swarm = [SwarmAccess(url, token) for _, url in named]
+    result = sandbox.run(command, files=staged, limits=limits or client_limits(), swarm=swarm, env=PYTHON_ENV)
     return SandboxedRun(parse_summary(result.stdout), result)
 
 
