@@ -89,7 +89,6 @@ def _dry_run(
     from agentjet.vibe.errors import PlanRefused
     from agentjet.vibe.plan.planner import plan
     from agentjet.vibe.plan.spec_text import dry_run_json, spec_text
-    from agentjet.vibe.run.policy_check import separate_policies_refusal
 
     if text is None:
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
@@ -102,8 +101,7 @@ def _dry_run(
     except AgentJetError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
-    refusal = separate_policies_refusal(spec)
-    typer.echo(dry_run_json(spec, launch_refusal=refusal) if as_json else spec_text(spec, launch_refusal=refusal))
+    typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
     raise typer.Exit(0)
 
 

@@ -2,14 +2,13 @@
 
 VibeError (AgentJetError)      a vibe step cannot go on; the message names the fix
 └── PlanRefused                 the sentence fits no task family and no LLM is configured
-    └── LaunchRefused           the plan asks for what a run cannot launch yet (separate policies)
 """
 
 from __future__ import annotations
 
 from agentjet.core import AgentJetError
 
-__all__ = ["LaunchRefused", "PlanRefused", "VibeError"]
+__all__ = ["PlanRefused", "VibeError"]
 
 
 class VibeError(AgentJetError):
@@ -18,7 +17,3 @@ class VibeError(AgentJetError):
 
 class PlanRefused(VibeError):
     """The planner could not map the sentence onto a task; nothing was written."""
-
-
-class LaunchRefused(PlanRefused):
-    """The plan is one a run cannot launch yet (several policies, one server); refused before anything is written."""

@@ -51,7 +51,6 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Plan the task from the sentence; only a plan that worked, and can launch, creates the workspace."""
     from agentjet.vibe.plan.planner import plan
     from agentjet.vibe.plan.spec import save_spec
-    from agentjet.vibe.run.policy_check import require_one_policy
     from agentjet.vibe.workspace import Workspace
 
     options = ctx.options
@@ -63,7 +62,6 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         minutes=options.budget_minutes,
         eval_items=options.eval_items,
     )
-    require_one_policy(spec)  # separate policies: refused now, before minutes of validation
     workspace = Workspace(Path(state["workspace"])).init()
     save_spec(spec, workspace.file(TASK_FILE))
     workspace.commit(f"understand: task spec ({spec.family}, {spec.model})", [TASK_FILE])
@@ -182,14 +180,10 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
     from agentjet.vibe.run.evaluation import HeldOutEval
     from agentjet.vibe.run.launch import LaunchOptions, launch, stop
-    from agentjet.vibe.run.policy_check import separate_policies_refusal
     from agentjet.vibe.run.recipe import greedy_params, train_config_for
     from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
-    refusal = separate_policies_refusal(spec)
-    if refusal is not None:  # never train one shared policy in place of the separate ones asked for
-        raise VibeError(refusal)
     minutes = spec.budget.minutes
     options = LaunchOptions(
         model=spec.model,
@@ -198,6 +192,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         train_config=train_config_for(spec.train),
         eval_episodes=spec.dataset.eval_items,
         eval_params=greedy_params(spec),
+        policies=() if spec.shares_one_policy else tuple(p.name for p in spec.policies),  # one server each
     )
     records: list[RepairRecord] = []
     run = launch(_workspace(state), options=options, started_at=started, progress=ctx.progress.log)
@@ -214,9 +209,12 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         if result.status != "failed":
             evaluation.after()
             result.steps = max(result.steps, run.last_step)  # a round that ended before the hold trained once more
-        outcome = evaluation.outcome()
-        ctx.progress.log(f"outcome: {outcome.sentence()}")
+        outcome, apart = evaluation.outcome(), evaluation.outcomes()
+        for name, each in apart.items() or [(None, outcome)]:
+            ctx.progress.log(f"outcome{'' if name is None else f' of policy {name}'}: {each.sentence()}")
         record = training_record(run, result) | {"outcome": outcome.to_dict()}
+        if apart:
+            record["policy_outcomes"] = {name: each.to_dict() for name, each in apart.items()}
     finally:
         stop(run)
     if result.status == "failed":

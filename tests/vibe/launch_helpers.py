@@ -19,7 +19,7 @@ from agentjet.core import TrainConfig
 from agentjet.vibe.run.launch import LaunchOptions
 from agentjet.vibe.workspace import Workspace
 
-__all__ = ["StepRecorder", "client_source", "make_workspace", "tiny_options"]
+__all__ = ["TWO_SIDES_CLIENT", "StepRecorder", "client_source", "make_workspace", "tiny_options"]
 
 _CLIENT = '''"""A test client standing in for a generated one: one chat call per item, reward from reward.py."""
 import json
@@ -69,6 +69,46 @@ class Task:
         )
         text = reply.choices[0].message.content or ""
         return Outcome.single(score(dict(item.data), text), reply=text)
+
+
+def make_task(**params):
+    return Task()
+'''
+
+TWO_SIDES_CLIENT = '''"""A test client whose two sides train apart: one chat call per side and server, each scored."""
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from reward import score  # noqa: E402
+
+from agentjet.tasks.base import Outcome, TaskItem  # noqa: E402
+
+
+class Task:
+    name = "vibe-two-sides"
+    servers = ("wolves", "village")
+
+    def items(self, split, *, count, seed):
+        rows = [json.loads(line) for line in (HERE / "data" / f"{split}.jsonl").read_text().splitlines() if line]
+        return [TaskItem(rows[(seed + i) % len(rows)]["task_id"], seed * 1000 + i, rows[(seed + i) % len(rows)])
+                for i in range(count)]
+
+    def run(self, item, llms):
+        from openai import OpenAI
+
+        rewards = {}
+        for side in self.servers:
+            endpoint = llms[side]
+            llm = OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0)
+            reply = llm.chat.completions.create(
+                model=endpoint.model, messages=[{"role": "user", "content": f"{side}: {item.data['prompt']}"}],
+                max_tokens=4, temperature=0 if item.data.get("greedy") else 1.0, seed=item.seed,
+            )
+            rewards[side] = score(dict(item.data), reply.choices[0].message.content or "")
+        return Outcome(rewards)
 
 
 def make_task(**params):

@@ -150,15 +150,20 @@ def test_dry_run_prints_the_spec_and_writes_nothing(tmp_path: Path, monkeypatch:
     assert _listing(tmp_path) == before  # no workspace, no run DB, no state dir
 
 
-def test_dry_run_json_is_the_spec_with_the_launch_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_json_is_the_spec_with_one_server_per_separate_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["vibe", "train both sides of werewolves with separate models", "--dry-run", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["family"] == "werewolves" and data["planner"] == "deterministic"
     assert [p["name"] for p in data["policies"]] == ["wolves", "village"]
-    assert data["launch_refusal"].startswith("this run needs one shared policy for now")
+    assert set(data["params"]["servers"].values()) == {"wolves", "village"}  # each trained role to its policy
+    assert "launch_refusal" not in data
     assert data["budget"] == {"steps": 8, "minutes": None} and data["assumptions"]  # werewolves: its recipe's budget
+    text = runner.invoke(app, ["vibe", "train both sides of werewolves with separate models", "--dry-run"])
+    assert "policies       2 separate policies, one server each: wolves (werewolf); village (" in text.output
     assert _listing(tmp_path) == []
 
 
@@ -173,12 +178,3 @@ def test_json_needs_dry_run(tmp_path: Path) -> None:
     result = runner.invoke(app, ["vibe", "countdown", "--json", "--workdir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and "--json goes with --dry-run" in result.output
     assert not (tmp_path / "runs").exists()
-
-
-def test_separate_policies_are_refused_before_anything_is_written(tmp_path: Path) -> None:
-    workdir = tmp_path / "runs"
-    sentence = "train the wolves and the villagers with separate models"
-    result = runner.invoke(app, ["vibe", sentence, "--workdir", str(workdir)])
-    assert result.exit_code == 2
-    assert "refused: this run needs one shared policy for now" in result.output
-    assert not workdir.exists()

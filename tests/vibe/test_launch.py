@@ -30,7 +30,7 @@ from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
 from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 from tests.conftest import TOKEN
-from tests.vibe.launch_helpers import make_workspace, tiny_options
+from tests.vibe.launch_helpers import TWO_SIDES_CLIENT, make_workspace, tiny_options
 
 FAST = WatchSettings(poll_s=0.2, episode_check_every_s=0.5, budget_s=240.0)
 
@@ -155,13 +155,15 @@ def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_pa
     settings = ClientSettings(
         episodes=12, concurrency=3, group_size=4, eval_every=8, eval_episodes=2, seed=5, params=("max_tokens=3",)
     )
-    argv = _argv(tmp_path, tmp_path / "client.py", sandbox, "http://127.0.0.1:9", settings)
+    argv = _argv(tmp_path, tmp_path / "client.py", sandbox, ["http://127.0.0.1:9"], settings)
     parser = client_run._parser() if sandbox == "none" else sandboxed_client._parser()
     options = parser.parse_args(argv[3:])  # what follows `python -m MODULE`, as a standby gets it too
     assert RunSettings.from_options(options) == settings.run_settings()
     assert settings.run_settings().episodes == 12 and settings.run_settings().eval_every == 8
     assert options.param == ["max_tokens=3"]
-    assert options.server == (["http://127.0.0.1:9"] if sandbox == "none" else "http://127.0.0.1:9")
+    assert options.server == ["http://127.0.0.1:9"]
+    two = _argv(tmp_path, tmp_path / "client.py", sandbox, ["a=http://127.0.0.1:9", "b=http://127.0.0.1:10"], settings)
+    assert parser.parse_args(two[3:]).server == ["a=http://127.0.0.1:9", "b=http://127.0.0.1:10"]
 
 
 def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path) -> None:
@@ -194,3 +196,57 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
     assert held.json()["config"]["collect"]["hold"] is False  # released after the last round
     assert any("held-out round of the base policy: success rate" in line for line in lines), lines
     assert outcome.verdict in ("improved", "no change detectable", "worse")
+
+
+def test_policies_apart_train_on_a_server_each_and_each_is_measured(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws", client=TWO_SIDES_CLIENT)
+    lines: list[str] = []
+    options = tiny_options(steps=2, eval_episodes=4, policies=("wolves", "village"))
+    started = time.time()
+    run = launch(workspace, options=options, started_at=started, progress=lines.append)
+    try:
+        wolves, village = run.policy_servers["wolves"], run.policy_servers["village"]
+        assert run.server is wolves and village.url != wolves.url
+        assert wolves.state_dir == workspace.path / "state"
+        assert village.state_dir == workspace.path / "state" / "policies" / "village"
+        assert read_launch_file(workspace.path)["policy_servers"]["village"]["pid"] == village.pid
+        evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
+        evaluation.before()
+        result = watch(run, settings=FAST, on_poll=evaluation.poll)
+        evaluation.after()
+        outcomes = evaluation.outcomes()
+        saved = read_launch_file(workspace.path)["policy_evals"]
+        played: dict[str, list[dict[str, object]]] = {}
+        for name, server in run.policy_servers.items():
+            with server.swarm() as swarm:
+                played[name] = [swarm.get_episode(i) for phase in ("before", "after") for i in saved[name][phase]]
+                status = swarm.status()
+                issued = [t for t in swarm.list_tokens() if t["name"] == f"vibe-{workspace.path.name}"]
+            assert status["step"] >= 2 and status["episodes"]["finished"] > 0, name  # both trained
+            assert len(issued) == 1, name  # each server issued the client its own token
+        record = training_record(run, result) | {"outcome": evaluation.outcome().to_dict()}
+        record["policy_outcomes"] = {name: o.to_dict() for name, o in outcomes.items()}
+    finally:
+        stop(run)
+    assert result.status == "completed" and result.steps >= 2
+    assert sorted(outcomes) == ["village", "wolves"]
+    for name, outcome in outcomes.items():
+        assert outcome.before is not None and outcome.after is not None, name
+        assert (outcome.before.step, outcome.before.episodes, outcome.after.episodes) == (0, 4, 4)
+        assert {e["kind"] for e in played[name]} == {"eval"}
+        before = played[name][:4]
+        assert {c["policy_version"] for e in before for c in e["calls"]} == {0}  # type: ignore[attr-defined]
+    # the same held-out games, seen from each side: the same items on both servers
+    assert sorted(e["task_id"] for e in played["wolves"]) == sorted(e["task_id"] for e in played["village"])
+    assert not any(server.is_alive() for server in run.all_servers())  # both stopped
+    assert read_launch_file(workspace.path)["policy_servers"] == {}
+    assert any("held-out round of the base policy: wolves: success rate" in line for line in lines), lines
+    files = write_report(workspace, ReportInput("a sentence", "done", started, training=record))
+    report, summary = files["report.md"].read_text(), json.loads(files["run.json"].read_text())
+    assert "### Policy `wolves`" in report and "### Policy `village`" in report
+    assert sorted(summary["policy_outcomes"]) == ["village", "wolves"]
+    assert (
+        summary["outcome_line"].startswith("wolves: success rate")
+        and "; village: success rate" in summary["outcome_line"]
+    )
+    assert summary["policy_outcomes"]["village"]["verdict"] in ("improved", "no change detectable", "worse")

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from agentjet.tasks.registry import load_family
-from agentjet.vibe.errors import LaunchRefused, VibeError
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
 from agentjet.vibe.plan.spec import TaskSpec
-from agentjet.vibe.run.policy_check import require_one_policy, separate_policies_refusal
+from agentjet.vibe.plan.spec_text import spec_text
 
 VILLAGE = list(VILLAGE_ROLES)
 WOLVES = ["werewolf"]
@@ -275,36 +274,29 @@ def test_separate_models_for_a_one_actor_family_is_one_policy_and_says_so() -> N
     assert "word has one trained actor" in _text(spec)
 
 
-# --- the launch refuses separate policies, in one sentence that says how to ask for one -----------
+# --- separate policies launch one server each: the spec maps every trained role to its policy ----
 
 
-def test_one_shared_policy_launches() -> None:
-    spec = _plan("make the seer better at werewolves")
-    assert separate_policies_refusal(spec) is None
-    require_one_policy(spec)
+@pytest.mark.parametrize(
+    ("sentence", "policies"),
+    [
+        ("give each side its own model in werewolves", {"wolves": ["werewolf"], "village": list(VILLAGE_ROLES)}),
+        (
+            "train the wolves and the villagers with separate models",
+            {"wolves": ["werewolf"], "village": list(VILLAGE_ROLES)},
+        ),
+        ("can the seer and the witch each get their own model in werewolf?", {"seer": ["seer"], "witch": ["witch"]}),
+    ],
+)
+def test_separate_policies_map_each_trained_role_to_a_server(sentence: str, policies: dict[str, list[str]]) -> None:
+    spec = _plan(sentence)
+    assert not spec.shares_one_policy
+    assert {p.name: sorted(p.roles) for p in spec.policies} == {k: sorted(v) for k, v in policies.items()}
+    servers = spec.params["servers"]
+    assert {role: servers[role] for role in spec.trained_roles} == {r: n for n, rs in policies.items() for r in rs}
+    assert f"{len(policies)} separate policies, one server each" in spec_text(spec)
 
 
-def test_separate_sides_are_refused_with_how_to_name_one_side() -> None:
-    spec = _plan("give each side its own model in werewolves")
-    message = separate_policies_refusal(spec)
-    assert message is not None and message.count(". ") == 0  # one sentence
-    assert message.startswith("this run needs one shared policy for now")
-    assert "wolves: werewolf" in message and 'name one side to train instead, such as "train the wolves"' in message
-    with pytest.raises(LaunchRefused, match="needs one shared policy"):
-        require_one_policy(spec)
-
-
-def test_separate_roles_of_one_side_are_refused_with_how_to_share() -> None:
-    spec = _plan("can the seer and the witch each get their own model in werewolf?")
-    message = separate_policies_refusal(spec) or ""
-    assert 'say "one shared model"' in message
+def test_the_same_roles_with_one_shared_model_are_one_policy() -> None:
     assert _plan("can the seer and the witch share one model in werewolf?").shares_one_policy
-
-
-def test_the_launch_node_refuses_before_starting_anything() -> None:
-    from agentjet.vibe import nodes
-
-    spec = _plan("train the wolves and the villagers with separate models")
-    state: Any = {"spec": spec.model_dump(mode="json"), "workspace": "/nonexistent/never-made", "timings": {}}
-    with pytest.raises(VibeError, match="needs one shared policy"):
-        nodes.launch_and_watch(state, ctx=None)  # type: ignore[arg-type]  # refused before ctx is used
+    assert _plan("make the seer better at werewolves").shares_one_policy

@@ -99,7 +99,10 @@ def _finished_run() -> ReportInput:
             "outcome": measure_outcome(
                 [EvalEpisode(f"b{i}", "ended", float(i < 3), 0) for i in range(16)],
                 [EvalEpisode(f"a{i}", "ended", float(i < 14), 6) for i in range(16)],
-                launch_step=0, final_step=None, success_reward=0.5, rate_name="win rate",
+                launch_step=0,
+                final_step=None,
+                success_reward=0.5,
+                rate_name="win rate",
             ).to_dict(),  # fmt: skip
         },
         timings={"understand": {"elapsed_s": 0.2}, "launch_and_watch": {"elapsed_s": 250.0}},

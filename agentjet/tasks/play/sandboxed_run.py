@@ -3,7 +3,8 @@
 The host never imports the task (a client file is untrusted code): it stages the file's folder into the
 sandbox's work dir, starts a `SwarmBridge` to each server (the token stays here) and runs
 `python3 -m agentjet client run ... --json` inside, which reaches the server at
-`http://127.0.0.1:PORT` through the forwarder (several servers, `--server NAME=URL` each: one port each). The inner summary comes back as JSON on stdout.
+`http://127.0.0.1:PORT` through the forwarder (several servers, `--server NAME=URL` each: one port
+each). The inner summary comes back as JSON on stdout.
 Ctrl-C stops the sandbox; the bridge then aborts the episodes it left open. Vibe's sandboxed client
 runs the same way with its workspace staged instead (`files=`); `client_run_args` and
 `settings_flags` are the `client run` command line every caller builds.

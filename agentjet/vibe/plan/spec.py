@@ -65,9 +65,7 @@ class SuccessMetric(BaseModel):
     success_reward: float = Field(
         1.0, description="a held-out episode is a success when its reward is at least this (a win, an exact answer)"
     )
-    rate: str = Field(
-        "success rate", min_length=1, max_length=40, description="what the share of successes is called"
-    )
+    rate: str = Field("success rate", min_length=1, max_length=40, description="what the share of successes is called")
 
 
 class Budget(BaseModel):

@@ -29,11 +29,13 @@ def _training(train: dict[str, Any]) -> str:
     return ", ".join(flat("", train)) or "the defaults (docs/training-config.md)"
 
 
-def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
-    """The spec as aligned `key: value` lines, then the assumptions; `launch_refusal` when the run could not start."""
+def spec_text(spec: TaskSpec) -> str:
+    """The spec as aligned `key: value` lines, then the assumptions."""
     params = ", ".join(f"{k}={_value(v)}" for k, v in spec.params.items()) or "defaults"
     policies = "; ".join(f"{p.name} ({', '.join(p.roles) or 'the one actor'})" for p in spec.policies)
-    shared = "one shared policy" if spec.shares_one_policy else f"{len(spec.policies)} separate policies"
+    shared = (
+        "one shared policy" if spec.shares_one_policy else f"{len(spec.policies)} separate policies, one server each"
+    )
     budget = f"{spec.budget.steps} steps" + (f", {spec.budget.minutes:g} minutes" if spec.budget.minutes else "")
     model = spec.model + (f" (asked for: {spec.requested_model})" if spec.requested_model else "")
     rows = [
@@ -44,8 +46,11 @@ def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
         ("policies", f"{shared}: {policies}"),
         ("budget", budget),
         ("training", _training(spec.train)),
-        ("held-out", f"{spec.dataset.eval_items} eval items before and after training; success: reward >= "
-         f"{spec.success_metric.success_reward:g} ({spec.success_metric.rate})"),
+        (
+            "held-out",
+            f"{spec.dataset.eval_items} eval items before and after training; success: reward >= "
+            f"{spec.success_metric.success_reward:g} ({spec.success_metric.rate})",
+        ),
         ("model", model),
     ]
     if spec.model_note:
@@ -54,11 +59,9 @@ def spec_text(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
     lines = [f"dry run: nothing was written; this is the spec `agentjet vibe` would run for {spec.sentence!r}", ""]
     lines += [f"  {key.ljust(width)}  {value}" for key, value in rows]
     lines += ["", "assumptions:"] + [f"  - {a}" for a in spec.assumptions or ["none"]]
-    if launch_refusal:
-        lines += ["", f"this run would be refused: {launch_refusal}"]
     return "\n".join(lines)
 
 
-def dry_run_json(spec: TaskSpec, *, launch_refusal: str | None = None) -> str:
-    """The spec as JSON (task.yaml's fields), plus `launch_refusal` (null when the run can start)."""
-    return json.dumps({**spec.model_dump(mode="json"), "launch_refusal": launch_refusal}, indent=2)
+def dry_run_json(spec: TaskSpec) -> str:
+    """The spec as JSON (task.yaml's fields)."""
+    return json.dumps(spec.model_dump(mode="json"), indent=2)

@@ -2,7 +2,8 @@
 
 Reads the `outcome` dict the launch step recorded (`agentjet.vibe.run.outcome.Outcome.to_dict`): plain
 JSON, so a report can be written again from a checkpoint. `outcome_fields` are run.json's keys,
-`outcome_section` the report.md section, `held_out_points` the curve's points.
+`outcome_section` the report.md section, `held_out_points` the curve's points. A run whose policies
+trained apart also has `policy_outcomes` (name -> outcome): each policy gets its own line and table.
 """
 
 from __future__ import annotations
@@ -38,10 +39,21 @@ def outcome_line(outcome: Mapping[str, Any] | None) -> str:
     )
 
 
-def outcome_fields(outcome: Mapping[str, Any] | None) -> dict[str, Any]:
-    """run.json's outcome keys: the rates before and after, the change, its interval and the verdict."""
+def outcome_fields(
+    outcome: Mapping[str, Any] | None, policy_outcomes: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """run.json's outcome keys: the rates before and after, the change, its interval and the verdict (the
+    first policy's when they trained apart; then `policy_outcomes` holds each one's, and `outcome_line` all)."""
     outcome = outcome or {}
+    fields = _fields(outcome)
+    if policy_outcomes:
+        each = {name: _fields(o) for name, o in policy_outcomes.items()}
+        fields["policy_outcomes"] = each
+        fields["outcome_line"] = "; ".join(f"{name}: {f['outcome_line']}" for name, f in each.items())
+    return fields
 
+
+def _fields(outcome: Mapping[str, Any]) -> dict[str, Any]:
     def rate(which: str) -> float | None:
         point = outcome.get(which)
         return float(point["rate"]) if isinstance(point, Mapping) and "rate" in point else None
@@ -63,13 +75,28 @@ def held_out_points(outcome: Mapping[str, Any] | None) -> list[Mapping[str, Any]
     return [p for p in curve if isinstance(p, Mapping) and isinstance(p.get("step"), int)]
 
 
-def outcome_section(outcome: Mapping[str, Any] | None, spec: Mapping[str, Any] | None) -> list[str]:
-    """`## Did the agent get better?`: the verdict in words, the points table, and how it was measured."""
+def outcome_section(
+    outcome: Mapping[str, Any] | None,
+    spec: Mapping[str, Any] | None,
+    policy_outcomes: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """`## Did the agent get better?`: the verdict in words, the points table (one of each per policy when
+    they trained apart), and how it was measured."""
     lines = ["## Did the agent get better?", ""]
     if not outcome:
         return lines + ["Not measured: the run ended before a held-out evaluation.", ""]
-    lines += [f"**{outcome_line(outcome)}**", ""]
-    metric = (spec or {}).get("success_metric") or {}
+    if not policy_outcomes:
+        return lines + _verdict(outcome) + _how(outcome, spec)
+    roles = {p.get("name"): p.get("roles") or [] for p in (spec or {}).get("policies") or [] if isinstance(p, Mapping)}
+    lines += ["Each policy trained on its own server; each is measured on its own side of the same held-out games.", ""]
+    for name, each in policy_outcomes.items():
+        lines += [f"### Policy `{name}` ({', '.join(roles.get(name) or []) or 'its roles'})", ""]
+        lines += _verdict(each)
+    return lines + _how(outcome, spec)
+
+
+def _verdict(outcome: Mapping[str, Any]) -> list[str]:
+    lines = [f"**{outcome_line(outcome)}**", ""]
     points = held_out_points(outcome)
     if points:
         lines += ["| policy (step) | successes | " + str(outcome.get("rate", "rate")) + " | 95% CI | mean reward |"]
@@ -77,17 +104,21 @@ def outcome_section(outcome: Mapping[str, Any] | None, spec: Mapping[str, Any] |
         lines += [_row(p, outcome) for p in points]
         lines.append("")
     unusable = outcome.get("unusable_episodes") or 0
-    lines += [
-        f"Held-out items: the eval split (never trained on), the same items in every round, played with each "
-        f"policy held still (no update during a round) and greedily where the task has a temperature. A success is "
-        f"an episode whose reward is at least {outcome.get('success_reward')} ({metric.get('description', 'the task')}"
-        f"). The interval is Newcombe's hybrid score interval of after - before at 95%: \"improved\" and \"worse\" "
-        f"only when it excludes no change.",
-        "",
-    ]
     if unusable:
         lines += [f"{unusable} eval episode(s) were not counted (aborted, or played across an update).", ""]
     return lines
+
+
+def _how(outcome: Mapping[str, Any], spec: Mapping[str, Any] | None) -> list[str]:
+    metric = (spec or {}).get("success_metric") or {}
+    return [
+        f"Held-out items: the eval split (never trained on), the same items in every round, played with each "
+        f"policy held still (no update during a round) and greedily where the task has a temperature. A success is "
+        f"an episode whose reward is at least {outcome.get('success_reward')} ({metric.get('description', 'the task')}"
+        f'). The interval is Newcombe\'s hybrid score interval of after - before at 95%: "improved" and "worse" '
+        f"only when it excludes no change.",
+        "",
+    ]
 
 
 def _step_of(point: object) -> object:
@@ -97,7 +128,10 @@ def _step_of(point: object) -> object:
 def _row(point: Mapping[str, Any], outcome: Mapping[str, Any]) -> str:
     step = point.get("step")
     label = (
-        "base" if step == _step_of(outcome.get("before")) else "final" if step == _step_of(outcome.get("after"))
+        "base"
+        if step == _step_of(outcome.get("before"))
+        else "final"
+        if step == _step_of(outcome.get("after"))
         else "during training"
     )
     ci = point.get("ci95") or [None, None]

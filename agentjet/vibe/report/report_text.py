@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentjet.vibe.report.outcome_text import outcome_line, outcome_section
+from agentjet.vibe.report.outcome_text import outcome_section
 from agentjet.vibe.report.report_input import ReportInput
 
 __all__ = ["render"]
@@ -165,12 +165,13 @@ def render(
         f"Time to the first training step: **{_duration(summary['time_to_first_step_s'])}**; "
         f"total: **{_duration(summary['total_s'])}**; steps: {summary['steps']}; repairs: {summary['repairs']}.",
         "",
-        f"Held-out result: **{outcome_line((data.training or {}).get('outcome'))}**.",
+        f"Held-out result: **{summary['outcome_line']}**.",
         "",
     ]
     timings = [(node, _duration(t.get("elapsed_s"))) for node, t in data.timings.items()]
     tail = ["## Time per node", "", *_table(("node", "elapsed"), timings)] if timings else []
-    body = outcome_section((data.training or {}).get("outcome"), data.spec) if data.training else []
+    training = data.training or {}
+    body = outcome_section(training.get("outcome"), data.spec, training.get("policy_outcomes")) if data.training else []
     body += _asked(data) + _generated(files, history) + _validation(data.validation) + _red_team(data.red_team)
     body += _repairs(data.repairs) + _training(summary, data.training, has_curves)
     return "\n".join(head + body + tail).rstrip() + "\n"

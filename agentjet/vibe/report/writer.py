@@ -43,7 +43,7 @@ def run_summary(data: ReportInput) -> dict[str, Any]:
         "total_s": round(finished - data.started_at, 2),
         "steps": training.get("steps", 0),
         "repairs": len(data.repairs),
-        **outcome_fields(training.get("outcome")),
+        **outcome_fields(training.get("outcome"), training.get("policy_outcomes")),
         "run_id": data.run_id,
         "sentence": data.sentence,
         "message": data.message,

@@ -1,5 +1,6 @@
-"""The launch-and-watch step: the run's swarm server, its sandboxed client processes behind an episode tap,
-hot-swaps, trouble detection, and the held-out rounds that say whether the agent got better.
+"""The launch-and-watch step: the run's swarm server (one per policy when they train apart), its sandboxed
+client processes behind episode taps, hot-swaps, trouble detection, and the held-out rounds that say
+whether the agent got better.
 
 client_process.py    One client process of a vibe run: the sandbox it runs in, starting it behind its own episode
                      tap, stopping it.
@@ -14,7 +15,6 @@ launch.py            Launch a vibe run's training: the server (started, adopted 
                      its next generations and the held-out client.
 outcome.py           Did the agent get better? The held-out success rate before the first update and after the last,
                      and the change. Pure.
-policy_check.py      A vibe run trains one shared policy for now: the refusal for a spec asking for separate ones.
 recipe.py            The training settings of a vibe run: the default TrainConfig, a spec's recipe merged into it,
                      greedy held-out rounds.
 sandboxed_client.py  The host side of one sandboxed client process of a vibe run (`python -m

@@ -3,7 +3,9 @@
 A generated client is untrusted code, so it runs sandboxed (`auto`: the first backend that works,
 as `agentjet sandbox doctor` reports). Without a working sandbox the run is refused unless the
 user opted out explicitly, and then it says plainly that the client runs unsandboxed on the host.
-Every client process gets its own `EpisodeTap`, so the episodes it began are known by id.
+Every client process gets its own `EpisodeTap` per server, so the episodes it began are known by id;
+the tap puts that server's client token on the client's `/swarm` requests, so the client process
+itself holds no token (a run whose policies train apart reaches each server through its own tap).
 """
 
 from __future__ import annotations
@@ -69,18 +71,27 @@ class ClientSettings:
         return RunSettings.from_options(self)
 
 
+Upstream = tuple[str | None, ServerHandle]  # (the task's server name, None for a one-server task; the server)
+
+
 @dataclass
 class ClientHandle:
-    """A running (or finished) client process and the tap its episodes go through."""
+    """A running (or finished) client process and the taps its episodes go through (one per server)."""
 
     path: Path
     generation: int
     process: subprocess.Popen[bytes]
-    tap: EpisodeTap
+    taps: dict[str | None, EpisodeTap]
+    servers: dict[str | None, ServerHandle]
     log_path: Path
     sandbox: str
     started_at: float  # wall clock
     stopped: bool = field(default=False)
+
+    @property
+    def tap(self) -> EpisodeTap:
+        """The tap to the run's first server (the one the watcher reads)."""
+        return next(iter(self.taps.values()))
 
     @property
     def exit_code(self) -> int | None:
@@ -113,14 +124,15 @@ def resolve_sandbox(choice: str, *, allow_unsandboxed: bool, progress: Progress)
     return backend
 
 
-def _argv(workspace: Path, client: Path, sandbox: str, url: str, settings: ClientSettings) -> list[str]:
+def _argv(workspace: Path, client: Path, sandbox: str, urls: Sequence[str], settings: ClientSettings) -> list[str]:
     head = [sys.executable, "-m", _module(sandbox)]
     if sandbox == "none":
         args = client_run_args(
-            str(client), url, params=settings.params, settings=settings.run_settings(), log_level="WARNING"
+            str(client), urls, params=settings.params, settings=settings.run_settings(), log_level="WARNING"
         )
         return head + args
-    head += ["--workspace", str(workspace), "--client", str(client), "--server", url, "--backend", sandbox]
+    head += ["--workspace", str(workspace), "--client", str(client), "--backend", sandbox]
+    head += [arg for url in urls for arg in ("--server", url)]
     flags = settings_flags(settings.run_settings(), settings.params)
     return head + flags + ["--memory", settings.memory, "--timeout-s", str(settings.timeout_s)]
 
@@ -130,8 +142,9 @@ def _module(sandbox: str) -> str:
     return "agentjet.tasks.play.client_run" if sandbox == "none" else "agentjet.vibe.run.sandboxed_client"
 
 
-def _env(token: str) -> dict[str, str]:
-    return {**os.environ, TOKEN_ENV: token, **PYTHON_ENV}
+def _env() -> dict[str, str]:
+    """The host's environment minus any token (the taps hold the run's), plus quiet Python settings."""
+    return {**{k: v for k, v in os.environ.items() if k != TOKEN_ENV}, **PYTHON_ENV}
 
 
 def _log_path(workspace: Path, generation: int) -> Path:
@@ -180,7 +193,7 @@ class Standby:
             self.process.wait(timeout=10)
 
 
-def spawn_standby(workspace: Path, *, token: str, sandbox: str, generation: int) -> Standby:
+def spawn_standby(workspace: Path, *, sandbox: str, generation: int) -> Standby:
     """Start the process that will be client `generation`: imports and the sandbox probe happen now."""
     argv = [sys.executable, "-m", "agentjet.vibe.run.client_standby", _module(sandbox)]
     argv += [] if sandbox == "none" else [sandbox]
@@ -192,7 +205,7 @@ def spawn_standby(workspace: Path, *, token: str, sandbox: str, generation: int)
             stdin=subprocess.PIPE,
             stdout=sink,
             stderr=subprocess.STDOUT,
-            env={**_env(token), READY_ENV: str(ready)},
+            env={**_env(), READY_ENV: str(ready)},
             cwd=workspace,
             start_new_session=True,
         )
@@ -203,19 +216,23 @@ def start_client(
     workspace: Path,
     client: Path,
     *,
-    server_url: str,
-    token: str,
+    servers: Sequence[Upstream],
+    token_name: str,
     sandbox: str,
     settings: ClientSettings,
     generation: int,
     standby: Standby | None = None,
 ) -> ClientHandle:
-    """Start `client` against the server behind a fresh tap (in `standby` when it fits); returns at once."""
+    """Start `client` against its servers, each behind a fresh tap holding that server's client token
+    `token_name` (in `standby` when it fits); returns at once."""
     if not client.is_file():
         raise VibeError(f"client file {client} does not exist")
-    tap = EpisodeTap(server_url).start()
-    argv = _argv(workspace, client, sandbox, tap.url, settings)
+    taps: dict[str | None, EpisodeTap] = {}
     try:
+        for name, server in servers:
+            taps[name] = EpisodeTap(server.url, server.client_token(token_name)).start()
+        urls = [f"{name}={tap.url}" if name else tap.url for name, tap in taps.items()]
+        argv = _argv(workspace, client, sandbox, urls, settings)
         if standby is not None and standby.fits(generation, sandbox):
             process = standby.go(argv[3:])  # what follows `python -m MODULE`
         else:
@@ -226,20 +243,30 @@ def start_client(
                     argv,
                     stdout=sink,
                     stderr=subprocess.STDOUT,
-                    env=_env(token),
+                    env=_env(),
                     cwd=workspace,
                     start_new_session=True,
                 )
-    except OSError:
-        tap.close()
+    except BaseException:
+        for tap in taps.values():
+            tap.close()
         raise
     log.info("client started generation=%d pid=%d sandbox=%s file=%s", generation, process.pid, sandbox, client)
-    return ClientHandle(client, generation, process, tap, _log_path(workspace, generation), sandbox, time.time())
+    return ClientHandle(
+        client,
+        generation,
+        process,
+        taps,
+        dict(servers),
+        _log_path(workspace, generation),
+        sandbox,
+        time.time(),
+    )
 
 
-def stop_client(handle: ClientHandle, server: ServerHandle, *, timeout_s: float = 30.0) -> None:
+def stop_client(handle: ClientHandle, *, timeout_s: float = 30.0) -> None:
     """Stop the process (SIGTERM: it aborts its open episodes; SIGKILL after `timeout_s`), then abort
-    any episode it began that is still open, and close its tap. Safe to call twice."""
+    any episode it began that is still open, on each server, and close its taps. Safe to call twice."""
     if handle.process.poll() is None:
         handle.process.send_signal(signal.SIGTERM)
         try:
@@ -248,9 +275,10 @@ def stop_client(handle: ClientHandle, server: ServerHandle, *, timeout_s: float 
             log.warning("client pid=%d ignored SIGTERM for %.0f s: killing it", handle.process.pid, timeout_s)
             handle.process.kill()
             handle.process.wait(timeout=timeout_s)
-    if not handle.stopped:
-        abort_left_open(server, [e.episode_id for e in handle.tap.episodes()])
-    handle.tap.close()
+    for name, tap in handle.taps.items():
+        if not handle.stopped:
+            abort_left_open(handle.servers[name], [e.episode_id for e in tap.episodes()])
+        tap.close()
     handle.stopped = True
 
 

@@ -5,6 +5,11 @@ run needs the ids of one client's recent episodes (their completions show degene
 and the moment a new client began its first one (the hot-swap latency). Each client process of a
 vibe run therefore talks to its server through its own tap: every request and reply passes
 unchanged (streams too); a `POST /swarm/episodes` that succeeds is recorded with the time.
+
+Given the server's token (the run's client token for that server), the tap puts it on every `/swarm`
+request, so the client process itself holds no token at all: a client of a run with several servers
+reaches each through its own tap, with that server's token. Model calls (`/v1`) keep the episode key
+the agent sends.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from agentjet.sandbox.passthrough import PassThrough, Reply, Scope, ServerThread, reply_headers
+from agentjet.sandbox.passthrough import Headers, PassThrough, Reply, Scope, ServerThread, reply_headers
 from agentjet.vibe.errors import VibeError
 
 __all__ = ["EpisodeTap", "TappedEpisode"]
@@ -40,10 +45,18 @@ class _Relay(PassThrough):
     error_type = "tap_error"
     unreachable_code = "tap_upstream"
 
-    def __init__(self, upstream: str, on_begun: Callable[[TappedEpisode], None]) -> None:
+    def __init__(self, upstream: str, on_begun: Callable[[TappedEpisode], None], token: str | None) -> None:
         # a 30 s connect/send timeout (model calls may take long); a client that leaves stops nothing
         super().__init__(upstream, timeout_s=30.0, forwards_abandoned=True, stops_on_hang_up=False)
         self.on_begun = on_begun
+        self.token = token
+
+    def request_headers(self, scope: Scope) -> Headers:
+        headers = super().request_headers(scope)
+        if self.token is None or not scope["path"].startswith("/swarm/"):
+            return headers
+        kept = [(name, value) for name, value in headers if name != b"authorization"]
+        return [*kept, (b"authorization", f"Bearer {self.token}".encode())]
 
     async def whole_reply(self, scope: Scope, response: httpx.Response) -> Reply | None:
         if not (scope["method"] == "POST" and scope["path"] == "/swarm/episodes" and response.status_code == 200):
@@ -64,10 +77,11 @@ class _Relay(PassThrough):
 
 
 class EpisodeTap:
-    """`with EpisodeTap(server_url) as tap:` serves `tap.url` until exit. Thread-safe reads."""
+    """`with EpisodeTap(server_url, token) as tap:` serves `tap.url` until exit. Thread-safe reads."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, token: str | None = None) -> None:
         self.upstream = upstream
+        self._token = token
         self._lock = threading.Lock()
         self._begun: list[TappedEpisode] = []
         self._first = threading.Event()
@@ -96,7 +110,7 @@ class EpisodeTap:
             return self._begun[0]
 
     def start(self, timeout_s: float = 30.0) -> EpisodeTap:
-        relay = _Relay(self.upstream, self._on_begun)
+        relay = _Relay(self.upstream, self._on_begun, self._token)
         self._serving = ServerThread(relay, name="vibe-episode-tap", sockets=[self._socket])
         if not self._serving.start(timeout_s):
             self.close()

@@ -7,7 +7,9 @@ has finished the training client takes over again and the hold is released. The 
 before the training client's first episode, the final one after the target step; with
 `every_steps`, more rounds in between draw the curve. Every eval episode id is kept in
 `state/launch.json`, so a resumed run still counts them; `outcome()` reads them back from the
-server (`outcome.measure_outcome`), each at the policy version that played it.
+server (`outcome.measure_outcome`), each at the policy version that played it. A run whose policies
+train apart holds every server still for a round and measures each policy on its own server's
+episodes of the same games (`outcomes()`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from agentjet.core import AgentJetError
 from agentjet.vibe.plan.spec import SuccessMetric
 from agentjet.vibe.run.launch import TrainingRun, restart_client, start_eval_client
 from agentjet.vibe.run.outcome import EvalEpisode, Outcome, eval_episode, measure_outcome
-from agentjet.vibe.run.swarm_server import read_launch_file, write_launch_file
+from agentjet.vibe.run.swarm_server import ServerHandle, read_launch_file, write_launch_file
 
 __all__ = ["HeldOutEval"]
 
@@ -40,6 +42,11 @@ class HeldOutEval:
         self.items, self.every_steps, self.timeout_s = run.options.eval_episodes, every_steps, timeout_s
         saved = read_launch_file(run.workspace)
         self.ids: dict[str, list[str]] = {p: list(saved.get(f"eval_{p}") or []) for p in _PHASES}
+        apart = saved.get("policy_evals")
+        apart = apart if isinstance(apart, dict) else {}
+        self.policy_ids: dict[str, dict[str, list[str]]] = {  # policies apart: name -> phase -> ids
+            name: {p: list((apart.get(name) or {}).get(p) or []) for p in _PHASES} for name in run.policy_servers
+        }
         self.launch_step = int(saved.get("eval_launch_step", run.step_at_launch))
         self._next_at = self._after(run.last_step)
         self._held_at_target = False
@@ -53,31 +60,39 @@ class HeldOutEval:
         """The base policy's round, once per run (a resumed run keeps the one it played): `launch` started its
         client as the first one when `run.eval_first`."""
         if self.items and self.run.eval_first and "eval_before" not in read_launch_file(self.run.workspace):
-            self.ids["before"] = self._round("the base policy", resume_training=True, started=True)
-            self._save()
+            self._keep("before", self._round("the base policy", resume_training=True, started=True))
 
     def poll(self) -> None:
         """Each watch poll: hold the policy once the target step is reached (the final round measures it), or
         play a round in between when the step has reached the next multiple of `every_steps`."""
         step = self.run.last_step
         if self.items and step >= self.run.target_step and not self._held_at_target:
-            self._held_at_target = self.run.server.hold_policy(True)  # a round ending now must not train again
+            self._held_at_target = self.run.hold_policy(True)  # a round ending now must not train again
             return
         if self._next_at is None or step < self._next_at or step >= self.run.target_step:
             return
         self._next_at = self._after(step)
-        self.ids["between"] += self._round(f"step {step}", resume_training=True)
-        self._save()
+        self._keep("between", self._round(f"step {step}", resume_training=True), add=True)
 
     def after(self) -> None:
         """The final policy's round; the training client is not started again."""
         if self.items:
-            self.ids["after"] = self._round("the final policy", resume_training=False)
-            self._save()
+            self._keep("after", self._round("the final policy", resume_training=False))
 
-    def _round(self, what: str, *, resume_training: bool, started: bool = False) -> list[str]:
+    def _keep(self, phase: str, ids: dict[str | None, list[str]], *, add: bool = False) -> None:
+        """Note a round's eval episode ids (by server) under `phase`, and save them."""
+        first = next(iter(ids.values()))
+        self.ids[phase] = self.ids[phase] + first if add else first
+        for name, found in ids.items():
+            if name is not None:
+                known = self.policy_ids[name]
+                known[phase] = known[phase] + found if add else found
+        self._save()
+
+    def _round(self, what: str, *, resume_training: bool, started: bool = False) -> dict[str | None, list[str]]:
+        """Play one held-out round; the eval episode ids it began on each server (by the task's server name)."""
         run = self.run
-        held = run.server.hold_policy(True)
+        held = run.hold_policy(True)
         if not held:
             run.progress("WARNING: the policy cannot be held still (no admin token): an update drops later episodes")
         step = self._settled_step()
@@ -91,42 +106,59 @@ class HeldOutEval:
             run.progress(f"the held-out round did not finish in {self.timeout_s:.0f} s: stopping it")
         elif handle.exit_code != 0:
             run.progress(f"the held-out client exited with status {handle.exit_code}:\n{handle.log_tail(10)}")
-        ids = [e.episode_id for e in handle.tap.episodes() if e.kind == "eval"]
+        ids = {name: [e.episode_id for e in tap.episodes() if e.kind == "eval"] for name, tap in handle.taps.items()}
         if resume_training:
             restart_client(run, Path(training_client))
         if held:
-            run.server.hold_policy(False)
+            run.hold_policy(False)
         metric = self.metric
-        read = self._read(ids)
-        point = measure_outcome(read, (), launch_step=step, final_step=None, success_reward=metric.success_reward,
-                                rate_name=metric.rate).before  # fmt: skip
-        tally = "no usable episode" if point is None else f"{metric.rate} {point.successes}/{point.episodes}"
-        mean = "" if point is None else f", mean reward {point.reward_mean:.3f}"
-        run.progress(f"held-out round of {what}: {tally}{mean}")
+        tallies = []
+        for name, found in ids.items():
+            point = measure_outcome(self._read(found, name), (), launch_step=step, final_step=None,
+                                    success_reward=metric.success_reward, rate_name=metric.rate).before  # fmt: skip
+            tally = "no usable episode" if point is None else f"{metric.rate} {point.successes}/{point.episodes}"
+            mean = "" if point is None else f", mean reward {point.reward_mean:.3f}"
+            tallies.append(f"{'' if name is None else f'{name}: '}{tally}{mean}")
+        run.progress(f"held-out round of {what}: {'; '.join(tallies)}")
         return ids
 
     def _settled_step(self, timeout_s: float = 1800.0) -> int:
         """The served step once no update is running (one begun before the hold lands first)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                with self.run.swarm() as swarm:
-                    status = swarm.status()
-            except AgentJetError as exc:
-                log.warning("status failed while settling the policy: %s", exc)
-                status = {}
-            step = status.get("step")
-            if status.get("state") == "rolling" and isinstance(step, int):
+            steps = [self._rolling_step(server) for server in self.run.all_servers()]
+            if all(step is not None for step in steps):
+                step = min(s for s in steps if s is not None)
                 self.run.note_step(step)
                 return step
             if time.monotonic() > deadline:
                 return self.run.last_step
             time.sleep(0.5)
 
+    @staticmethod
+    def _rolling_step(server: ServerHandle) -> int | None:
+        """The server's step once it rolls (no update running), else None."""
+        try:
+            with server.swarm() as swarm:
+                status = swarm.status()
+        except AgentJetError as exc:
+            log.warning("status failed while settling the policy: %s", exc)
+            return None
+        step = status.get("step")
+        return step if status.get("state") == "rolling" and isinstance(step, int) else None
+
     # ---- reading back --------------------------------------------------------------------------
     def outcome(self) -> Outcome:
-        """before / after / curve from the server's records of every eval episode of the run."""
-        read = {p: self._read(ids) for p, ids in self.ids.items()}
+        """before / after / curve from the server's records of every eval episode of the run (the first
+        policy's, when they train apart)."""
+        return self._measure(self.ids, None)
+
+    def outcomes(self) -> dict[str, Outcome]:
+        """Each policy's outcome when they train apart, by name ({} for one policy)."""
+        return {name: self._measure(ids, name) for name, ids in self.policy_ids.items()}
+
+    def _measure(self, ids: dict[str, list[str]], policy: str | None) -> Outcome:
+        read = {p: self._read(found, policy) for p, found in ids.items()}
         return measure_outcome(
             read["before"],
             read["after"],
@@ -137,9 +169,10 @@ class HeldOutEval:
             rate_name=self.metric.rate,
         )
 
-    def _read(self, ids: list[str]) -> list[EvalEpisode]:
+    def _read(self, ids: list[str], policy: str | None = None) -> list[EvalEpisode]:
+        server = self.run.server if policy is None else self.run.policy_servers[policy]
         episodes = []
-        with self.run.swarm() as swarm:
+        with server.swarm() as swarm:
             for episode_id in ids:
                 try:
                     episodes.append(eval_episode(swarm.get_episode(episode_id)))
@@ -150,4 +183,6 @@ class HeldOutEval:
 
     def _save(self) -> None:
         fields: dict[str, Any] = {f"eval_{p}": ids for p, ids in self.ids.items()}
+        if self.policy_ids:
+            fields["policy_evals"] = self.policy_ids
         write_launch_file(self.run.workspace, **fields, eval_launch_step=self.launch_step)

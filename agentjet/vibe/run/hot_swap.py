@@ -32,7 +32,7 @@ def hot_swap(
     longest), so the swap costs the slower of the two, not their sum."""
     edited = edited_at if edited_at is not None else new_client_path.stat().st_mtime
     old = run.client
-    stopping = threading.Thread(target=stop_client, args=(old, run.server), name="vibe-stop-old-client")
+    stopping = threading.Thread(target=stop_client, args=(old,), name="vibe-stop-old-client")
     stopping.start()
     started = time.time()
     handle = start_next_client(run, new_client_path, spawn_next=False)  # nothing else competes for the CPU now

@@ -6,7 +6,10 @@ reuses `--server URL`), and starts the client for the requested steps (or first,
 `eval_episodes`, one that plays only the base policy's held-out round, the policy held still). `restart_client` and
 `start_next_client` put the next client generation in place (in its waiting standby);
 `start_eval_client` one that plays only the held-out round. `stop` ends the client and, when this
-run started it, the server. The `TrainingRun` holds live
+run started it, the server. A run whose policies train apart (`LaunchOptions.policies`, e.g. the
+wolves and the village of a werewolves game with separate models) gets one server per policy, all on
+the same train.yaml: the first policy's on `state/`, each other's on `state/policies/NAME/`; the
+client reaches each as the task's server of that name. The `TrainingRun` holds live
 processes: it never goes into graph state (the workspace's `state/launch.json` is what survives).
 """
 
@@ -28,6 +31,7 @@ from agentjet.vibe.run.client_process import (
     ClientHandle,
     ClientSettings,
     Standby,
+    Upstream,
     resolve_sandbox,
     spawn_standby,
     start_client,
@@ -87,6 +91,7 @@ class LaunchOptions:
     eval_rounds: int = 0  # the training client's own eval rounds, spread over the run (0: none; see evaluation.py)
     eval_episodes: int = 0  # held-out items per round (evaluation.py: before, between, after); 0: no evaluation
     eval_params: tuple[str, ...] = ()  # `--param`s of the held-out rounds only (e.g. temperature=0: greedy)
+    policies: tuple[str, ...] = ()  # two or more: the task's servers, one trained policy each (else one server)
     seed: int = 0
     ready_timeout_s: float = 600.0
     client_memory: str = "2g"
@@ -94,6 +99,10 @@ class LaunchOptions:
     def __post_init__(self) -> None:
         if self.steps < 1 or self.eval_episodes < 0:
             raise VibeError(f"steps must be >= 1 and eval_episodes >= 0, got {self.steps} and {self.eval_episodes}")
+        if len(set(self.policies)) != len(self.policies):
+            raise VibeError(f"policy names must differ, got {list(self.policies)}")
+        if len(self.policies) > 1 and self.server_url is not None:
+            raise VibeError("a run whose policies train apart starts its own servers: it cannot reuse --server URL")
 
 
 @dataclass
@@ -117,6 +126,18 @@ class TrainingRun:
     progress: Progress = _quiet
     standby: Standby | None = None  # the next client process, already started and waiting
     eval_first: bool = False  # the first client plays only the base policy's held-out round
+    policy_servers: dict[str, ServerHandle] = field(default_factory=dict)  # policies apart: name -> server
+
+    def upstreams(self) -> list[Upstream]:
+        """The client's servers: one per policy by name when they train apart, else the one server."""
+        return list(self.policy_servers.items()) or [(None, self.server)]
+
+    def all_servers(self) -> list[ServerHandle]:
+        return [server for _, server in self.upstreams()]
+
+    def hold_policy(self, hold: bool) -> bool:
+        """Hold (or release) every server's policy; False when one would not take it."""
+        return all([server.hold_policy(hold) for server in self.all_servers()])
 
     def swarm(self) -> SwarmClient:
         """A fresh SDK client for the server (close it after use)."""
@@ -180,15 +201,17 @@ def record_config(workspace: Workspace, config: TrainConfig, message: str) -> Pa
     return path
 
 
-def _server_for(workspace: Workspace, options: LaunchOptions, progress: Progress) -> tuple[ServerHandle, int, int]:
-    """(server, episodes per step, group size) for the run."""
+def _server_for(
+    workspace: Workspace, options: LaunchOptions, progress: Progress
+) -> tuple[ServerHandle, dict[str, ServerHandle], int, int]:
+    """(the run's server, every policy's server by name when they train apart, episodes per step, group size)."""
     if options.server_url is not None:
         server = connect_server(options.server_url, options.token)
         progress(f"reusing the server at {server.url} (model {server.model}); its own config stays in force")
         with server.swarm() as swarm:
             pool = swarm.status().get("pool") or {}
         group = int(pool.get("group_size") or 4)
-        return server, group * 4, group
+        return server, {}, group * 4, group
     path = workspace.path / CONFIG_FILE
     if not (path.is_file() and "target_step" in read_launch_file(workspace.path)):  # a resume keeps its config
         config = options.train_config or default_train_config()
@@ -196,14 +219,29 @@ def _server_for(workspace: Workspace, options: LaunchOptions, progress: Progress
             workspace, config, f"launch: {CONFIG_FILE} (group_size {config.grpo.group_size}, lr {config.optim.lr})"
         )
     config = TrainConfig.model_validate(yaml.safe_load(path.read_text()))
-    server = ensure_server(
-        workspace.path,
-        model=options.model,
-        config_path=path,
-        progress=progress,
-        ready_timeout_s=options.ready_timeout_s,
-    )
-    return server, episodes_per_step(config), config.grpo.group_size
+    names: list[str | None] = [None] if len(options.policies) < 2 else [None, *options.policies[1:]]
+    started: list[ServerHandle] = []
+    try:
+        for name in names:
+            if name is not None or len(names) > 1:
+                progress(f"the server of policy {name or options.policies[0]!r}")
+            started.append(
+                ensure_server(
+                    workspace.path,
+                    model=options.model,
+                    config_path=path,
+                    progress=progress,
+                    ready_timeout_s=options.ready_timeout_s,
+                    policy=name,
+                )
+            )
+    except BaseException:
+        for server in started:
+            if server.process is not None:
+                stop_server(server)
+        raise
+    apart = dict(zip(options.policies, started, strict=True)) if len(names) > 1 else {}
+    return started[0], apart, episodes_per_step(config), config.grpo.group_size
 
 
 def launch(
@@ -221,22 +259,24 @@ def launch(
     record = read_launch_file(root)
     if isinstance(record.get("client_pid"), int):
         stop_stray_client(record["client_pid"], root)
-    server, per_step, group = _server_for(workspace, options, progress)
+    server, apart, per_step, group = _server_for(workspace, options, progress)
+    upstreams: list[Upstream] = list(apart.items()) or [(None, server)]
     try:
-        with server.swarm() as swarm:
-            step = int(swarm.status().get("step") or 0)
+        step = min(_step_of(s) for _, s in upstreams)
         recorded = record.get("target_step") if server.is_ours else None
         target = recorded if isinstance(recorded, int) and recorded > step else step + options.steps
         write_launch_file(root, target_step=target)
         settings = client_settings(options, step, step, target, per_step, group, generation=1)
         first = options.eval_episodes > 0 and "eval_before" not in record  # the base policy's round comes first
         if first:  # the first client plays only the held-out round, the policy held still (evaluation.py)
-            server.hold_policy(True)
+            for _, held in upstreams:
+                held.hold_policy(True)
             settings = eval_only(settings, options)
-        handle = _start(root, server, sandbox, client, settings, generation=1)
+        handle = _start(root, upstreams, sandbox, client, settings, generation=1)
     except BaseException:
-        if server.process is not None:
-            stop_server(server)
+        for _, started in upstreams:
+            if started.process is not None:
+                stop_server(started)
         raise
     run = TrainingRun(
         root,
@@ -252,10 +292,16 @@ def launch(
         last_step=step,
         progress=progress,
         eval_first=first,
+        policy_servers=apart,
     )
-    run.standby = spawn_standby(root, token=server.client_token(_token_name(root)), sandbox=sandbox, generation=2)
+    run.standby = spawn_standby(root, sandbox=sandbox, generation=2)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
+
+
+def _step_of(server: ServerHandle) -> int:
+    with server.swarm() as swarm:
+        return int(swarm.status().get("step") or 0)
 
 
 def _token_name(root: Path) -> str:
@@ -269,7 +315,7 @@ def _where(sandbox: str) -> str:
 
 def _start(
     root: Path,
-    server: ServerHandle,
+    upstreams: list[Upstream],
     sandbox: str,
     client: Path,
     settings: ClientSettings,
@@ -280,8 +326,8 @@ def _start(
     handle = start_client(
         root,
         client,
-        server_url=server.url,
-        token=server.client_token(_token_name(root)),
+        servers=upstreams,
+        token_name=_token_name(root),
         sandbox=sandbox,
         settings=settings,
         generation=generation,
@@ -293,7 +339,7 @@ def _start(
 
 def restart_client(run: TrainingRun, client: Path | None = None) -> ClientHandle:
     """Stop the current client process and start `client` (default: the same file) in its place."""
-    stop_client(run.client, run.server)
+    stop_client(run.client)
     return start_next_client(run, client or run.client.path)
 
 
@@ -303,7 +349,7 @@ def start_next_client(run: TrainingRun, client: Path, *, spawn_next: bool = True
     settings = run.client_settings(generation)
     standby, run.standby = run.standby, None
     run.client = _start(
-        run.workspace, run.server, run.sandbox, client, settings, generation=generation, standby=standby
+        run.workspace, run.upstreams(), run.sandbox, client, settings, generation=generation, standby=standby
     )
     if spawn_next:
         spawn_next_standby(run)
@@ -311,9 +357,7 @@ def start_next_client(run: TrainingRun, client: Path, *, spawn_next: bool = True
 
 
 def spawn_next_standby(run: TrainingRun) -> None:
-    generation = run.client.generation + 1
-    token = run.server.client_token(_token_name(run.workspace))
-    run.standby = spawn_standby(run.workspace, token=token, sandbox=run.sandbox, generation=generation)
+    run.standby = spawn_standby(run.workspace, sandbox=run.sandbox, generation=run.client.generation + 1)
 
 
 def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSettings:
@@ -333,12 +377,12 @@ def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSetting
 
 def start_eval_client(run: TrainingRun) -> ClientHandle:
     """Replace the client with one that plays only the held-out round (of the policy the caller holds still)."""
-    stop_client(run.client, run.server)
+    stop_client(run.client)
     generation = run.client.generation + 1
     settings = eval_only(run.client_settings(generation), run.options)
     standby, run.standby = run.standby, None
     run.client = _start(
-        run.workspace, run.server, run.sandbox, run.client.path, settings, generation=generation, standby=standby
+        run.workspace, run.upstreams(), run.sandbox, run.client.path, settings, generation=generation, standby=standby
     )
     return run.client
 
@@ -348,8 +392,9 @@ def stop(run: TrainingRun, *, keep_server: bool = False) -> None:
     if run.standby is not None:
         run.standby.close()
         run.standby = None
-    stop_client(run.client, run.server)
+    stop_client(run.client)
     write_launch_file(run.workspace, client_pid=None)
     if not keep_server and run.server.is_ours:
-        stop_server(run.server)
-        write_launch_file(run.workspace, server_pid=None)
+        for server in run.all_servers():
+            stop_server(server)
+        write_launch_file(run.workspace, server_pid=None, policy_servers={})

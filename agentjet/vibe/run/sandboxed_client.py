@@ -3,7 +3,8 @@
 `agentjet client run --sandbox` stages the client file alone; a vibe client also needs what lies
 beside it (`reward.py`, `data/*.jsonl`). This process stages the workspace's client files and runs
 them as that command does (`sandboxed_run.run_in_sandbox`: the inner `client run ... --json` through a
-swarm bridge; the token, read from AGENTJET_TOKEN, stays on the host), then writes the inner
+swarm bridge per `--server`; a token, read from AGENTJET_TOKEN, stays on the host: vibe gives none, its
+episode taps hold the run's), then writes the inner
 summary as JSON on stdout. It runs
 as its own process so the orchestrator can stop it (SIGTERM or SIGINT: the sandbox is stopped and
 its open episodes aborted) without touching the server. Exit status: 0 with a summary, 1 without
@@ -48,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m agentjet.vibe.run.sandboxed_client")
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--client", type=Path, required=True)
-    parser.add_argument("--server", required=True, help="the URL the bridge forwards to")
+    parser.add_argument(
+        "--server", action="append", required=True, help="a URL the bridge forwards to (NAME=URL, one per server)"
+    )
     parser.add_argument("--backend", required=True, choices=("docker", "bwrap"))
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--concurrency", type=int, default=4)
@@ -79,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             task,
             files=files,
             backend=args.backend,
-            servers=[args.server],
+            servers=args.server,
             token=os.environ.get(TOKEN_ENV),
             params=args.param,
             settings=settings,

@@ -44,6 +44,7 @@ __all__ = [
     "connect_server",
     "ensure_server",
     "read_launch_file",
+    "server_place",
     "start_server",
     "stop_server",
     "write_launch_file",
@@ -181,10 +182,38 @@ def connect_server(url: str, token: str | None) -> ServerHandle:
     return ServerHandle(url=url.rstrip("/"), token=token, model=str(status.get("model", "?")))
 
 
-def _adopt(workspace: Path, model: str) -> ServerHandle | None:
-    """The server a killed run left running on this workspace's state dir, if it still answers."""
+def server_place(workspace: Path, policy: str | None = None) -> tuple[Path, Path]:
+    """(state dir, log file) of the run's server for `policy`: `state/` for the run's (first) server,
+    `state/policies/NAME/` for each further policy of a run whose policies train apart."""
+    if policy is None:
+        return workspace / STATE_DIR, workspace / LOGS_DIR / "server.log"
+    return workspace / STATE_DIR / "policies" / policy, workspace / LOGS_DIR / f"server-{policy}.log"
+
+
+def _recorded(workspace: Path, policy: str | None) -> dict[str, Any]:
+    """What launch.json holds of that server: pid, url, model (the first's at the top level)."""
     record = read_launch_file(workspace)
-    pid, url, state = record.get("server_pid"), record.get("server_url"), workspace / STATE_DIR
+    if policy is None:
+        return {"pid": record.get("server_pid"), "url": record.get("server_url"), "model": record.get("model")}
+    servers = record.get("policy_servers")
+    found = servers.get(policy) if isinstance(servers, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _remember(workspace: Path, policy: str | None, handle: ServerHandle, model: str) -> None:
+    if policy is None:
+        write_launch_file(workspace, server_pid=handle.pid, server_url=handle.url, model=model)
+        return
+    servers = read_launch_file(workspace).get("policy_servers")
+    servers = dict(servers) if isinstance(servers, dict) else {}
+    servers[policy] = {"pid": handle.pid, "url": handle.url, "model": model}
+    write_launch_file(workspace, policy_servers=servers)
+
+
+def _adopt(workspace: Path, model: str, policy: str | None = None) -> ServerHandle | None:
+    """The server a killed run left running on this workspace's state dir, if it still answers."""
+    record = _recorded(workspace, policy)
+    (state, log_path), pid, url = server_place(workspace, policy), record.get("pid"), record.get("url")
     if not isinstance(pid, int) or not isinstance(url, str) or not process_mentions(pid, str(state)):
         return None
     if not _answers_health(url):
@@ -194,29 +223,33 @@ def _adopt(workspace: Path, model: str) -> ServerHandle | None:
     return ServerHandle(
         url=url,
         token=token,
-        model=str(record.get("model", model)),
+        model=str(record.get("model") or model),
         pid=pid,
         state_dir=state,
-        log_path=workspace / LOGS_DIR / "server.log",
+        log_path=log_path,
         adopted=True,
     )
 
 
 def ensure_server(
-    workspace: Path, *, model: str, config_path: Path, progress: Progress, ready_timeout_s: float = 600.0
+    workspace: Path,
+    *,
+    model: str,
+    config_path: Path,
+    progress: Progress,
+    ready_timeout_s: float = 600.0,
+    policy: str | None = None,
 ) -> ServerHandle:
-    """The run's own server: adopted if one still runs on `workspace/state`, else started and waited for."""
-    adopted = _adopt(workspace, model)
+    """The run's own server (for `policy`, when its policies train apart): adopted if one still runs on its
+    state dir, else started and waited for."""
+    adopted = _adopt(workspace, model, policy)
     if adopted is not None:
         progress(f"server already running (pid {adopted.pid}, {adopted.url}): adopted, not restarted")
         return adopted
-
-    def remember(handle: ServerHandle) -> None:  # before it is ready: a resumed run adopts a starting server
-        write_launch_file(workspace, server_pid=handle.pid, server_url=handle.url, model=model)
-
+    state, log_path = server_place(workspace, policy)
     return start_server(
-        workspace / STATE_DIR, workspace / LOGS_DIR / "server.log", model=model, config_path=config_path,
-        progress=progress, ready_timeout_s=ready_timeout_s, on_spawn=remember, die_with_parent=False,
+        state, log_path, model=model, config_path=config_path, progress=progress, ready_timeout_s=ready_timeout_s,
+        on_spawn=lambda handle: _remember(workspace, policy, handle, model), die_with_parent=False,
     )  # fmt: skip
 
 

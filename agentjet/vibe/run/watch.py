@@ -5,7 +5,9 @@ the server, its documented `metrics.jsonl` (docs/metrics.md) so no step is misse
 recent episodes (ids from its tap) are read back with `GET /swarm/episodes/{id}` for aborted
 episodes and degenerate completions. Findings go through `trouble.decide`; actions are config
 changes (`PUT /swarm/config`), a restarted client, or a regenerated client hot-swapped in through
-the `regenerate` hook the graph passes. The server is never restarted.
+the `regenerate` hook the graph passes. The server is never restarted. A run whose policies train
+apart is as far as its slowest server; the first policy's server is the one whose metrics and
+episodes are checked, and config changes go to every server.
 """
 
 from __future__ import annotations
@@ -122,8 +124,10 @@ class _Metrics:
 
 
 def apply_config(run: TrainingRun, changes: Mapping[str, Any]) -> dict[str, Any]:
-    """Set each dotted field of the run's server config; returns the config the server accepted."""
-    return run.server.apply_config(changes)
+    """Set each dotted field of the run's server config (every policy's, when they train apart); returns the
+    config the first server accepted."""
+    accepted = [server.apply_config(changes) for server in run.all_servers()]
+    return accepted[0]
 
 
 class _Watcher:
@@ -145,20 +149,29 @@ class _Watcher:
         try:
             with self.run.swarm() as swarm:
                 status = swarm.status()
+            steps = [int(status.get("step") or 0), *self._other_steps()]
             self.failures = 0
         except AgentJetError as exc:
             self.failures += 1
             if self.failures >= self.settings.server_failures or not self._server_alive():
                 return Finding(Trouble.SERVER_DOWN, f"the server does not answer: {exc}", self.run.last_step)
             return None
-        self.run.note_step(int(status.get("step") or 0))
+        self.run.note_step(min(steps))  # policies apart: the run is as far as its slowest server
         for line in self.metrics.update(status.get("latest_metrics")):
             if on_step is not None:
                 on_step(line)
         return self._client_finding() or self._metrics_finding() or self._episodes_finding()
 
+    def _other_steps(self) -> list[int]:
+        """The step of each further policy's server (policies apart; their trouble is the first's to find)."""
+        steps = []
+        for server in self.run.all_servers()[1:]:
+            with server.swarm() as swarm:
+                steps.append(int(swarm.status().get("step") or 0))
+        return steps
+
     def _server_alive(self) -> bool:
-        return self.run.server.pid is None or self.run.server.is_alive()
+        return all(server.pid is None or server.is_alive() for server in self.run.all_servers())
 
     def _client_finding(self) -> Finding | None:
         client = self.run.client
@@ -353,6 +366,10 @@ def training_record(run: TrainingRun, result: WatchResult) -> dict[str, Any]:
         "metrics": result.metrics,
         "sandbox": "none (unsandboxed, by the user's choice)" if run.sandbox == "none" else run.sandbox,
         "server": {"model": server.model, "url": server.url, "how": how, "cold_start_s": server.cold_start_s},
+        "policy_servers": {
+            name: {"url": s.url, "state_dir": str(s.state_dir), "cold_start_s": s.cold_start_s}
+            for name, s in run.policy_servers.items()
+        },
         "target_step": run.target_step,
         "client_generations": run.client.generation,
         "client_restarts": run.restarts,
