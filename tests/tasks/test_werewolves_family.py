@@ -153,6 +153,10 @@ def test_side_reward_is_win_loss_draw_or_error() -> None:
 
     assert graded(Side.WOLVES, 5) == pytest.approx(0.95)
     assert graded(Side.VILLAGE, 10) == pytest.approx(-0.1) and graded(Side.VILLAGE, 0) == 0.0
+    heavy = side_reward(Side.WOLVES, Side.WOLVES, invalid=4, actions=10, penalty="per_action", penalty_weight=0.5)
+    assert heavy == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="penalty_weight"):
+        Werewolves(penalty="per_action", penalty_weight=1.5)
 
 
 def test_missing_endpoint_is_named() -> None:

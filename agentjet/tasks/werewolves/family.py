@@ -12,7 +12,7 @@ is that side's result. The other seats are scripted players, or an `opponent` mo
 Reward per server: 1 when its side wins, 0 when it loses or the round cap ends the game (a draw
 counts as a loss for everyone), -0.1 (an error) when more than `invalid_tolerance` of its
 players' action answers were invalid (unreadable or illegal, replaced by the legal default).
-`penalty="per_action"` instead subtracts 0.1 x the invalid share from the win/loss reward.
+`penalty="per_action"` instead subtracts `penalty_weight` (0.1) x the invalid share from the win/loss reward.
 """
 
 from __future__ import annotations
@@ -44,15 +44,16 @@ def side_reward(
     actions: int,
     invalid_tolerance: float = 0.0,
     penalty: Penalty = "episode",
+    penalty_weight: float = -ERROR_REWARD,
 ) -> float:
     """One side's reward from the game's result and its players' invalid answers.
 
     `episode`: the error reward when more than `invalid_tolerance` of the answers were invalid,
-    else win or loss. `per_action`: win or loss minus 0.1 x the invalid share (a graded signal
-    for models that rarely answer in format yet)."""
+    else win or loss. `per_action`: win or loss minus `penalty_weight` x the invalid share (a
+    graded signal for models that rarely answer in format yet)."""
     result = WIN_REWARD if winner is side else LOSS_REWARD
     if penalty == "per_action":
-        return result + ERROR_REWARD * (invalid / actions if actions else 0.0)
+        return result - penalty_weight * (invalid / actions if actions else 0.0)
     return ERROR_REWARD if invalid > invalid_tolerance * actions else result
 
 
@@ -78,6 +79,7 @@ class Werewolves:
         memory_events: int = 12,
         invalid_tolerance: float = 0.0,
         penalty: Penalty = "episode",
+        penalty_weight: float = -ERROR_REWARD,
         timeout_s: float = 600.0,
     ) -> None:
         self.role_servers = _role_servers(trained_roles, servers)
@@ -94,6 +96,9 @@ class Werewolves:
         if penalty not in get_args(Penalty):
             raise ValueError(f"penalty must be one of {get_args(Penalty)}, got {penalty!r}")
         self.penalty: Penalty = penalty
+        if not 0.0 <= penalty_weight <= 1.0:
+            raise ValueError(f"penalty_weight must be within [0, 1], got {penalty_weight}")
+        self.penalty_weight = penalty_weight
         self.timeout_s = timeout_s
 
     def items(self, split: Split, *, count: int, seed: int) -> list[TaskItem]:
@@ -126,6 +131,7 @@ class Werewolves:
                 actions=sum(actions[p] for p in seats),
                 invalid_tolerance=self.invalid_tolerance,
                 penalty=self.penalty,
+                penalty_weight=self.penalty_weight,
             )
         metadata = _metadata(record, roles, seat_server)
         metadata["won"] = {server: record.winner is self.sides[server] for server in self.servers}

@@ -49,8 +49,8 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
     tolerance = float(params.get("invalid_tolerance", 0.0))
     if params.get("penalty") == "per_action":
         penalty = (
-            " minus 0.1 x the share of its action answers that were invalid (graded, so a model still learning the "
-            "format gets a signal)"
+            f" minus {float(params.get('penalty_weight', 0.1)):g} x the share of its action answers that were "
+            "invalid (graded, so a model still learning the format gets a signal)"
         )
     elif tolerance >= 1.0:
         penalty = " (an invalid answer costs nothing itself: the game plays the default move and counts it invalid)"
@@ -150,7 +150,8 @@ CATALOG: dict[str, FamilyInfo] = {
             "werewolves",
             "the 9-player social deduction game (werewolf/mafia); train the wolves or any village role",
             "trained_roles=['werewolf'] (any of werewolf, villager, seer, witch, hunter; one side), "
-            "discussion=true, max_rounds=10, penalty='episode'|'per_action', invalid_tolerance=0.0",
+            "discussion=true, max_rounds=10, penalty='episode'|'per_action', penalty_weight=0.1, "
+            "invalid_tolerance=0.0",
             0,
             32,
             16,

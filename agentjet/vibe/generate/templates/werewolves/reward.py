@@ -6,8 +6,8 @@ the finished game from one trained side's seat: `{"winner": "wolves" | "village"
 unreadable or illegal, out of all it gave):
 - 1.0 when the side won, 0.0 when it lost or the game hit the round cap (a draw is a loss for all);
 - -0.1 when more than INVALID_TOLERANCE of its action answers were invalid (PENALTY "episode"), or,
-  with PENALTY "per_action", win/loss minus 0.1 x the invalid share (a graded signal for a model
-  that rarely answers in format yet).
+  with PENALTY "per_action", win/loss minus PENALTY_WEIGHT x the invalid share (a graded signal for
+  a model that rarely answers in format yet).
 Pure: no I/O, no clock, no randomness.
 """
 
@@ -21,6 +21,7 @@ from agentjet.tasks.werewolves.state import Side
 
 INVALID_TOLERANCE = 0.0  # vibe: params.invalid_tolerance
 PENALTY = "episode"  # vibe: params.penalty
+PENALTY_WEIGHT = 0.1  # vibe: params.penalty_weight
 
 
 def score(item: Mapping[str, Any], outcome: Mapping[str, Any]) -> float:
@@ -32,4 +33,5 @@ def score(item: Mapping[str, Any], outcome: Mapping[str, Any]) -> float:
         actions=int(outcome["actions"]),
         invalid_tolerance=INVALID_TOLERANCE,
         penalty="per_action" if PENALTY == "per_action" else "episode",
+        penalty_weight=float(PENALTY_WEIGHT),
     )
