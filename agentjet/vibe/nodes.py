@@ -201,7 +201,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         evaluation.before()
         result = watch(
             run,
-            settings=WatchSettings(budget_s=minutes * 60 if minutes else None),
+            settings=WatchSettings(budget_s=minutes * 60 if minutes else None, keep_lr=bool(spec.train)),
             regenerate=client_regenerator(state, ctx, records),
             on_step=lambda line: ctx.progress.train_step(int(line["step"]), _reward(line)),
             on_poll=evaluation.poll,

@@ -96,6 +96,10 @@ def test_decide_tries_config_then_a_new_client_and_never_loops() -> None:
     flat = Finding(Trouble.FLAT_CURVE, "flat", 9)
     assert decide(flat, Tried(), group_size=4, lr=1e-4).changes == {"optim.lr": 2e-4}
     assert decide(flat, Tried(lr_raises=2), group_size=4, lr=4e-4).kind is ActionKind.NOTE
+    capped = decide(flat, Tried(lr_raises=1), group_size=4, lr=1e-3)
+    assert capped.kind is ActionKind.NOTE and "at 0.001, the most the watcher sets" in capped.why
+    measured = decide(flat, Tried(keep_lr=True), group_size=4, lr=1e-4)  # a recipe measured to learn keeps its lr
+    assert measured.kind is ActionKind.NOTE and "measured to learn" in measured.why
     spent = Tried(regenerations=3, max_regenerations=3)
     assert decide(Finding(Trouble.DEGENERATE_OUTPUTS, "empty", 1), spent, group_size=4, lr=1e-4).kind is ActionKind.NOTE
     assert decide(Finding(Trouble.SERVER_DOWN, "gone", 1), Tried(), group_size=4, lr=1e-4).kind is ActionKind.STOP

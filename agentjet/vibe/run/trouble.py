@@ -162,6 +162,7 @@ class Tried:
     restarts_after_crash: int = 0
     max_regenerations: int = 3
     can_regenerate: bool = True
+    keep_lr: bool = False  # the spec's recipe was measured to learn at its lr: a flat curve is only reported
 
 
 _CLIENT_TROUBLE = (Trouble.CLIENT_EXITED, Trouble.CLIENT_ERRORS, Trouble.DEGENERATE_OUTPUTS)
@@ -177,12 +178,16 @@ def decide(finding: Finding, tried: Tried, *, group_size: int, lr: float) -> Act
         size = min(16, group_size * 2)
         return Action(ActionKind.ADJUST_CONFIG, finding, {"grpo.group_size": size}, f"more samples per task ({size})")
     if trouble is Trouble.FLAT_CURVE:
+        if tried.keep_lr:
+            why = "the recipe's learning rate was measured to learn (a noisy curve is no reason to change it)"
+            return Action(ActionKind.NOTE, finding, why=f"{why}: reported, training goes on")
         if tried.lr_raises < 2 and lr < 1e-3:
             new_lr = min(1e-3, lr * 2)
             return Action(
                 ActionKind.ADJUST_CONFIG, finding, {"optim.lr": new_lr}, f"raise the learning rate to {new_lr:g}"
             )
-        return Action(ActionKind.NOTE, finding, why="learning rate raised twice already: reported, training goes on")
+        done = "raised twice already" if tried.lr_raises >= 2 else f"at {lr:g}, the most the watcher sets"
+        return Action(ActionKind.NOTE, finding, why=f"learning rate {done}: reported, training goes on")
     if tried.can_regenerate and tried.regenerations < tried.max_regenerations:
         if trouble in _CLIENT_TROUBLE or trouble is Trouble.ZERO_VARIANCE:
             return Action(ActionKind.REGENERATE_CLIENT, finding, why="regenerate the client with this evidence")

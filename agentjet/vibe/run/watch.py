@@ -58,6 +58,7 @@ class WatchSettings:
     max_regenerations: int = 3
     server_failures: int = 10  # consecutive failed status polls before the server counts as down
     budget_s: float | None = None  # wall clock from the run's start; None: no limit
+    keep_lr: bool = False  # a measured recipe: a flat curve is reported, the learning rate kept
 
 
 @dataclass
@@ -134,7 +135,11 @@ class _Watcher:
     def __init__(self, run: TrainingRun, settings: WatchSettings, regenerate: Regenerate | None) -> None:
         self.run, self.settings, self.regenerate = run, settings, regenerate
         self.metrics = _Metrics(run.server.state_dir, run.step_at_launch)
-        self.tried = Tried(max_regenerations=settings.max_regenerations, can_regenerate=regenerate is not None)
+        self.tried = Tried(
+            max_regenerations=settings.max_regenerations,
+            can_regenerate=regenerate is not None,
+            keep_lr=settings.keep_lr,
+        )
         self.result = WatchResult("running", "", run.last_step, None)
         self.silenced: set[Trouble] = set()
         self.window_from = run.step_at_launch  # detectors see only steps after the last action
