@@ -172,7 +172,7 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
     options = tiny_options(steps=2, eval_episodes=4, eval_params=("temperature=0",))
     run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
     try:
-        assert run.eval_first and run.client.generation == 1  # the first client plays only the base round
+        assert run.eval_first and run.eval_client is not None and run.client.generation == 2  # both start at once
         evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
         evaluation.before()
         result = watch(run, settings=FAST, on_poll=evaluation.poll)

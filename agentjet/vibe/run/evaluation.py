@@ -1,10 +1,12 @@
 """The held-out rounds of a vibe run: the base policy before the first update, the final policy after the last.
 
 Every round is the same: the server's policy is held still (`collect.hold`, so no pooled episode
-can move it mid-round), the client process is replaced by one that plays only the eval split
-(`client run --episodes 0 --eval-first`, greedy where the task has a temperature), and when it
-has finished the training client takes over again and the hold is released. The base round runs
-before the training client's first episode, the final one after the target step; with
+can move it mid-round), a client process plays only the eval split (`client run --episodes 0
+--eval-first`, greedy where the task has a temperature), and when it has finished the hold is
+released. The base round's client runs beside the first training client (both play the base
+policy, and their calls share the server's batches; the first update waits for the release);
+later rounds replace the training client, which takes over again after. The final round runs
+after the target step; with
 `every_steps`, more rounds in between draw the curve. Every eval episode id is kept in
 `state/launch.json`, so a resumed run still counts them; `outcome()` reads them back from the
 server (`outcome.measure_outcome`), each at the policy version that played it. A run whose policies
@@ -21,6 +23,7 @@ from typing import Any
 
 from agentjet.core import AgentJetError
 from agentjet.vibe.plan.spec import SuccessMetric
+from agentjet.vibe.run.client_process import ClientHandle, stop_client
 from agentjet.vibe.run.launch import TrainingRun, restart_client, start_eval_client
 from agentjet.vibe.run.outcome import EvalEpisode, Outcome, eval_episode, measure_outcome
 from agentjet.vibe.run.swarm_server import ServerHandle, read_launch_file, write_launch_file
@@ -58,9 +61,10 @@ class HeldOutEval:
     # ---- the rounds ----------------------------------------------------------------------------
     def before(self) -> None:
         """The base policy's round, once per run (a resumed run keeps the one it played): `launch` started its
-        client as the first one when `run.eval_first`."""
-        if self.items and self.run.eval_first and "eval_before" not in read_launch_file(self.run.workspace):
-            self._keep("before", self._round("the base policy", resume_training=True, started=True))
+        client beside the training client when `run.eval_first`; the hold is released once it is counted."""
+        eval_client = self.run.eval_client
+        if self.items and eval_client is not None and "eval_before" not in read_launch_file(self.run.workspace):
+            self._keep("before", self._round("the base policy", resume_training=False, beside=eval_client))
 
     def poll(self) -> None:
         """Each watch poll: hold the policy once the target step is reached (the final round measures it), or
@@ -89,8 +93,11 @@ class HeldOutEval:
                 known[phase] = known[phase] + found if add else found
         self._save()
 
-    def _round(self, what: str, *, resume_training: bool, started: bool = False) -> dict[str | None, list[str]]:
-        """Play one held-out round; the eval episode ids it began on each server (by the task's server name)."""
+    def _round(
+        self, what: str, *, resume_training: bool, beside: ClientHandle | None = None
+    ) -> dict[str | None, list[str]]:
+        """Play one held-out round (in the eval client `beside` the training one, or in place of it); the eval
+        episode ids it began on each server (by the task's server name)."""
         run = self.run
         held = run.hold_policy(True)
         if not held:
@@ -98,7 +105,7 @@ class HeldOutEval:
         step = self._settled_step()
         training_client = run.client.path
         run.progress(f"held-out round of {what} (step {step}): {self.items} episodes")
-        handle = run.client if started else start_eval_client(run)
+        handle = beside if beside is not None else start_eval_client(run)
         deadline = time.monotonic() + self.timeout_s
         while handle.exit_code is None and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -107,7 +114,11 @@ class HeldOutEval:
         elif handle.exit_code != 0:
             run.progress(f"the held-out client exited with status {handle.exit_code}:\n{handle.log_tail(10)}")
         ids = {name: [e.episode_id for e in tap.episodes() if e.kind == "eval"] for name, tap in handle.taps.items()}
-        if resume_training:
+        if beside is not None:
+            stop_client(beside)
+            run.eval_client = None
+            write_launch_file(run.workspace, eval_client_pid=None)
+        elif resume_training:
             restart_client(run, Path(training_client))
         if held:
             run.hold_policy(False)

@@ -2,8 +2,10 @@
 generations and the held-out client.
 
 `launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (or
-reuses `--server URL`), and starts the client for the requested steps (or first, with
-`eval_episodes`, one that plays only the base policy's held-out round, the policy held still). `restart_client` and
+reuses `--server URL`), and starts the client for the requested steps (with `eval_episodes`, beside
+a second client that plays only the base policy's held-out round: the policy is held still until
+that round is counted, so the first train round plays the base policy too and the two rounds share
+the server's batches). `restart_client` and
 `start_next_client` put the next client generation in place (in its waiting standby);
 `start_eval_client` one that plays only the held-out round. `stop` ends the client and, when this
 run started it, the server. A run whose policies train apart (`LaunchOptions.policies`, e.g. the
@@ -125,7 +127,8 @@ class TrainingRun:
     restarts: int = 0
     progress: Progress = _quiet
     standby: Standby | None = None  # the next client process, already started and waiting
-    eval_first: bool = False  # the first client plays only the base policy's held-out round
+    eval_first: bool = False  # the base policy's held-out round is played first, beside the first train round
+    eval_client: ClientHandle | None = None  # the process playing that round, until it is counted
     policy_servers: dict[str, ServerHandle] = field(default_factory=dict)  # policies apart: name -> server
 
     def upstreams(self) -> list[Upstream]:
@@ -257,8 +260,9 @@ def launch(
     client = client or root / "client.py"
     sandbox = resolve_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
     record = read_launch_file(root)
-    if isinstance(record.get("client_pid"), int):
-        stop_stray_client(record["client_pid"], root)
+    for stray in ("client_pid", "eval_client_pid"):
+        if isinstance(record.get(stray), int):
+            stop_stray_client(record[stray], root)
     server, apart, per_step, group = _server_for(workspace, options, progress)
     upstreams: list[Upstream] = list(apart.items()) or [(None, server)]
     try:
@@ -266,14 +270,19 @@ def launch(
         recorded = record.get("target_step") if server.is_ours else None
         target = recorded if isinstance(recorded, int) and recorded > step else step + options.steps
         write_launch_file(root, target_step=target)
-        settings = client_settings(options, step, step, target, per_step, group, generation=1)
         first = options.eval_episodes > 0 and "eval_before" not in record  # the base policy's round comes first
-        if first:  # the first client plays only the held-out round, the policy held still (evaluation.py)
+        eval_client = None
+        if first:  # the base round's client and the training client start together, the policy held still
             for _, held in upstreams:
                 held.hold_policy(True)
-            settings = eval_only(settings, options)
-        handle = _start(root, upstreams, sandbox, client, settings, generation=1)
+            settings = eval_only(client_settings(options, step, step, target, per_step, group, 1), options)
+            eval_client = _start(root, upstreams, sandbox, client, settings, generation=1, pid_key="eval_client_pid")
+        generation = 2 if first else 1
+        settings = client_settings(options, step, step, target, per_step, group, generation)
+        handle = _start(root, upstreams, sandbox, client, settings, generation=generation)
     except BaseException:
+        if eval_client is not None:
+            stop_client(eval_client)
         for _, started in upstreams:
             if started.process is not None:
                 stop_server(started)
@@ -293,8 +302,9 @@ def launch(
         progress=progress,
         eval_first=first,
         policy_servers=apart,
+        eval_client=eval_client,
     )
-    run.standby = spawn_standby(root, sandbox=sandbox, generation=2)
+    run.standby = spawn_standby(root, sandbox=sandbox, generation=handle.generation + 1)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
 
@@ -322,6 +332,7 @@ def _start(
     *,
     generation: int,
     standby: Standby | None = None,
+    pid_key: str = "client_pid",
 ) -> ClientHandle:
     handle = start_client(
         root,
@@ -333,7 +344,7 @@ def _start(
         generation=generation,
         standby=standby,
     )
-    write_launch_file(root, client_pid=handle.process.pid, client_file=str(client))
+    write_launch_file(root, **{pid_key: handle.process.pid}, client_file=str(client))
     return handle
 
 
@@ -392,8 +403,11 @@ def stop(run: TrainingRun, *, keep_server: bool = False) -> None:
     if run.standby is not None:
         run.standby.close()
         run.standby = None
+    if run.eval_client is not None:
+        stop_client(run.eval_client)
+        run.eval_client = None
     stop_client(run.client)
-    write_launch_file(run.workspace, client_pid=None)
+    write_launch_file(run.workspace, client_pid=None, eval_client_pid=None)
     if not keep_server and run.server.is_ours:
         for server in run.all_servers():
             stop_server(server)
