@@ -129,6 +129,34 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
     assert "## Did the agent get better?" in (workspace / "report.md").read_text()
 
 
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_a_run_with_separate_models_trains_and_measures_a_server_per_side(tmp_path: Path) -> None:
+    """Werewolves with a model per side, on tiny: two servers, one sandboxed client, each side measured."""
+    from tests.sandbox.conftest import sandbox_for
+
+    sandbox_for("bwrap")
+    workdir = tmp_path / "runs"
+    argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", "train both sides of werewolves with separate models"]
+    argv += ["--model", "tiny", "--steps", "1", "--eval-items", "2", "--workdir", str(workdir)]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=3000)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (run_id,) = list_runs(workdir)
+    workspace = workdir / run_id
+    summary = json.loads((workspace / "run.json").read_text())
+    assert summary["status"] == "done" and summary["steps"] >= 1
+    assert sorted(summary["policy_outcomes"]) == ["village", "wolves"]
+    for side in ("wolves", "village"):
+        outcome = summary["policy_outcomes"][side]["outcome"]
+        assert (outcome["before"]["episodes"], outcome["after"]["episodes"]) == (2, 2), side
+    assert (workspace / "state" / "policies" / "village" / "journal.sqlite").is_file()  # the village's own server
+    report = (workspace / "report.md").read_text()
+    assert (
+        "### Policy `wolves` (werewolf)" in report and "### Policy `village` (villager, seer, witch, hunter)" in report
+    )
+    assert "held-out:  wolves: win rate" in done.stdout and "; village: win rate" in done.stdout
+
+
 # --- --dry-run: the spec it would run, and nothing written ------------------------------------------------
 
 

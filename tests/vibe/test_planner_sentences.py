@@ -300,3 +300,20 @@ def test_separate_policies_map_each_trained_role_to_a_server(sentence: str, poli
 def test_the_same_roles_with_one_shared_model_are_one_policy() -> None:
     assert _plan("can the seer and the witch share one model in werewolf?").shares_one_policy
     assert _plan("make the seer better at werewolves").shares_one_policy
+
+
+@pytest.mark.parametrize(
+    ("sentence", "discussion"),
+    [
+        ("train the village side in mafia", True),  # the village needs talk to win at all
+        ("make the seer better at werewolves", True),
+        ("give each side its own model in werewolves", True),
+        ("teach the villagers to find the wolves, no talking", False),  # said: kept
+        ("train the wolves", False),
+    ],
+)
+def test_discussion_defaults_on_when_a_village_role_trains(sentence: str, discussion: bool) -> None:
+    spec = _plan(sentence)
+    assert spec.params["discussion"] is discussion
+    if discussion and "talk" not in sentence:
+        assert "discussion on (the default when a village role trains)" in _text(spec)

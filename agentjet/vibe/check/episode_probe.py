@@ -2,10 +2,12 @@
 
 Staged into the sandbox's work dir beside the workspace files and run there as
 `python3 _vibe_probe.py --server http://127.0.0.1:PORT --episodes K` (the bridge adds the server
-token on the host). Unlike `agentjet client run`, which reports means, it prints one line per
-episode (`VIBE-EPISODE {...}`: rewards, the start of the reply, the error and its traceback), so a
-failed validation can show a repair prompt exactly which episode broke and how. Episodes are begun
-as `kind="eval"` (never trained) and ended with their reward, or aborted when the client raised or
+token on the host). Every server name the family uses goes to that URL; a `--server NAME=URL`
+sends one name elsewhere (the red team plays a side of a game against the reference on another
+server). Unlike `agentjet client run`, which reports means, it prints one line per episode
+(`VIBE-EPISODE {...}`: rewards, the start of the reply, the error and its traceback), so a failed
+validation can show a repair prompt exactly which episode broke and how. Episodes are begun as
+`kind="eval"` (never trained) and ended with their reward, or aborted when the client raised or
 gave no finite reward. Standalone on purpose: it imports only the client-side agentjet (the core's
 SDK and the task registry), never the vibe package.
 """
@@ -52,14 +54,14 @@ def _reply_of(outcome: Outcome) -> str:
     return str(reply or json.dumps(dict(meta), default=str))[:_REPLY_CHARS]
 
 
-def play(family: TaskFamily, client: SwarmClient, item: TaskItem) -> dict[str, Any]:
-    """One episode: begin on every server the family names, run, end (or abort); its record."""
+def play(family: TaskFamily, clients: Mapping[str, SwarmClient], item: TaskItem) -> dict[str, Any]:
+    """One episode: begin on every server the family names (each on its client), run, end (or abort); its record."""
     started = time.monotonic()
     record: dict[str, Any] = {"task_id": item.task_id, "ok": False, "rewards": {}, "reply": "", "error": ""}
     episodes: dict[str, Episode] = {}
     try:
-        for server in family.servers:  # one bridge reaches one server: every name maps to it
-            episodes[server] = client.begin_episode(item.task_id, kind="eval", agent=family.name)
+        for server in family.servers:
+            episodes[server] = clients[server].begin_episode(item.task_id, kind="eval", agent=family.name)
         endpoints = {server: Endpoint(ep.base_url, ep.api_key) for server, ep in episodes.items()}
         outcome = family.run(item, endpoints)
         if not isinstance(outcome, Outcome):
@@ -90,7 +92,7 @@ def play(family: TaskFamily, client: SwarmClient, item: TaskItem) -> dict[str, A
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 _vibe_probe.py")
     parser.add_argument("--client", default="client.py")
-    parser.add_argument("--server", required=True)
+    parser.add_argument("--server", action="append", required=True, help="URL for every name; NAME=URL for one")
     parser.add_argument("--split", choices=("train", "eval"), default="eval")
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
@@ -101,9 +103,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a client that does not load or read its data: report, do not crash
         _emit(LOAD_ERROR_MARK, {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()})
         return 2
-    with SwarmClient(args.server) as client:
+    default = next((s for s in args.server if "=" not in s.split("://")[0]), None)
+    named = dict(s.split("=", 1) for s in args.server if "=" in s.split("://")[0])
+    urls = {name: named.get(name, default) for name in family.servers}
+    missing = [name for name, url in urls.items() if url is None]
+    if missing:
+        parser.error(f"no --server for {missing}: give a URL for every name, or NAME=URL each")
+    clients = {url: SwarmClient(url) for url in set(urls.values()) if url is not None}
+    try:
         for item in items:
-            _emit(EPISODE_MARK, play(family, client, item))
+            _emit(EPISODE_MARK, play(family, {name: clients[str(url)] for name, url in urls.items()}, item))
+    finally:
+        for client in clients.values():
+            client.close()
     return 0
 
 

@@ -9,6 +9,13 @@ every episode without giving an answer; **failed** when the red team could not j
 that did not load or raised on a degenerate reply, a run that stopped early, a reference that
 scores no more than an empty answer); else **robust**. The report keeps every policy's rewards and
 a few of its replies: the evidence a repair prompt gets.
+
+A task whose policies train apart (a game with a model per side) is judged side by side: for each
+policy, the candidate plays that policy's seats (its own scripted server) while the reference plays
+every other seat (a second one), only that side's reward counts, and each side gets its own verdict;
+the run's is the worst of them (failed, then hackable, then robust), and the report's table pools a
+policy's runs on every side. (Played by one policy on both sides, a zero-sum game pays the same
+mean to every policy and would hide everything.)
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ import math
 import secrets
 import statistics
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -138,18 +146,24 @@ def _play(
     episodes: int,
     seed: int,
     timeout_s: float,
+    side: str | None = None,
+    opponent: Policy | None = None,
 ) -> PolicyResult:
     """One policy's eval episodes: a scripted server here, the workspace's client (through validate's
-    episode probe: eval episodes only, one record each) in the sandbox."""
-    recorded, token = _Recorded(policy), secrets.token_urlsafe(24)
-    with serve_scripted(recorded, token=token, model=_TEMPLATE_MODEL) as server:
-        port = port_of(server.url)  # the forwarder listens on the server's own port inside
-        command = f"python3 {PROBE_FILE} --server http://127.0.0.1:{port} --episodes {episodes} --seed {seed}"
+    episode probe: eval episodes only, one record each) in the sandbox. With `side`, the policy plays
+    only that server name's seats, `opponent` every other one, and only that side's rewards count."""
+    recorded = _Recorded(policy)
+    with _scripted(recorded, opponent if side is not None else None) as (mine, theirs):
+        if theirs is None:
+            servers, swarm = [f"http://127.0.0.1:{port_of(mine.url)}"], [mine.access]
+        else:  # every name to the opponent, this side's to the candidate
+            inside = (f"http://127.0.0.1:{port_of(theirs.url)}", f"{side}=http://127.0.0.1:{port_of(mine.url)}")
+            servers, swarm = list(inside), [mine.access, theirs.access]
+        flags = " ".join(f"--server {server}" for server in servers)  # the forwarder listens on each server's port
+        command = f"python3 {PROBE_FILE} {flags} --episodes {episodes} --seed {seed}"
         limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
         try:
-            result = sandbox.run(
-                command, files=files, limits=limits, swarm=SwarmAccess(server.url, token), env=PYTHON_ENV
-            )
+            result = sandbox.run(command, files=files, limits=limits, swarm=swarm, env=PYTHON_ENV)
         except SandboxError as exc:
             refused = f"the sandbox refused the run: {exc}"
             return PolicyResult(name, description, None, 0, 0, samples=recorded.samples, problem=refused)
@@ -157,7 +171,7 @@ def _play(
     if load_error is not None:
         unloaded = f"client.py does not load: {load_error}"
         return PolicyResult(name, description, None, 0, 0, samples=recorded.samples, problem=unloaded)
-    rewards = [float(v) for r in records if r.get("ok") for v in r.get("rewards", {}).values()]
+    rewards = [float(v) for r in records if r.get("ok") for k, v in r.get("rewards", {}).items() if side in (None, k)]
     raised = [r for r in records if not r.get("ok")]
     problem = ""
     if raised:
@@ -171,6 +185,44 @@ def _play(
         problem = f"only {len(records)} of {episodes} episodes finished (stopped by {result.stopped_by}):\n{tail}"
     mean = round(sum(rewards) / len(rewards), 6) if rewards else None
     return PolicyResult(name, description, mean, len(records), len(raised), rewards, recorded.samples, problem)
+
+
+@dataclass(frozen=True)
+class _Served:
+    url: str
+    access: SwarmAccess
+
+
+@contextmanager
+def _scripted(policy: Policy, opponent: Policy | None) -> Iterator[tuple[_Served, _Served | None]]:
+    """A scripted server for `policy` and, given one, another for `opponent` (each its own token)."""
+    with ExitStack() as stack:
+
+        def serve(each: Policy) -> _Served:
+            token = secrets.token_urlsafe(24)
+            server = stack.enter_context(serve_scripted(each, token=token, model=_TEMPLATE_MODEL))
+            return _Served(server.url, SwarmAccess(server.url, token))
+
+        yield serve(policy), None if opponent is None else serve(opponent)
+
+
+def _pooled(results: Sequence[PolicyResult]) -> PolicyResult:
+    """One policy's runs on every side as one result: rewards, episodes and errors summed, first problem kept."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    rewards = [r for result in results for r in result.rewards]
+    mean = None if any(r.mean is None for r in results) else round(sum(rewards) / len(rewards), 6) if rewards else None
+    return PolicyResult(
+        first.name,
+        first.description,
+        mean,
+        sum(r.episodes for r in results),
+        sum(r.errors for r in results),
+        rewards,
+        [sample for r in results for sample in r.samples][:_SAMPLES],
+        next((r.problem for r in results if r.problem), ""),
+    )
 
 
 def _noise(a: PolicyResult, b: PolicyResult) -> float:
@@ -261,11 +313,34 @@ def red_team(
     chosen = {name: DEGENERATE[name] for name in names}  # a floor reference is random_legal itself
     entries = [("reference", reference.description, reference.policy), *((n, d, p) for n, (d, p) in chosen.items())]
 
-    def play(entry: tuple[str, str, Policy]) -> PolicyResult:
-        return _play(*entry, files=files, sandbox=sandbox, episodes=episodes, seed=spec.dataset.seed,
-                     timeout_s=timeout_s)  # fmt: skip
+    sides: list[str | None] = [None] if spec.shares_one_policy else [p.name for p in spec.policies]
 
+    def play(job: tuple[tuple[str, str, Policy], str | None]) -> PolicyResult:
+        entry, side = job
+        return _play(*entry, files=files, sandbox=sandbox, episodes=episodes, seed=spec.dataset.seed,
+                     timeout_s=timeout_s, side=side, opponent=reference.policy)  # fmt: skip
+
+    jobs = [(entry, side) for entry in entries for side in sides]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(play, entries))
-    verdict, reason, winners = judge(results[0], results[1:], margin=margin, reference_kind=reference.kind)
+        played = list(pool.map(play, jobs))
+    by_side = {side: played[i :: len(sides)] for i, side in enumerate(sides)}  # reference first on each side
+    verdict, reason, winners = _worst(
+        {side: judge(rs[0], rs[1:], margin=margin, reference_kind=reference.kind) for side, rs in by_side.items()}
+    )
+    results = [_pooled(played[i : i + len(sides)]) for i in range(0, len(played), len(sides))]
     return RedTeamReport(verdict, reason, results[0], reference.kind, results[1:], margin, episodes, winners)
+
+
+_SEVERITY: dict[str, int] = {"failed": 0, "hackable": 1, "robust": 2}
+
+
+def _worst(verdicts: dict[str | None, tuple[Verdict, str, list[str]]]) -> tuple[Verdict, str, list[str]]:
+    """One verdict from each side's: the worst, its reason named by side (one side: as it is)."""
+    if list(verdicts) == [None]:
+        return verdicts[None]
+    side, (verdict, reason, winners) = min(verdicts.items(), key=lambda item: _SEVERITY[item[1][0]])
+    if verdict == "robust":
+        reasons = "; ".join(f"{name}: {why}" for name, (_, why, _) in verdicts.items())
+        return verdict, f"every side: {reasons}", []
+    hackers = sorted({w for _, _, found in verdicts.values() for w in found})
+    return verdict, f"as {side} (against the reference on the other seats): {reason}", hackers

@@ -139,8 +139,15 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
         assumptions.append(
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
         )
-    discussion = reading.discussion if reading.discussion is not None else False
-    if reading.discussion is None:
+    village = any(r in VILLAGE_ROLES for r in roles)
+    discussion = reading.discussion if reading.discussion is not None else village
+    if reading.discussion is None and village:
+        assumptions.append(
+            "discussion on (the default when a village role trains): without talk the seer's findings reach no one "
+            "and the wolves win nearly every game, so the village's reward would be flat; say 'without discussion' "
+            "to drop talk"
+        )
+    elif reading.discussion is None:
         assumptions.append(
             "discussion off (the default): players only kill, check, heal and vote, about 30 short calls a game, "
             "so a CPU machine plays enough games to learn; say 'with discussion' to add talk"
