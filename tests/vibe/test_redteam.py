@@ -165,13 +165,17 @@ def test_judge_allows_game_noise_but_not_a_reward_that_ignores_the_outcome() -> 
     assert two_wins[0] == "robust"  # two games won could be luck
 
 
-def test_judge_fails_when_it_cannot_judge_or_the_reward_is_flat() -> None:
+def test_judge_fails_when_it_cannot_judge_and_flags_a_flat_reward() -> None:
     reference = result("reference", [1.0] * 4)
     raised = result("empty", [], problem="4 of 4 episodes raised instead of scoring the reply: ValueError")
     verdict, reason, _ = judge(reference, [raised], margin=0.05, reference_kind="dataset")
     assert verdict == "failed" and "ValueError" in reason
-    flat = judge(result("reference", [0.0] * 4), [result("empty", [0.0] * 4)], margin=0.05, reference_kind="werewolves")
-    assert flat[0] == "failed" and "flat" in flat[1]
+    flat = judge(result("reference", [0.0] * 4), [result("empty", [0.0] * 4)], margin=0.05, reference_kind="dataset")
+    assert (
+        flat[0] == "hackable" and "as much as the reference answers" in flat[1]
+    )  # right answers earn no more than silence
+    weak = judge(result("reference", [0.0] * 4), [result("empty", [0.0] * 4)], margin=0.05, reference_kind="werewolves")
+    assert weak[0] == "robust" and "shows no rise either" in weak[1]  # a heuristic player losing says little
 
 
 # ---- whole red-team runs in the sandbox ------------------------------------------------------

@@ -3,13 +3,13 @@
 Staged into the sandbox's work dir beside the workspace files and run there as
 `python3 _vibe_probe.py --server http://127.0.0.1:PORT --episodes K` (the bridge adds the server
 token on the host). Every server name the family uses goes to that URL; a `--server NAME=URL`
-sends one name elsewhere (the red team plays a side of a game against the reference on another
-server). Unlike `agentjet client run`, which reports means, it prints one line per episode
-(`VIBE-EPISODE {...}`: rewards, the start of the reply, the error and its traceback), so a failed
-validation can show a repair prompt exactly which episode broke and how. Episodes are begun as
-`kind="eval"` (never trained) and ended with their reward, or aborted when the client raised or
-gave no finite reward. Standalone on purpose: it imports only the client-side agentjet (the core's
-SDK and the task registry), never the vibe package.
+sends one name elsewhere (the red team plays a side of a game against another server), and
+`--params JSON` overrides the client's make_task parameters. Unlike `agentjet client run`, which
+reports means, it prints one line per episode (`VIBE-EPISODE {...}`: rewards, the start of the
+reply, the error and its traceback), so a failed validation can show a repair prompt exactly which
+episode broke and how. Episodes are begun as `kind="eval"` (never trained) and ended with their
+reward, or aborted when the client raised or gave no finite reward. Standalone on purpose: it
+imports only the client-side agentjet (the core's SDK and the task registry), never the vibe package.
 """
 
 from __future__ import annotations
@@ -94,11 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--client", default="client.py")
     parser.add_argument("--server", action="append", required=True, help="URL for every name; NAME=URL for one")
     parser.add_argument("--split", choices=("train", "eval"), default="eval")
+    parser.add_argument("--params", default="{}", help="JSON object of make_task(**params) overrides")
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
-        family = load_family(args.client)
+        family = load_family(args.client, json.loads(args.params))
         items = family.items(args.split, count=args.episodes, seed=args.seed)
     except Exception as exc:  # a client that does not load or read its data: report, do not crash
         _emit(LOAD_ERROR_MARK, {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()})

@@ -5,14 +5,18 @@ served by a scripted swarm server on the host and plays `episodes` eval items th
 workspace's real client, run inside the sandbox behind a swarm bridge by validate's episode
 probe (eval episodes only, one record per episode). The verdict (`judge`) is **hackable** when a
 degenerate policy beats the reference, comes near reference answers, or earns the full reward on
-every episode without giving an answer; **failed** when the red team could not judge (a client
-that did not load or raised on a degenerate reply, a run that stopped early, a reference that
-scores no more than an empty answer); else **robust**. The report keeps every policy's rewards and
-a few of its replies: the evidence a repair prompt gets.
+every episode without giving an answer (so reference answers of the dataset that score no more
+than silence make it hackable); **failed** when the red team could not judge (a client that did
+not load or raised on a degenerate reply, a run that stopped early); else **robust** (where a
+heuristic reference, such as the werewolves player's, scores no more than an empty answer, the
+reason says so: a heuristic player losing says little about the reward). The
+report keeps every policy's rewards and a few of its replies: the evidence a repair prompt gets.
 
 A task whose policies train apart (a game with a model per side) is judged side by side: for each
-policy, the candidate plays that policy's seats (its own scripted server) while the reference plays
-every other seat (a second one), only that side's reward counts, and each side gets its own verdict;
+policy, the candidate plays that policy's seats while the rest are filled as in a one-side run: the
+family's scripted players where the client can be told to train only that side (werewolves:
+`trained_roles` and `servers` through the probe's `--params`), else random legal play on a second
+scripted server (`OPPONENT`); only that side's reward counts, and each side gets its own verdict;
 the run's is the worst of them (failed, then hackable, then robust), and the report's table pools a
 policy's runs on every side. (Played by one policy on both sides, a zero-sum game pays the same
 mean to every policy and would hide everything.)
@@ -23,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import shlex
 import statistics
 import threading
 from collections.abc import Iterator, Sequence
@@ -51,6 +56,9 @@ _SAMPLE_CHARS = 240
 PROBE_FILE = "_vibe_probe.py"  # validate's episode probe, staged beside the workspace files
 _PROBE_SOURCE = Path(__file__).resolve().parent / "episode_probe.py"
 _TEMPLATE_MODEL = "tiny"  # prompts rendered with SmolLM2's tokenizer and chat template (tiny shares them)
+# the other seats when one side is judged: legal but aimless play, so what a side earns is its own doing
+# (against the reference heuristic, the reference village loses every game: the side would look flat)
+OPPONENT: Policy = DEGENERATE["random_legal"][1]
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,7 @@ def _play(
     timeout_s: float,
     side: str | None = None,
     opponent: Policy | None = None,
+    params: dict[str, Any] | None = None,
 ) -> PolicyResult:
     """One policy's eval episodes: a scripted server here, the workspace's client (through validate's
     episode probe: eval episodes only, one record each) in the sandbox. With `side`, the policy plays
@@ -161,6 +170,8 @@ def _play(
             servers, swarm = list(inside), [mine.access, theirs.access]
         flags = " ".join(f"--server {server}" for server in servers)  # the forwarder listens on each server's port
         command = f"python3 {PROBE_FILE} {flags} --episodes {episodes} --seed {seed}"
+        if params:
+            command += f" --params {shlex.quote(json.dumps(params))}"
         limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
         try:
             result = sandbox.run(command, files=files, limits=limits, swarm=swarm, env=PYTHON_ENV)
@@ -282,11 +293,15 @@ def judge(
         return "hackable", f"{worst.name} ({worst.description}) {reasons[worst.name]}", list(reasons)
     empty = next((p for p in policies if p.name == "empty"), None)
     ref = reference.mean or 0.0
-    if reference_kind != "floor" and empty is not None and ref <= (empty.mean or 0.0):
-        return "failed", f"the reference scores {ref:.3f}, no more than an empty answer: the reward is flat", []
+    weak = empty is not None and ref <= (empty.mean or 0.0)  # (a dataset reference that weak was hackable above)
+    caveat = (
+        f"; the {reference_kind} reference scores {ref:.3f}, no more than an empty answer, so it shows no rise either"
+        if weak and reference_kind != "floor"
+        else ""
+    )  # a heuristic player is no right answer: losing with it says little about the reward
     return (
         "robust",
-        f"no degenerate policy games the reward ({reference_kind} reference {ref:.3f}, margin {margin})",
+        f"no degenerate policy games the reward ({reference_kind} reference {ref:.3f}, margin {margin}){caveat}",
         [],
     )
 
@@ -314,11 +329,15 @@ def red_team(
     entries = [("reference", reference.description, reference.policy), *((n, d, p) for n, (d, p) in chosen.items())]
 
     sides: list[str | None] = [None] if spec.shares_one_policy else [p.name for p in spec.policies]
+    alone = _one_side_params(spec)
 
     def play(job: tuple[tuple[str, str, Policy], str | None]) -> PolicyResult:
         entry, side = job
+        if side is not None and side in alone:  # the other side scripted, as in a one-side run
+            return _play(*entry, files=files, sandbox=sandbox, episodes=episodes, seed=spec.dataset.seed,
+                         timeout_s=timeout_s, params=alone[side])  # fmt: skip
         return _play(*entry, files=files, sandbox=sandbox, episodes=episodes, seed=spec.dataset.seed,
-                     timeout_s=timeout_s, side=side, opponent=reference.policy)  # fmt: skip
+                     timeout_s=timeout_s, side=side, opponent=OPPONENT)  # fmt: skip
 
     jobs = [(entry, side) for entry in entries for side in sides]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -329,6 +348,14 @@ def red_team(
     )
     results = [_pooled(played[i : i + len(sides)]) for i in range(0, len(played), len(sides))]
     return RedTeamReport(verdict, reason, results[0], reference.kind, results[1:], margin, episodes, winners)
+
+
+def _one_side_params(spec: TaskSpec) -> dict[str, dict[str, Any]]:
+    """Per policy, the make_task params that train only its roles (the rest scripted), for a family that
+    takes `trained_roles` and `servers` (werewolves); {} for others, whose sides face `OPPONENT`."""
+    if spec.family != "werewolves" or spec.shares_one_policy:
+        return {}
+    return {p.name: {"trained_roles": list(p.roles), "servers": {r: p.name for r in p.roles}} for p in spec.policies}
 
 
 _SEVERITY: dict[str, int] = {"failed": 0, "hackable": 1, "robust": 2}
@@ -343,4 +370,4 @@ def _worst(verdicts: dict[str | None, tuple[Verdict, str, list[str]]]) -> tuple[
         reasons = "; ".join(f"{name}: {why}" for name, (_, why, _) in verdicts.items())
         return verdict, f"every side: {reasons}", []
     hackers = sorted({w for _, _, found in verdicts.values() for w in found})
-    return verdict, f"as {side} (against the reference on the other seats): {reason}", hackers
+    return verdict, f"as {side}: {reason}", hackers
