@@ -27,7 +27,8 @@ from agentjet.bench.output import print_result
 from agentjet.core import TrainConfig
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.hot_swap import hot_swap
-from agentjet.vibe.run.launch import LaunchOptions, TrainingRun, launch, stop
+from agentjet.vibe.run.launch import TrainingRun, launch, stop
+from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["CLIENT", "main", "run_hotswap_bench"]

@@ -179,7 +179,8 @@ def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairR
 def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
     from agentjet.vibe.run.evaluation import HeldOutEval
-    from agentjet.vibe.run.launch import LaunchOptions, launch, stop
+    from agentjet.vibe.run.launch import launch, stop
+    from agentjet.vibe.run.launch_options import LaunchOptions
     from agentjet.vibe.run.recipe import greedy_params, train_config_for
     from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 

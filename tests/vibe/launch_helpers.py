@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from agentjet.core import TrainConfig
-from agentjet.vibe.run.launch import LaunchOptions
+from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.workspace import Workspace
 
 __all__ = ["TWO_SIDES_CLIENT", "StepRecorder", "client_source", "make_workspace", "tiny_options"]

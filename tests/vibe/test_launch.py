@@ -25,7 +25,8 @@ from agentjet.vibe.run import sandboxed_client
 from agentjet.vibe.run.client_process import ClientSettings, _argv, resolve_sandbox
 from agentjet.vibe.run.evaluation import HeldOutEval
 from agentjet.vibe.run.hot_swap import hot_swap
-from agentjet.vibe.run.launch import CONFIG_FILE, LaunchOptions, launch, stop
+from agentjet.vibe.run.launch import CONFIG_FILE, launch, stop
+from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
 from agentjet.vibe.run.watch import WatchSettings, training_record, watch

@@ -13,6 +13,9 @@ hot_swap.py          Hot-swap a vibe run's client: a new client file takes over 
                      its step count.
 launch.py            Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client,
                      its next generations and the held-out client.
+launch_options.py    What a vibe launch trains and how each client process of it runs: `LaunchOptions`, and the
+                     client settings a generation gets (`client_settings`, `eval_only` for a held-out round's
+                     client).
 outcome.py           Did the agent get better? The held-out success rate before the first update and after the last,
                      and the change. Pure.
 recipe.py            The training settings of a vibe run: the default TrainConfig, a spec's recipe merged into it,

@@ -18,17 +18,15 @@ processes: it never goes into graph state (the workspace's `state/launch.json` i
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from agentjet.core import SwarmClient, TrainConfig
-from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.client_process import (
     ClientHandle,
     ClientSettings,
@@ -40,6 +38,7 @@ from agentjet.vibe.run.client_process import (
     stop_client,
     stop_stray_client,
 )
+from agentjet.vibe.run.launch_options import LaunchOptions, client_settings, eval_only
 from agentjet.vibe.run.recipe import default_train_config, episodes_per_step
 from agentjet.vibe.run.swarm_server import (
     Progress,
@@ -54,12 +53,9 @@ from agentjet.vibe.workspace import Workspace
 
 __all__ = [
     "CONFIG_FILE",
-    "LaunchOptions",
     "TrainingRun",
     "launch",
     "record_config",
-    "client_settings",
-    "eval_only",
     "restart_client",
     "spawn_next_standby",
     "start_eval_client",
@@ -70,41 +66,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "train.yaml"
-_EPISODE_MARGIN = 3  # a client runs this many times the episodes its steps need; the watcher stops it at the target
 
 
 def _quiet(line: str) -> None:
     log.info("%s", line)
-
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    """What to train and where. `sandbox="none"` or a missing sandbox needs `allow_unsandboxed`."""
-
-    model: str = "smollm2-135m"
-    steps: int = 10
-    server_url: str | None = None  # reuse this server instead of starting one
-    token: str | None = None  # its token (else AGENTJET_TOKEN)
-    sandbox: str = "auto"  # auto, docker, bwrap, none
-    allow_unsandboxed: bool = False  # the explicit opt-out: run the generated client on the host
-    concurrency: int = 8  # episodes in flight: a whole round of the default config at once (batched decoding)
-    params: tuple[str, ...] = ()  # `--param key=value` for the client's make_task
-    train_config: TrainConfig | None = None  # None: default_train_config()
-    eval_rounds: int = 0  # the training client's own eval rounds, spread over the run (0: none; see evaluation.py)
-    eval_episodes: int = 0  # held-out items per round (evaluation.py: before, between, after); 0: no evaluation
-    eval_params: tuple[str, ...] = ()  # `--param`s of the held-out rounds only (e.g. temperature=0: greedy)
-    policies: tuple[str, ...] = ()  # two or more: the task's servers, one trained policy each (else one server)
-    seed: int = 0
-    ready_timeout_s: float = 600.0
-    client_memory: str = "2g"
-
-    def __post_init__(self) -> None:
-        if self.steps < 1 or self.eval_episodes < 0:
-            raise VibeError(f"steps must be >= 1 and eval_episodes >= 0, got {self.steps} and {self.eval_episodes}")
-        if len(set(self.policies)) != len(self.policies):
-            raise VibeError(f"policy names must differ, got {list(self.policies)}")
-        if len(self.policies) > 1 and self.server_url is not None:
-            raise VibeError("a run whose policies train apart starts its own servers: it cannot reuse --server URL")
 
 
 @dataclass
@@ -167,33 +132,6 @@ class TrainingRun:
             self.group_size,
             generation,
         )
-
-
-def client_settings(
-    options: LaunchOptions,
-    launch_step: int,
-    step: int,
-    target: int,
-    per_step: int,
-    group: int,
-    generation: int,
-) -> ClientSettings:
-    """Enough episodes for the steps left (with a margin, whole groups), played in rounds of one step each."""
-    left = max(1, target - step)
-    episodes = math.ceil(left * per_step * _EPISODE_MARGIN / group) * group
-    rounds = options.eval_rounds
-    eval_every = per_step * max(1, (target - launch_step) // rounds) if rounds else None
-    return ClientSettings(
-        episodes=episodes,
-        concurrency=options.concurrency,
-        group_size=group,
-        eval_every=eval_every,
-        eval_episodes=options.eval_episodes or 4,  # the client's own rounds (eval_rounds) when no size is given
-        update_every=per_step,  # rounds: play a step's episodes, then wait while it trains (2 cores: no contention)
-        seed=options.seed + generation - 1,  # a new client process draws fresh items
-        params=options.params,
-        memory=options.client_memory,
-    )
 
 
 def record_config(workspace: Workspace, config: TrainConfig, message: str) -> Path:
@@ -369,21 +307,6 @@ def start_next_client(run: TrainingRun, client: Path, *, spawn_next: bool = True
 
 def spawn_next_standby(run: TrainingRun) -> None:
     run.standby = spawn_standby(run.workspace, sandbox=run.sandbox, generation=run.client.generation + 1)
-
-
-def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSettings:
-    """The settings of a client that plays only the held-out round: the same items every round (the run's
-    seed), the round's own params, every episode in flight at once up to 8."""
-    return replace(
-        settings,
-        episodes=0,
-        eval_every=None,
-        update_every=None,
-        eval_first=True,
-        seed=options.seed,
-        params=(*options.params, *options.eval_params),
-        concurrency=max(settings.concurrency, min(8, settings.eval_episodes)),
-    )
 
 
 def start_eval_client(run: TrainingRun) -> ClientHandle:
