@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -96,21 +97,31 @@ def test_a_failed_run_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert json.loads((workdir / run_id / "run.json").read_text())["status"] == "failed"
 
 
-@pytest.mark.slow
-@pytest.mark.bwrap
-def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> None:
-    """The whole graph with the real nodes: planner, template, sandboxed validation and red team, training, report."""
+def _tiny_cli_run(
+    tmp_path: Path, sentence: str, *flags: str
+) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]:
+    """`agentjet vibe SENTENCE --model tiny FLAGS` as a user runs it (bwrap sandbox): the run, workspace, run.json."""
     from tests.sandbox.conftest import sandbox_for
 
     sandbox_for("bwrap")
     workdir = tmp_path / "runs"
-    argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", "train a model to say the word hello"]
-    argv += ["--model", "tiny", "--steps", "2", "--eval-items", "4", "--workdir", str(workdir)]
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=3000)
+    argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", sentence, "--model", "tiny", *flags]
+    done = subprocess.run(
+        [*argv, "--workdir", str(workdir)], cwd=tmp_path, capture_output=True, text=True, timeout=3000
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (run_id,) = list_runs(workdir)
     workspace = workdir / run_id
-    summary = json.loads((workspace / "run.json").read_text())
+    return done, workspace, json.loads((workspace / "run.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.bwrap
+def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> None:
+    """The whole graph with the real nodes: planner, template, sandboxed validation and red team, training, report."""
+    done, workspace, summary = _tiny_cli_run(
+        tmp_path, "train a model to say the word hello", "--steps", "2", "--eval-items", "4"
+    )
     assert (summary["status"], summary["repairs"]) == ("done", 0) and summary["steps"] >= 2
     assert 0 < summary["time_to_first_step_s"] <= summary["total_s"]
     assert (summary["family"], summary["model"], summary["validation_ok"], summary["red_team_verdict"]) == (
@@ -133,17 +144,9 @@ def test_a_no_llm_run_on_tiny_ends_with_report_and_run_json(tmp_path: Path) -> N
 @pytest.mark.bwrap
 def test_a_run_with_separate_models_trains_and_measures_a_server_per_side(tmp_path: Path) -> None:
     """Werewolves with a model per side, on tiny: two servers, one sandboxed client, each side measured."""
-    from tests.sandbox.conftest import sandbox_for
-
-    sandbox_for("bwrap")
-    workdir = tmp_path / "runs"
-    argv = [sys.executable, "-m", "agentjet.cli.main", "vibe", "train both sides of werewolves with separate models"]
-    argv += ["--model", "tiny", "--steps", "1", "--eval-items", "2", "--workdir", str(workdir)]
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=3000)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (run_id,) = list_runs(workdir)
-    workspace = workdir / run_id
-    summary = json.loads((workspace / "run.json").read_text())
+    done, workspace, summary = _tiny_cli_run(
+        tmp_path, "train both sides of werewolves with separate models", "--steps", "1", "--eval-items", "2"
+    )
     assert summary["status"] == "done" and summary["steps"] >= 1
     assert sorted(summary["policy_outcomes"]) == ["village", "wolves"]
     for side in ("wolves", "village"):
