@@ -92,9 +92,13 @@ class TrainingRun:
     restarts: int = 0
     progress: Progress = _quiet
     standby: Standby | None = None  # the next client process, already started and waiting
-    eval_first: bool = False  # the base policy's held-out round is played first, beside the first train round
     eval_client: ClientHandle | None = None  # the process playing that round, until it is counted
     policy_servers: dict[str, ServerHandle] = field(default_factory=dict)  # policies apart: name -> server
+
+    @property
+    def eval_first(self) -> bool:
+        """The base policy's held-out round is being played beside the first train round (until counted)."""
+        return self.eval_client is not None
 
     def upstreams(self) -> list[Upstream]:
         """The client's servers: one per policy by name when they train apart, else the one server."""
@@ -238,7 +242,6 @@ def launch(
         group,
         last_step=step,
         progress=progress,
-        eval_first=first,
         policy_servers=apart,
         eval_client=eval_client,
     )
