@@ -98,6 +98,26 @@ def test_eval_first_begins_every_eval_episode_before_any_train_episode(
     assert kinds[:3] == ["eval"] * 3 and kinds.count("train") == episodes  # every eval episode was begun first
 
 
+class _SlowEvalBegins(SwarmClient):
+    """Eval begins take a while: a worker free for a train job would otherwise begin it first."""
+
+    def begin_episode(self, task_id: str, **kwargs: Any) -> Any:
+        if kwargs.get("kind") == "eval":
+            time.sleep(0.3)
+        return super().begin_episode(task_id, **kwargs)
+
+
+def test_eval_first_holds_train_begins_until_slow_eval_begins_are_done(
+    word_server: RunningServer, tmp_path: Path
+) -> None:
+    with _SlowEvalBegins(word_server.url, TOKEN) as client:
+        settings = {"episodes": 8, "group_size": 2, "concurrency": 4, "eval_first": True, "eval_episodes": 3}
+        summary = _run(FirstWord(), {"policy": client}, **settings)
+    assert summary["episodes"] == 8 and summary["errors"] == 0
+    kinds = [str(r.kind) for r in sorted(journal(tmp_path / "state"), key=lambda r: r.created_at)]
+    assert kinds == ["eval"] * 3 + ["train"] * 8
+
+
 def test_a_failing_or_malformed_run_aborts_its_episode_and_counts_an_error(
     live_server: ServerFactory, echo_backend: EchoBackend, tmp_path: Path
 ) -> None:

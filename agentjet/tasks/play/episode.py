@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,14 +52,18 @@ class EpisodePlayer:
         self.servers = tuple(self.clients)
         self.episodes = OpenEpisodes()
 
-    def play(self, item: TaskItem, kind: str) -> EpisodeResult:
+    def play(self, item: TaskItem, kind: str, *, on_begun: Callable[[], None] | None = None) -> EpisodeResult:
         """One episode of `item` (kind `train` or `eval`) on every server. A failure of a `broken` type is an
         error result (a failed begin reads `begin failed: ...`); any other is raised once the episodes are aborted.
+        `on_begun` is called once the begin is settled (begun, failed or skipped), before the agent runs.
         """
         try:
             begun = self.episodes.begin(self.clients, item.task_id, kind, self.family.name)
         except self._broken as exc:
             return EpisodeResult(kind, error=f"begin failed: {describe(exc)}")
+        finally:
+            if on_begun is not None:
+                on_begun()
         if begun is None:  # stopping: never begun
             return EpisodeResult(kind)
         try:

@@ -18,9 +18,9 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from rich.console import Console
@@ -67,10 +67,37 @@ class RunSettings:
                 raise ValueError(f"{name} must be >= {0 if name == 'episodes' else 1}, got {value}")
 
 
+class _BeginGate:
+    """Holds the base round's train episodes until every eval episode has been begun (or failed to begin).
+
+    Worker threads begin their episodes independently, so queueing the eval jobs first is not
+    enough: a train begin could reach the server before the last eval begin. Eval jobs call
+    `begun()` once their begin is settled; train jobs `wait()` before theirs. No deadlock: the
+    eval jobs are queued ahead, so when a worker waits here every eval job is with another worker.
+    """
+
+    def __init__(self, evals: int) -> None:
+        self._left, self._lock, self._open = evals, threading.Lock(), threading.Event()
+        if evals <= 0:
+            self._open.set()
+
+    def begun(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left <= 0:
+                self._open.set()
+
+    def wait(self, stopping: Callable[[], bool]) -> None:
+        while not self._open.wait(_POLL_S):
+            if stopping():
+                return
+
+
 @dataclass(frozen=True)
 class _Job:
     item: TaskItem
     kind: str
+    gate: _BeginGate | None = None  # eval: signal it once begun; train: wait on it before beginning
 
 
 class TaskRunner:
@@ -110,7 +137,10 @@ class TaskRunner:
             self._results.put(result)
 
     def _play(self, job: _Job) -> EpisodeResult:
-        result = self._player.play(job.item, job.kind)
+        gate = job.gate
+        if gate is not None and job.kind == "train":
+            gate.wait(lambda: self._episodes.stopping)
+        result = self._player.play(job.item, job.kind, on_begun=gate.begun if gate and job.kind == "eval" else None)
         if result.error is not None:
             log.warning("episode failed task=%s error=%s", job.item.task_id, result.error)
         return result
@@ -196,7 +226,9 @@ class TaskRunner:
             self._run_block(jobs, stats, bar, 0)
         else:
             train_jobs, train_stats, train_bar = alongside
-            self._run_block(jobs + train_jobs, stats, bar, 0, train=(train_stats, train_bar))
+            gate = _BeginGate(len(jobs))
+            gated = [replace(job, gate=gate) for job in jobs + train_jobs]
+            self._run_block(gated, stats, bar, 0, train=(train_stats, train_bar))
         log.info("eval round reward_mean=%s episodes=%d errors=%d", stats.reward_mean, stats.ended, stats.errors)
         means = stats.server_means()
         return {"episodes": stats.ended, "errors": stats.errors, "reward_mean": stats.reward_mean, "rewards": means}
