@@ -12,6 +12,7 @@ from torch import Tensor
 from agentjet.core.config import GrpoConfig, LoraConfig, OptimConfig, TrainConfig
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.step.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
+from agentjet.core.step.step_plan import WorkUnit, plan_work
 from agentjet.core.step.trainer import Trainer
 
 VOCAB = 49152
@@ -71,9 +72,9 @@ def test_no_trainable_token_is_hidden_in_a_prefix() -> None:
     assert [len(s.token_ids) for s in suffixes] == [66, 66]
 
 
-def _trainer(model: Path, *, share: bool, lora: bool = True, budget: int = 4096) -> Trainer:
+def _trainer(model: Path, *, share: bool, lora: bool = True, budget: int = 4096, kl: float = 0.1) -> Trainer:
     config = TrainConfig(
-        grpo=GrpoConfig(kl_coef=0.1),
+        grpo=GrpoConfig(kl_coef=kl),
         lora=LoraConfig(enabled=lora),
         optim=OptimConfig(micro_batch_tokens=budget, share_prefix=share, share_prefix_min_tokens=16),
     )
@@ -87,9 +88,9 @@ def _trainer(model: Path, *, share: bool, lora: bool = True, budget: int = 4096)
 
 
 def _loss_and_grads(
-    trainer: Trainer, samples: list[Sample], advantages: list[float]
+    trainer: Trainer, samples: list[Sample], advantages: list[float], units: list[WorkUnit] | None = None
 ) -> tuple[float, dict[str, Tensor]]:
-    totals = trainer.accumulate_gradients(samples, advantages)
+    totals = trainer.accumulate_gradients(samples, advantages, units)
     grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
     return totals.loss.item(), grads
 
@@ -119,3 +120,46 @@ def test_shared_prefix_gives_the_unshared_loss_and_gradients(tiny_model: Path, l
     assert worst <= 1e-4
     # The prefix really carries gradient: the earliest layer's LoRA/weights see the shared tokens.
     assert any(g.abs().max().item() > 0 for n, g in grads_a.items() if "layers.0." in n)
+
+
+# ---- samples whose advantage is 0 are not run --------------------------------------------------
+
+
+def test_zero_advantage_samples_are_left_out_of_the_plan_only_without_a_kl_term(tiny_model: Path) -> None:
+    samples = _workload()
+    advantages = [0.0, 0.0, 0.0, 0.3, 1.5, -1.5, 0.0, 0.0]  # task a's whole group scored the same
+    plain = _trainer(tiny_model, share=True, kl=0.0)
+    ran = sorted(i for unit in plain.plan(samples, advantages) for i in unit.indices)
+    assert ran == [3, 4, 5]
+    with_kl = _trainer(tiny_model, share=True, kl=0.1)  # the KL term has a gradient at advantage 0
+    assert sorted(i for unit in with_kl.plan(samples, advantages) for i in unit.indices) == list(range(8))
+    assert plan_work(samples, plain.config.optim, [0.0] * 8) == []
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_leaving_zero_advantage_samples_out_gives_the_same_loss_and_gradients(tiny_model: Path, share: bool) -> None:
+    samples = _workload()
+    advantages = [0.0, 0.0, 0.0, 0.3, 1.5, -1.5, 0.0, 0.5]
+    trainer = _trainer(tiny_model, share=share, kl=0.0)
+    every = plan_work(samples, trainer.config.optim)  # the plan that runs every sample
+    loss_all, grads_all = _loss_and_grads(trainer, samples, advantages, every)
+    loss_skip, grads_skip = _loss_and_grads(trainer, samples, advantages)
+    assert loss_all != 0.0 and abs(loss_skip - loss_all) <= 1e-5 * abs(loss_all)
+    assert grads_skip.keys() == grads_all.keys() and grads_all
+    for name, grad in grads_all.items():
+        assert torch.allclose(grads_skip[name], grad, atol=1e-7, rtol=1e-5), name
+
+
+def test_a_step_whose_advantages_are_all_zero_runs_nothing_and_still_steps(tiny_model: Path) -> None:
+    samples = _workload()
+    trainer = _trainer(tiny_model, share=True, kl=0.0)
+    stats = trainer.step(samples, [0.0] * len(samples))
+    assert stats.micro_batches == 0 and stats.samples_skipped == len(samples) and stats.loss == 0.0
+    assert stats.tokens_trained > 0 and trainer.steps == 1
+    assert all(p.grad is None for p in trainer.trainable_parameters())  # zeroed after the AdamW step
+    mixed = _trainer(tiny_model, share=True, kl=0.0).step(samples, [0.0, 0.0, 0.0, 0.3, 1.5, -1.5, 0.0, 0.0])
+    alone = _trainer(tiny_model, share=True, kl=0.0).step(samples[3:6], [0.3, 1.5, -1.5])  # only what ran
+    assert mixed.samples_skipped == 5 and alone.samples_skipped == 0
+    assert mixed.tis_weight_mean is not None and alone.tis_weight_mean is not None
+    assert abs(mixed.tis_weight_mean - alone.tis_weight_mean) < 1e-5  # a mean over the tokens that ran
+    assert abs(mixed.loss * mixed.tokens_trained - alone.loss * alone.tokens_trained) < 1e-4  # same loss sum

@@ -20,7 +20,7 @@ from torch.futures import Future
 from torch.nn.parallel import DistributedDataParallel
 
 from agentjet.core.episodes.merging import Sample
-from agentjet.core.step.step_plan import WorkUnit, plan_work
+from agentjet.core.step.step_plan import WorkUnit
 from agentjet.core.step.step_stats import StepTotals
 from agentjet.core.step.trainer import Trainer
 
@@ -94,7 +94,7 @@ class RankTrainer(Trainer):
         if self.ddp is None:
             return super().accumulate_gradients(samples, advantages, units)
         if units is None:
-            units = split_units(plan_work(samples, self.config.optim), self.world_size)[self.rank]
+            units = split_units(self.plan(samples, advantages), self.world_size)[self.rank]
         with self.ddp.no_sync():  # the micro-batches run on the bare model: nothing is reduced yet
             totals = super().accumulate_gradients(samples, advantages, units)
         self._reduce_gradients()

@@ -29,12 +29,22 @@ class WorkUnit:
     tokens: int
 
 
-def plan_work(samples: Sequence[Sample], optim: OptimConfig) -> list[WorkUnit]:
+def plan_work(
+    samples: Sequence[Sample], optim: OptimConfig, skip_zero: Sequence[float] | None = None
+) -> list[WorkUnit]:
     """The step's units in the order one process runs them: the micro-batches of the samples that
     share no prefix, then each shared-prefix group (under `optim.share_prefix`). Pure.
 
     Gradient checkpointing turns prefix sharing off: transformers drops the KV cache inside a
-    checkpointed layer, so a suffix would no longer attend to its shared prefix."""
+    checkpointed layer, so a suffix would no longer attend to its shared prefix.
+
+    `skip_zero` (the samples' advantages, given when the loss has no KL term) leaves out every
+    sample whose advantage is exactly 0: its policy-gradient term is 0, so running it would cost a
+    forward and backward for nothing (a GRPO group whose episodes all scored the same)."""
+    if skip_zero is not None:
+        kept = [i for i, advantage in enumerate(skip_zero) if advantage != 0.0]
+        units = plan_work([samples[i] for i in kept], optim)
+        return [WorkUnit(tuple(kept[j] for j in u.indices), u.prefix, u.tokens) for u in units]
     sharing = optim.share_prefix and not optim.gradient_checkpointing
     groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if sharing else []
     shared = [g for g in groups if g.length > 0]

@@ -31,6 +31,7 @@ class StepStats:
     tis_applied: bool = False
     tis_weight_mean: float | None = None
     tis_truncated_fraction: float | None = None
+    samples_skipped: int = 0  # samples with advantage 0 and no KL term: no gradient, so never run
 
 
 @dataclass(frozen=True)

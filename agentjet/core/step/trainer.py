@@ -125,6 +125,9 @@ class Trainer:
             totals = self.accumulate_gradients(samples, advantages)
         finally:
             self._tis_sums = None
+        ran = {i for unit in self.plan(samples, advantages) for i in unit.indices}
+        ran_tokens = sum(sum(samples[i].loss_mask[1:]) for i in ran)
+        tis_scale = totals.tokens / ran_tokens if ran_tokens else 0.0  # TIS means over the tokens that ran
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters(), self.config.optim.grad_clip)
         loss, norm = totals.loss.item(), grad_norm.item()  # CPU<->GPU sync: the step depends on them
         if not (math.isfinite(loss) and math.isfinite(norm)):
@@ -143,8 +146,9 @@ class Trainer:
             step_time_s=time.perf_counter() - started,
             prefix_tokens_saved=totals.prefix_tokens_saved,
             tis_applied=self.tis_active,
-            tis_weight_mean=tis.weight.item(),
-            tis_truncated_fraction=tis.truncated.item(),
+            tis_weight_mean=tis.weight.item() * tis_scale if ran_tokens else None,
+            tis_truncated_fraction=tis.truncated.item() * tis_scale if ran_tokens else None,
+            samples_skipped=len(samples) - len(ran),
         )
 
     def _apply_update(self) -> None:
@@ -166,6 +170,11 @@ class Trainer:
             self.optimizer.load_state_dict(moments)
         raise NonFiniteStep("the update made some weights non-finite; weights and optimiser restored")
 
+    def plan(self, samples: Sequence[Sample], advantages: Sequence[float]) -> list[WorkUnit]:
+        """The step's work units (`plan_work`); without a KL term, samples whose advantage is 0 are left out."""
+        skip_zero = advantages if self.config.grpo.kl_coef == 0 else None
+        return plan_work(samples, self.config.optim, skip_zero)
+
     def accumulate_gradients(
         self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
     ) -> StepTotals:
@@ -183,7 +192,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         zero = torch.zeros((), device=self.device)
         running = RunningSums(zero, zero, zero)
-        work = plan_work(samples, self.config.optim) if units is None else units
+        work = self.plan(samples, advantages) if units is None else units
         for unit in work:
             if unit.prefix == 0:  # a micro-batch of samples that share nothing
                 self._run_micro_batches(samples, advantages, tokens, running, plan=[unit.indices])
@@ -196,6 +205,9 @@ class Trainer:
             suffixes = suffix_samples(samples, group)
             self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
             prefix.backward()
+        for param in self.trainable_parameters():  # nothing ran (every advantage 0): AdamW still takes its step
+            if param.grad is None:
+                param.grad = torch.zeros_like(param)
         saved = sum((len(u.indices) - 1) * u.prefix for u in work)
         return StepTotals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
 

@@ -132,6 +132,7 @@ def step_metrics(
         "micro_batches": stats.micro_batches,
         "episodes": len(rewards),
         "samples": samples,
+        "samples_skipped": stats.samples_skipped,
         "calls": calls,
         "merge_ratio": calls / samples,
         "drifts": len(drifts),
