@@ -18,8 +18,22 @@ __all__ = ["EVAL_WORDS", "MAX_TOKENS", "PROMPT", "WORDS", "FirstWord", "first_wo
 
 WORDS = ("banana", "river", "purple", "castle", "window", "tiger", "orange", "silver")  # train split
 EVAL_WORDS = (  # 16 distinct words, so a held-out round of 16 greedy episodes is 16 independent items
-    "apple", "garden", "yellow", "bridge", "pencil", "rabbit", "winter", "copper",
-    "forest", "candle", "basket", "violet", "marble", "falcon", "harbor", "meadow",
+    "apple",
+    "garden",
+    "yellow",
+    "bridge",
+    "pencil",
+    "rabbit",
+    "winter",
+    "copper",
+    "forest",
+    "candle",
+    "basket",
+    "violet",
+    "marble",
+    "falcon",
+    "harbor",
+    "meadow",
 )
 PROMPT = "Reply with just the word '{word}' and nothing else."
 MAX_TOKENS = 6  # the reward reads the first word only
