@@ -371,3 +371,24 @@ def test_run_settings_from_a_command_line_take_its_fields_and_default_the_rest()
     assert settings.eval_episodes == RunSettings().eval_episodes and settings.update_every is None
     with pytest.raises(ValueError, match="concurrency"):
         RunSettings.from_options(argparse.Namespace(concurrency=0))
+
+
+def test_the_begin_gate_opens_after_every_eval_begin_and_lets_go_when_stopping() -> None:
+    from agentjet.tasks.play.runner import _BeginGate
+
+    gate = _BeginGate(2)
+    waited: list[float] = []
+    waiter = threading.Thread(target=lambda: (gate.wait(lambda: False), waited.append(time.monotonic())))
+    waiter.start()
+    gate.begun()
+    time.sleep(0.3)
+    assert not waited  # one of two eval begins settled: train begins still wait
+    opened = time.monotonic()
+    gate.begun()
+    waiter.join(timeout=5)
+    assert waited and waited[0] >= opened
+    stuck = _BeginGate(1)
+    started = time.monotonic()
+    stuck.wait(lambda: time.monotonic() - started > 0.3)  # stop(): the wait ends without the gate opening
+    assert time.monotonic() - started < 2
+    _BeginGate(0).wait(lambda: False)  # no eval episode: open from the start
