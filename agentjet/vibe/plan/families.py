@@ -143,6 +143,9 @@ ARITHMETIC_TRAIN: dict[str, Any] = {
     "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
 }
 
+# countdown is arithmetic's shape (one call, one checked answer of up to 128 tokens): its recipe, 30 steps
+COUNTDOWN_TRAIN: dict[str, Any] = dict(ARITHMETIC_TRAIN)
+
 CATALOG: dict[str, FamilyInfo] = {
     info.name: info
     for info in (
@@ -166,9 +169,14 @@ CATALOG: dict[str, FamilyInfo] = {
             "reach a target number from given numbers with + - * / (the numbers game)",
             "difficulty=1 (1-4), max_tokens=128, temperature=1.0",
             4,
+            128,
             64,
-            16,
             _countdown,
+            train=COUNTDOWN_TRAIN,
+            steps=30,
+            recipe="the recipe measured to learn arithmetic on the embedded model (countdown has its shape: one "
+            "call, one checked answer): GRPO groups of 8 on 2 puzzles an update, LoRA on every projection at lr "
+            "2e-4; 64 held-out puzzles",
         ),
         FamilyInfo(
             "arithmetic",
@@ -181,8 +189,8 @@ CATALOG: dict[str, FamilyInfo] = {
             train=ARITHMETIC_TRAIN,
             steps=40,
             recipe="the recipe `bench learn arithmetic` measured to learn on the embedded model: GRPO groups of 8 "
-            "on 2 problems per step, LoRA on every projection at lr 2e-4, 40 steps (37.5% -> 59.4% there); 64 "
-            "held-out problems",
+            "on 2 problems an update, LoRA on every projection at lr 2e-4 (37.5% -> 59.4% after 40 updates there); "
+            "64 held-out problems",
         ),
         FamilyInfo(
             "tool_use",
@@ -206,7 +214,7 @@ CATALOG: dict[str, FamilyInfo] = {
             train=WORD_TRAIN,
             steps=20,
             recipe="the recipe `bench learn-check` measured to learn on the embedded model: GRPO groups of 8 on 2 "
-            "words per step, LoRA on every projection at lr 5e-4, 20 steps",
+            "words an update, LoRA on every projection at lr 5e-4",
         ),
     )
 }

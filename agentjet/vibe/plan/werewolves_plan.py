@@ -155,7 +155,7 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     assumptions.append(
         "the recipe `bench learn werewolves` measured to learn on the embedded model: pure win/loss reward (no "
         "invalid-answer penalty), sampling at temperature 0.5, 12-token answers, the last 4 events in each prompt, "
-        "GRPO groups of 8 games on 2 deals per step, LoRA on every projection at lr 3e-4"
+        "GRPO groups of 8 games on 2 deals an update, LoRA on every projection at lr 3e-4"
     )
     params: dict[str, Any] = {"trained_roles": roles, "discussion": discussion, **RECIPE_PARAMS}
     params |= _rounds(reading, assumptions)
