@@ -7,7 +7,8 @@ is read by a safe evaluator (`expressions.py`, exact fractions, no `eval`). Rewa
 uses only the given numbers (each at most as often as given) and equals the target, 0.1 when
 it is such an expression with another value, 0 otherwise (no answer, several different
 answers, other numbers, `**`, division by zero...). Difficulty 1-4 sets how many numbers and
-how large the target is (`LEVELS`).
+how large the target is (`LEVELS`). `shots` worked examples come first as earlier turns: without
+one SmolLM2-135M never ends in the asked format ("The answer is 11."), so its reward is flat 0.
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ from agentjet.tasks.expressions import ExpressionError, evaluate
 from agentjet.tasks.frameworks import ChatRequest, check_framework, complete
 from agentjet.tasks.splits import Draft, draw_items
 
-__all__ = ["LEVELS", "PROMPT", "Countdown", "Level", "countdown_reward", "generate_puzzle"]
+__all__ = ["EXAMPLES", "LEVELS", "PROMPT", "Countdown", "Level", "countdown_reward", "generate_puzzle"]
 
 CORRECT, WELL_FORMED = 1.0, 0.1
 PROMPT = (
     "Use the numbers {numbers} to make {target}. You may use +, -, *, / and parentheses; each "
     "number at most once, and you do not need to use them all. Think briefly, then end your reply "
     "with one line of the form `Answer: <expression>`, for example `Answer: (6 + 4) * 3`."
+)
+EXAMPLES: tuple[tuple[list[int], int, str], ...] = (  # worked examples for `shots` (hand-written)
+    ([3, 7, 2], 23, "3 * 7 = 21, and 21 + 2 = 23.\nAnswer: 3 * 7 + 2"),
+    ([8, 5, 6, 9], 18, "8 - 5 = 3, and 3 * 6 = 18; 9 is not needed.\nAnswer: (8 - 5) * 6"),
 )
 
 
@@ -97,8 +102,13 @@ def countdown_reward(reply: str, numbers: list[int], target: int) -> tuple[float
     return (CORRECT if result.value == target else WELL_FORMED), answer
 
 
+def _prompt(numbers: Sequence[int], target: int) -> str:
+    return PROMPT.format(numbers=", ".join(map(str, numbers)), target=target)
+
+
 class Countdown:
-    """Countdown puzzles. Params: `difficulty` (1-4), `framework`, the chat call's `max_tokens`, `temperature`."""
+    """Countdown puzzles. Params: `difficulty` (1-4), `framework`, `shots` (worked examples shown first),
+    the chat call's `max_tokens`, `temperature`."""
 
     name = "countdown"
     servers: Sequence[str] = (POLICY,)
@@ -109,12 +119,16 @@ class Countdown:
         max_tokens: int = 128,
         temperature: float = 1.0,
         framework: str = "openai",
+        shots: int = 1,
         timeout_s: float = 600.0,
     ) -> None:
         self.difficulty = check_level(difficulty, LEVELS)
         self.max_tokens = check_max_tokens(max_tokens)
+        if not 0 <= shots <= len(EXAMPLES):
+            raise ValueError(f"shots must be 0-{len(EXAMPLES)}, got {shots}")
         self.temperature = temperature
         self.framework = check_framework(framework)
+        self.shots = shots
         self.timeout_s = timeout_s
 
     def items(self, split: Split, *, count: int, seed: int) -> list[TaskItem]:
@@ -127,16 +141,26 @@ class Countdown:
 
         return draw_items(f"countdown-d{self.difficulty}", split, count=count, seed=seed, draw=draw)
 
-    def run(self, item: TaskItem, llms: Mapping[str, Endpoint]) -> Outcome:
-        numbers, target = [int(n) for n in item.data["numbers"]], int(item.data["target"])
-        prompt = PROMPT.format(numbers=", ".join(map(str, numbers)), target=target)
-        request = ChatRequest(
-            messages=({"role": "user", "content": prompt},),
+    def request(self, item: TaskItem) -> ChatRequest:
+        """The one chat call of an item, the same whichever framework sends it (`shots` worked
+        examples first, as earlier user/assistant turns)."""
+        messages: list[dict[str, str]] = []
+        for numbers, target, worked in EXAMPLES[: self.shots]:
+            messages += [
+                {"role": "user", "content": _prompt(numbers, target)},
+                {"role": "assistant", "content": worked},
+            ]
+        question = _prompt([int(n) for n in item.data["numbers"]], int(item.data["target"]))
+        return ChatRequest(
+            messages=(*messages, {"role": "user", "content": question}),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=item.seed,
             timeout_s=self.timeout_s,
         )
-        reply = complete(self.framework, llms[POLICY], request)
+
+    def run(self, item: TaskItem, llms: Mapping[str, Endpoint]) -> Outcome:
+        numbers, target = [int(n) for n in item.data["numbers"]], int(item.data["target"])
+        reply = complete(self.framework, llms[POLICY], self.request(item))
         reward, answer = countdown_reward(reply, numbers, target)
         return Outcome.single(reward, reply=reply, answer=answer, target=target, numbers=numbers)

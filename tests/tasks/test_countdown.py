@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from agentjet.tasks.countdown import LEVELS, Countdown, countdown_reward
+from agentjet.tasks.countdown import EXAMPLES, LEVELS, Countdown, countdown_reward
 from agentjet.tasks.expressions import evaluate
 
 
@@ -77,3 +77,16 @@ def test_bad_params_are_value_errors() -> None:
         Countdown(difficulty=9)
     with pytest.raises(ValueError, match="framework"):
         Countdown(framework="crewai")
+
+
+@pytest.mark.parametrize("shots", [0, 1, 2])
+def test_shots_put_worked_examples_first_and_each_example_earns_the_full_reward(shots: int) -> None:
+    family = Countdown(difficulty=1, shots=shots)
+    item = family.items("eval", count=1, seed=0)[0]
+    messages = family.request(item).messages
+    assert [m["role"] for m in messages] == ["user", "assistant"] * shots + ["user"]
+    assert f"make {item.data['target']}" in messages[-1]["content"]
+    for numbers, target, worked in EXAMPLES[:shots]:
+        assert countdown_reward(worked, numbers, target) == (1.0, worked.rsplit("Answer: ", 1)[1])
+    with pytest.raises(ValueError, match="shots must be 0-2"):
+        Countdown(shots=3)

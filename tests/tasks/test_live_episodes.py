@@ -41,7 +41,9 @@ def test_countdown_episode(serve: Serve, answer: str, reward: float) -> None:
     assert call["completion_text"] == reply
     assert call["sampling"]["seed"] == item.seed
     assert call["sampling"]["max_tokens"] == 128
-    assert f"make {item.data['target']}" in call["messages"][0]["content"]
+    assert f"make {item.data['target']}" in call["messages"][-1]["content"]
+    assert call["messages"] == [dict(m) for m in Countdown(difficulty=2).request(item).messages]
+    assert [m["role"] for m in call["messages"]] == ["user", "assistant", "user"]  # one worked example first
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

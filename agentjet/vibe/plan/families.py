@@ -167,7 +167,7 @@ CATALOG: dict[str, FamilyInfo] = {
         FamilyInfo(
             "countdown",
             "reach a target number from given numbers with + - * / (the numbers game)",
-            "difficulty=1 (1-4), max_tokens=128, temperature=1.0",
+            "difficulty=1 (1-4), shots=1 (0-2), max_tokens=128, temperature=1.0",
             4,
             128,
             64,
