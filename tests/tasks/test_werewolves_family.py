@@ -156,7 +156,13 @@ def test_side_reward_is_win_loss_draw_or_error() -> None:
     heavy = side_reward(Side.WOLVES, Side.WOLVES, invalid=4, actions=10, penalty="per_action", penalty_weight=0.5)
     assert heavy == pytest.approx(0.8)
     with pytest.raises(ValueError, match="penalty_weight"):
-        Werewolves(penalty="per_action", penalty_weight=1.5)
+        Werewolves(penalty="per_action", penalty_weight=10.5)
+    with pytest.raises(ValueError, match="penalty_weight"):
+        Werewolves(penalty="per_action", penalty_weight=-0.1)
+    validity_first = side_reward(
+        Side.WOLVES, Side.WOLVES, invalid=4, actions=10, penalty="per_action", penalty_weight=3.0
+    )
+    assert validity_first == pytest.approx(1.0 - 3 * 0.4)  # a weight above 1: validity outweighs the result
 
 
 def test_missing_endpoint_is_named() -> None:
