@@ -15,7 +15,7 @@ from agentjet.core.episodes.merging import Sample
 from agentjet.core.step.packing import plan_micro_batches
 from agentjet.core.step.prefix_sharing import plan_shared_prefixes
 
-__all__ = ["WorkUnit", "plan_work"]
+__all__ = ["WorkUnit", "kept_indices", "plan_work"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,13 @@ class WorkUnit:
     indices: tuple[int, ...]  # into the step's samples
     prefix: int  # the shared prefix's length; 0: no prefix
     tokens: int
+
+
+def kept_indices(count: int, skip_zero: Sequence[float] | None) -> list[int]:
+    """The samples a step runs: all `count`, or with `skip_zero` (their advantages) the nonzero ones. Pure."""
+    if skip_zero is None:
+        return list(range(count))
+    return [i for i, advantage in enumerate(skip_zero) if advantage != 0.0]
 
 
 def plan_work(
@@ -42,7 +49,7 @@ def plan_work(
     sample whose advantage is exactly 0: its policy-gradient term is 0, so running it would cost a
     forward and backward for nothing (a GRPO group whose episodes all scored the same)."""
     if skip_zero is not None:
-        kept = [i for i, advantage in enumerate(skip_zero) if advantage != 0.0]
+        kept = kept_indices(len(samples), skip_zero)
         units = plan_work([samples[i] for i in kept], optim)
         return [WorkUnit(tuple(kept[j] for j in u.indices), u.prefix, u.tokens) for u in units]
     sharing = optim.share_prefix and not optim.gradient_checkpointing

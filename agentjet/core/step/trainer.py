@@ -40,7 +40,7 @@ from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_log
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
 from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples
-from agentjet.core.step.step_plan import WorkUnit, plan_work
+from agentjet.core.step.step_plan import WorkUnit, kept_indices, plan_work
 from agentjet.core.step.step_stats import RunningSums, StepStats, StepTotals, TisSums
 
 __all__ = [
@@ -125,7 +125,7 @@ class Trainer:
             totals = self.accumulate_gradients(samples, advantages)
         finally:
             self._tis_sums = None
-        ran = {i for unit in self.plan(samples, advantages) for i in unit.indices}
+        ran = kept_indices(len(samples), self._skip_zero(advantages))
         ran_tokens = sum(sum(samples[i].loss_mask[1:]) for i in ran)
         tis_scale = totals.tokens / ran_tokens if ran_tokens else 0.0  # TIS means over the tokens that ran
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters(), self.config.optim.grad_clip)
@@ -172,8 +172,11 @@ class Trainer:
 
     def plan(self, samples: Sequence[Sample], advantages: Sequence[float]) -> list[WorkUnit]:
         """The step's work units (`plan_work`); without a KL term, samples whose advantage is 0 are left out."""
-        skip_zero = advantages if self.config.grpo.kl_coef == 0 else None
-        return plan_work(samples, self.config.optim, skip_zero)
+        return plan_work(samples, self.config.optim, self._skip_zero(advantages))
+
+    def _skip_zero(self, advantages: Sequence[float]) -> Sequence[float] | None:
+        """The advantages whose zeros may be left out: only a loss without a KL term gives them no gradient."""
+        return advantages if self.config.grpo.kl_coef == 0 else None
 
     def accumulate_gradients(
         self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
