@@ -23,7 +23,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["POLICY", "Endpoint", "Outcome", "Split", "TaskFamily", "TaskItem", "check_level", "check_max_tokens"]
+__all__ = [
+    "POLICY",
+    "Endpoint",
+    "Outcome",
+    "Split",
+    "TaskFamily",
+    "TaskItem",
+    "check_level",
+    "check_max_tokens",
+    "won_flag",
+]
 
 POLICY = "policy"  # the server name of single-model families
 Split = Literal["train", "eval"]
@@ -57,6 +67,20 @@ class Outcome:
     @classmethod
     def single(cls, reward: float, **metadata: Any) -> Outcome:
         return cls({POLICY: reward}, metadata)
+
+
+def won_flag(metadata: Mapping[str, Any], server: str = POLICY) -> bool | None:
+    """Whether `server`'s side won, from an outcome's metadata `won` (a bool, or a bool per server), or None.
+
+    A family that knows its own success says so here (werewolves: a won game may score below the
+    full reward when invalid answers cost something), and counting a success then reads this flag
+    rather than a reward bar."""
+    won = metadata.get("won")
+    if isinstance(won, bool):
+        return won
+    if isinstance(won, Mapping) and isinstance(won.get(server), bool):
+        return bool(won[server])
+    return None
 
 
 @runtime_checkable

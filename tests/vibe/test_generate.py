@@ -22,11 +22,12 @@ from agentjet.tasks.werewolves.family import side_reward
 from agentjet.tasks.werewolves.state import Side
 from agentjet.tasks.word import first_word_reward
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.generate.contract import CODE_FILES, CONTRACT, DATA_FILES
+from agentjet.vibe.generate.contract import CODE_FILES, CONTRACT, DATA_FILES, REWARD_RANGE
 from agentjet.vibe.generate.fenced import parse_files, syntax_problems
 from agentjet.vibe.generate.generator import generate
 from agentjet.vibe.generate.render import TEMPLATES, render_file
 from agentjet.vibe.plan.spec import TaskSpec
+from agentjet.vibe.plan.werewolves_plan import RECIPE_PARAMS
 from agentjet.vibe.workspace import Workspace
 from tests.sandbox.conftest import sandbox_for
 from tests.vibe.fake_llm import FakeLLM, serve_fake_llm
@@ -160,6 +161,25 @@ def test_template_rewards_agree_with_the_built_in_families(tmp_path: Path) -> No
         expected = side_reward(side, Side.WOLVES, invalid=invalid, actions=10, penalty="per_action")
         outcome = {"winner": winner, "side": "wolves", "invalid": invalid, "actions": 10}
         assert reward.score(items[0]["data"], outcome) == expected
+
+
+def test_the_planned_werewolves_reward_is_the_weighted_one_scaled_into_the_contracts_range(tmp_path: Path) -> None:
+    """The planner's recipe weighs invalid answers 3x the result; reward.py divides by the weight (same advantages)."""
+    params = dict(RECIPE_PARAMS, trained_roles=["werewolf"], discussion=False)
+    ws = Workspace(tmp_path / "run").init()
+    generate(make_spec("werewolves", **params), ws, llm=None)
+    reward, items = _load(ws, "reward"), rows(ws, "eval")
+    weight = float(params["penalty_weight"])
+    assert weight > 1.0
+    for winner in ("wolves", "village", "draw"):
+        for invalid in range(11):
+            side = None if winner == "draw" else Side(winner)
+            raw = side_reward(
+                side, Side.WOLVES, invalid=invalid, actions=10, penalty="per_action", penalty_weight=weight
+            )
+            outcome = {"winner": winner, "side": "wolves", "invalid": invalid, "actions": 10}
+            value = reward.score(items[0]["data"], outcome)
+            assert value == pytest.approx(raw / weight) and REWARD_RANGE[0] <= value <= REWARD_RANGE[1]
 
 
 def test_params_a_family_rejects_are_a_clear_error(tmp_path: Path) -> None:

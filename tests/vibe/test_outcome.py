@@ -101,3 +101,30 @@ def test_report_and_run_json_carry_before_after_change_interval_and_verdict() ->
     section = "\n".join(outcome_section(data, {"success_metric": {"description": "games won"}}))
     assert "| base (step 0) | 4/16 | 25.0% |" in section and "| final (step 8) | 13/16 | 81.2% |" in section
     assert "Newcombe" in section and "at least 0.5 (games won)" in section
+
+
+@pytest.mark.parametrize(
+    ("metadata", "server", "won"),
+    [
+        ({"won": {"policy": True}}, "policy", True),
+        ({"won": {"policy": False, "village": True}}, "policy", False),
+        ({"won": {"wolves": False, "village": True}}, "village", True),
+        ({"won": {"wolves": True}}, "policy", None),  # not this server's flag
+        ({"won": True}, "anything", True),  # one flag for a one-server task
+        ({"won": "yes"}, "policy", None),  # not a bool: the reward bar decides
+        ({"won": {"policy": 1}}, "policy", None),
+        ({}, "policy", None),
+    ],
+)
+def test_an_episode_reads_the_tasks_won_flag_for_its_server(metadata: dict[str, Any], server: str, won: object) -> None:
+    body = _body([1]) | {"metadata": metadata}
+    assert eval_episode(body, server).won is won
+
+
+def test_a_won_flag_decides_success_over_the_reward_bar() -> None:
+    """A won werewolves game with invalid answers pays less than the bar; a lost one with a high reward is no win."""
+    before = [EvalEpisode("a", "ended", 0.1, 0, won=True), EvalEpisode("b", "ended", 0.9, 0, won=False)]
+    after = [EvalEpisode(f"c{i}", "ended", r, 3, won=w) for i, (r, w) in enumerate([(0.33, True), (0.2, None)])]
+    outcome = measure_outcome(before, after, launch_step=0, final_step=3, success_reward=0.5, rate_name="win rate")
+    assert (outcome.before.successes, outcome.after.successes) == (1, 1)  # type: ignore[union-attr]
+    assert outcome.before.reward_mean == pytest.approx(0.5)  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjet.core import AgentJetError, SwarmClient
-from agentjet.tasks.base import POLICY, TaskFamily, TaskItem
+from agentjet.tasks.base import POLICY, TaskFamily, TaskItem, won_flag
 from agentjet.tasks.play.episode import EpisodePlayer, EpisodeResult
 from agentjet.tasks.play.groups import group_members
 
@@ -77,10 +77,9 @@ def ended_rewards(results: Sequence[EpisodeResult]) -> list[float]:
 
 
 def _solved(metadata: Mapping[str, Any], reward: float) -> bool:
-    """The family's own `won` flag when it gives one (werewolves: a won game may score below 1 when the
-    penalty is per action), else a reward of at least 1."""
-    won = metadata.get("won")
-    return bool(won[POLICY]) if isinstance(won, Mapping) and POLICY in won else reward >= _WIN
+    """The family's own `won` flag when it gives one (`won_flag`), else a reward of at least 1."""
+    won = won_flag(metadata)
+    return reward >= _WIN if won is None else won
 
 
 def _play_one(player: EpisodePlayer, item: TaskItem, kind: str) -> EpisodeResult:

@@ -48,9 +48,11 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
     talk = "with one line of talk per player at night (wolves) and by day" if params.get("discussion", True) else ""
     tolerance = float(params.get("invalid_tolerance", 0.0))
     if params.get("penalty") == "per_action":
+        weight = float(params.get("penalty_weight", 0.1))
+        scaled = f", all divided by {weight:g} so it lies in [-1, 1]" if weight > 1 else ""
         penalty = (
-            f" minus {float(params.get('penalty_weight', 0.1)):g} x the share of its action answers that were "
-            "invalid (graded, so a model still learning the format gets a signal)"
+            f" minus {weight:g} x the share of its action answers that were invalid (graded, so a model still "
+            f"learning the format gets a signal){scaled}"
         )
     elif tolerance >= 1.0:
         penalty = " (an invalid answer costs nothing itself: the game plays the default move and counts it invalid)"
@@ -118,11 +120,12 @@ def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
 
 
 ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-# `bench learn werewolves` (docs/tasks.md): 13 -> 60 of 64 held-out wins in 6 steps of 2 deals x 8 games
+# `bench learn werewolves` (docs/tasks.md): 1/8 -> 6/8 held-out wins in 3 steps of 2 deals x 8 games, lr 2e-4,
+# with the per-action penalty of weight 3 (werewolves_plan.RECIPE_PARAMS)
 WEREWOLVES_TRAIN: dict[str, Any] = {
     "grpo": {"group_size": 8},
     "collect": {"tasks": 2},
-    "optim": {"lr": 3e-4},
+    "optim": {"lr": 2e-4},
     "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
 }
 
@@ -159,10 +162,10 @@ CATALOG: dict[str, FamilyInfo] = {
             32,
             16,
             _werewolves,
-            success_reward=0.5,  # a win pays 1 (less a small invalid-answer penalty), a loss 0 or below
+            success_reward=0.5,  # the game's `won` flag decides; this bar only for a client that gives none
             rate="win rate",
             train=WEREWOLVES_TRAIN,
-            steps=8,
+            steps=4,
         ),
         FamilyInfo(
             "countdown",

@@ -63,7 +63,9 @@ class SuccessMetric(BaseModel):
     name: str = Field("eval_reward_mean", min_length=1, description="metric name in the run's summary")
     description: str = Field(..., min_length=1, description="what the metric measures, in plain words")
     success_reward: float = Field(
-        1.0, description="a held-out episode is a success when its reward is at least this (a win, an exact answer)"
+        1.0,
+        description="a held-out episode is a success when the task reports it won (its metadata's `won`), else when "
+        "its reward is at least this (an exact answer)",
     )
     rate: str = Field("success rate", min_length=1, max_length=40, description="what the share of successes is called")
 

@@ -114,8 +114,9 @@ def _how(outcome: Mapping[str, Any], spec: Mapping[str, Any] | None) -> list[str
     return [
         f"Held-out items: the eval split (never trained on), the same items in every round, played with each "
         f"policy held still (no update during a round) and greedily where the task has a temperature. A success is "
-        f"an episode whose reward is at least {outcome.get('success_reward')} ({metric.get('description', 'the task')}"
-        f'). The interval is Newcombe\'s hybrid score interval of after - before at 95%: "improved" and "worse" '
+        f"an episode the task reports as won, or, where it reports none, one whose reward is at least "
+        f"{outcome.get('success_reward')} ({metric.get('description', 'the task')}). The interval is Newcombe's "
+        'hybrid score interval of after - before at 95%: "improved" and "worse" '
         f"only when it excludes no change.",
         "",
     ]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentjet.core import AgentJetError
-from agentjet.vibe.plan.spec import SuccessMetric
+from agentjet.vibe.plan.spec import SHARED_POLICY, SuccessMetric
 from agentjet.vibe.run.client_process import ClientHandle, stop_client
 from agentjet.vibe.run.launch import TrainingRun, restart_client, start_eval_client
 from agentjet.vibe.run.outcome import EvalEpisode, Outcome, eval_episode, measure_outcome
@@ -182,11 +182,12 @@ class HeldOutEval:
 
     def _read(self, ids: list[str], policy: str | None = None) -> list[EvalEpisode]:
         server = self.run.server if policy is None else self.run.policy_servers[policy]
+        name = policy or next(iter(self.run.policy_servers), SHARED_POLICY)  # the task's name for that server
         episodes = []
         with server.swarm() as swarm:
             for episode_id in ids:
                 try:
-                    episodes.append(eval_episode(swarm.get_episode(episode_id)))
+                    episodes.append(eval_episode(swarm.get_episode(episode_id), name))
                 except AgentJetError as exc:  # gone from the server: counted as unusable
                     log.debug("eval episode %s not readable: %s", episode_id, exc)
                     episodes.append(EvalEpisode(episode_id, "missing", None, None))

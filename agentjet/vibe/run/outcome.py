@@ -3,10 +3,12 @@
 Every eval episode of the run is read back from the server by id (the episode taps noted the ids),
 so it counts at the policy version that played it: an episode whose calls were all sampled by
 version v is a point of v's evaluation, and one straddling a hot-load counts for no version. An
-episode is a success when its reward reaches the task's own bar (`success_metric.success_reward`:
-a won game, an exact answer), so `before` and `after` are win rates or accuracies, not mean
-rewards. The change carries Newcombe's 95% interval (`tasks.play.proportions`, as `bench learn`);
-the verdict is "improved" or "worse" only when that interval excludes zero. Pure once read.
+episode is a success when its metadata says it was won (`tasks.base.won_flag`: werewolves, where a
+won game with invalid answers scores below the full reward), else when its reward reaches the
+task's own bar (`success_metric.success_reward`: an exact answer), so `before` and `after` are win
+rates or accuracies, not mean rewards. The change carries Newcombe's 95% interval
+(`tasks.play.proportions`, as `bench learn`); the verdict is "improved" or "worse" only when that
+interval excludes zero. Pure once read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentjet.tasks.base import POLICY, won_flag
 from agentjet.tasks.play.proportions import Rate, difference_ci, wilson
 
 __all__ = ["EvalEpisode", "EvalPoint", "Outcome", "eval_episode", "measure_outcome"]
@@ -31,10 +34,16 @@ class EvalEpisode:
     status: str  # ended, aborted, open
     reward: float | None
     version: int | None
+    won: bool | None = None  # the task's own success flag, when its metadata gives one
+
+    def solved(self, bar: float) -> bool:
+        """A success: won, when the task says; else a reward of at least `bar`."""
+        return self.won if self.won is not None else self.reward is not None and self.reward >= bar
 
 
-def eval_episode(body: Mapping[str, Any]) -> EvalEpisode:
-    """From `GET /swarm/episodes/{id}`: the one policy version every call was sampled by, if there is one."""
+def eval_episode(body: Mapping[str, Any], server: str = POLICY) -> EvalEpisode:
+    """From `GET /swarm/episodes/{id}` of the task's server `server`: the one policy version every call was
+    sampled by, if there is one, and the task's `won` flag for that server."""
     calls = [c for c in body.get("calls") or [] if isinstance(c, Mapping)]
     versions = {c.get("policy_version") for c in calls}
     if calls:
@@ -42,11 +51,13 @@ def eval_episode(body: Mapping[str, Any]) -> EvalEpisode:
     else:  # no model call (the game ended first): the version it began under
         version = body.get("policy_version_at_begin")
     reward = body.get("reward")
+    metadata = body.get("metadata")
     return EvalEpisode(
         str(body.get("episode_id", "")),
         str(body.get("status", "")),
         float(reward) if isinstance(reward, int | float) and math.isfinite(reward) else None,
         version if isinstance(version, int) else None,
+        won_flag(metadata, server) if isinstance(metadata, Mapping) else None,
     )
 
 
@@ -75,8 +86,9 @@ class EvalPoint:
         }
 
 
-def _point(step: int, rewards: Sequence[float], bar: float) -> EvalPoint:
-    return EvalPoint(step, sum(r >= bar for r in rewards), len(rewards), sum(rewards) / len(rewards))
+def _point(step: int, episodes: Sequence[EvalEpisode], bar: float) -> EvalPoint:
+    rewards = [e.reward or 0.0 for e in episodes]  # usable episodes have a reward
+    return EvalPoint(step, sum(e.solved(bar) for e in episodes), len(episodes), sum(rewards) / len(episodes))
 
 
 @dataclass(frozen=True)
@@ -159,14 +171,14 @@ def measure_outcome(
     (`final_step`; None: the version most of its episodes were played at); `between`: the rounds played while
     training, each counted at the version that played it. Episodes of another version are unusable."""
     unusable = 0
-    by_version: dict[int, list[float]] = {}
+    by_version: dict[int, list[EvalEpisode]] = {}
 
-    def usable(episodes: Iterable[EvalEpisode], step: int | None) -> list[float]:
+    def usable(episodes: Iterable[EvalEpisode], step: int | None) -> list[EvalEpisode]:
         nonlocal unusable
         kept = []
         for e in episodes:
             if e.status == "ended" and e.reward is not None and e.version is not None and step in (None, e.version):
-                kept.append(e.reward)
+                kept.append(e)
             else:
                 unusable += 1
         return kept
@@ -179,7 +191,7 @@ def measure_outcome(
     last = usable(after, final_step) if final_step is not None else []
     for episode in between:
         if episode.status == "ended" and episode.reward is not None and episode.version is not None:
-            by_version.setdefault(episode.version, []).append(episode.reward)
+            by_version.setdefault(episode.version, []).append(episode)
         else:
             unusable += 1
     before_point = _point(launch_step, first, success_reward) if first else None
