@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -82,6 +82,7 @@ def _dry_run(
     steps: int | None,
     minutes: float | None,
     eval_items: int | None,
+    train: dict[str, Any],
     as_json: bool,
 ) -> None:
     """Plan the sentence and print the spec (text or JSON); no workspace, run DB or state dir is made."""
@@ -94,7 +95,9 @@ def _dry_run(
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     try:
-        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items)
+        spec = plan(
+            text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items, train=train
+        )
     except PlanRefused as exc:
         typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
@@ -119,6 +122,15 @@ def vibe_command(
     eval_items: Annotated[
         int | None, typer.Option(min=1, help="held-out items the policy plays before and after training")
     ] = None,
+    train: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--train",
+            metavar="KEY=VALUE",
+            help="a training setting over the family's recipe, train.yaml's field with dots, e.g. collect.tasks=1 "
+            "(repeatable)",
+        ),
+    ] = None,
     workdir: Annotated[Path, typer.Option(help="runs go to WORKDIR/RUN_ID; checkpoints to WORKDIR/.vibe")] = Path(
         "vibe-runs"
     ),
@@ -134,6 +146,7 @@ def vibe_command(
     and says so; a sentence it cannot map is refused and nothing is written.
     """
     from agentjet.vibe.driver import resume_vibe, run_vibe
+    from agentjet.vibe.plan.train_overrides import parse_train_overrides
     from agentjet.vibe.progress import make_progress
     from agentjet.vibe.state import VibeOptions, new_run_id
 
@@ -148,8 +161,18 @@ def vibe_command(
     if as_json and not dry_run:
         typer.secho("error: --json goes with --dry-run", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
+    if train and resume is not None:
+        typer.secho("error: --train goes with a new run (a resumed run keeps its settings)", fg=typer.colors.RED,
+                    err=True)  # fmt: skip
+        raise typer.Exit(2)
+    try:
+        overrides = parse_train_overrides(train or [])
+    except AgentJetError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
     if dry_run:
-        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, as_json=as_json)
+        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, train=overrides,
+                 as_json=as_json)  # fmt: skip
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
@@ -165,6 +188,7 @@ def vibe_command(
                     steps=steps,
                     budget_minutes=budget,
                     eval_items=eval_items,
+                    train=overrides,
                     workdir=str(workdir),
                     max_repairs=max_repairs,
                 )

@@ -61,6 +61,7 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         steps=options.steps,
         minutes=options.budget_minutes,
         eval_items=options.eval_items,
+        train=options.train,
     )
     workspace = Workspace(Path(state["workspace"])).init()
     save_spec(spec, workspace.file(TASK_FILE))

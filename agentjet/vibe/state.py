@@ -43,6 +43,9 @@ class VibeOptions(BaseModel):
     steps: int | None = Field(None, ge=1, description="--steps: training steps, overriding the sentence")
     budget_minutes: float | None = Field(None, gt=0, description="--budget: wall-clock minutes for the run")
     eval_items: int | None = Field(None, ge=1, le=100_000, description="--eval-items: held-out items per round")
+    train: dict[str, Any] = Field(
+        default_factory=dict, description="--train: TrainConfig overrides over the family's recipe (nested)"
+    )
     workdir: str = Field("vibe-runs", min_length=1, description="runs live in <workdir>/<run_id>/")
     max_repairs: int = Field(3, ge=0, le=20, description="repair rounds allowed per failing node")
 

@@ -51,7 +51,7 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         weight = float(params.get("penalty_weight", 0.1))
         scaled = f", all divided by {weight:g} so it lies in [-1, 1]" if weight > 1 else ""
         penalty = (
-            f" minus {weight:g} x the share of its action answers that were invalid (graded, so a model still "
+            f"; minus {weight:g} x the share of its action answers that were invalid (graded, so a model still "
             f"learning the format gets a signal){scaled}"
         )
     elif tolerance >= 1.0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.vibe.errors import PlanRefused
@@ -19,7 +20,16 @@ from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import choose_model, has_cuda
 from agentjet.vibe.plan.sentence import Reading, read_sentence
-from agentjet.vibe.plan.spec import SHARED_POLICY, Budget, DatasetPlan, Policy, SuccessMetric, TaskSpec
+from agentjet.vibe.plan.spec import (
+    SHARED_POLICY,
+    Budget,
+    DatasetPlan,
+    Policy,
+    SuccessMetric,
+    TaskSpec,
+    merge_overrides,
+)
+from agentjet.vibe.plan.train_overrides import describe_overrides
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -44,12 +54,13 @@ def plan(
     steps: int | None = None,
     minutes: float | None = None,
     eval_items: int | None = None,
+    train: dict[str, Any] | None = None,
     gpu: bool | None = None,
     model_roots: Sequence[Path] | None = None,
 ) -> TaskSpec:
-    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items` are the user's flags and win over the
-    sentence and the family's defaults; `gpu` None means ask torch; `model_roots` are where local models are
-    looked for (tests)."""
+    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`train` (checked TrainConfig overrides,
+    `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu` None means
+    ask torch; `model_roots` are where local models are looked for (tests)."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -69,6 +80,10 @@ def plan(
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
     if eval_items is not None:
         update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
+    if train:
+        update["train"] = merge_overrides(dict(draft.train), train)
+        given = ", ".join(describe_overrides(train))
+        update["assumptions"] = [*draft.assumptions, f"training settings from --train, over the recipe: {given}"]
     return draft.model_copy(update=update)
 
 
