@@ -42,8 +42,10 @@ vllm-venv: $(VLLM_STAMP)
 DEMO_SENTENCE ?= train a 7B to play werewolves
 DEMO_STEPS ?= 2
 DEMO_EVAL_ITEMS ?= 8
+# one deal (8 games) an update instead of the recipe's 2, so the demo ends within 15 minutes on 2 cores
+DEMO_TRAIN ?= collect.tasks=1
 DEMO_VIBE = $(VENV)/bin/agentjet vibe "$(DEMO_SENTENCE)" --steps $(DEMO_STEPS) --eval-items $(DEMO_EVAL_ITEMS) \
-	--workdir vibe-runs
+	$(foreach setting,$(DEMO_TRAIN),--train $(setting)) --workdir vibe-runs
 demo: setup
 	$(VENV)/bin/agentjet models prepare smollm2-135m
 ifeq ($(shell id -u),0)
