@@ -48,8 +48,8 @@ def spec_text(spec: TaskSpec) -> str:
         ("training", _training(spec.train)),
         (
             "held-out",
-            f"{spec.dataset.eval_items} eval items before and after training; success: a won episode, or reward >= "
-            f"{spec.success_metric.success_reward:g} where the task reports no win ({spec.success_metric.rate})",
+            f"{spec.dataset.eval_items} eval items before and after training; success: the task's won flag where it "
+            f"reports one, else reward >= {spec.success_metric.success_reward:g} ({spec.success_metric.rate})",
         ),
         ("model", model),
     ]
