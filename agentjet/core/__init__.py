@@ -45,7 +45,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentjet.core.config import ServerSettings, TrainConfig
+    from agentjet.core.config import ServerSettings, TrainConfig, describe_validation_error
     from agentjet.core.errors import (
         AgentJetError,
         AuthError,
@@ -104,6 +104,7 @@ __all__ = [
     "TokenNotFound",
     "TrainConfig",
     "TrainingDown",
+    "describe_validation_error",
     "error_line",
     "log_tail",
     "log_to_stderr",
@@ -119,6 +120,7 @@ _HOME = {name: "sdk.client" if name in _CLIENT else "errors" for name in __all__
 _HOME.update(
     ServerSettings="config", TrainConfig="config", TOKEN_ENV="sdk.client_core", serve_scripted="scripted_server"
 )
+_HOME.update(describe_validation_error="config")
 _HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
 _HOME.update(ServerProcess="launch.server_process")
 _CHILD_PROCESS = ("log_tail", "pid_alive", "process_mentions", "stop_process_group")

@@ -13,6 +13,8 @@ roles.py         Which werewolves roles a sentence trains, which it names as opp
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
 spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
+train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
+                 measured recipe.
 werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them, talk
                  and round cap.
 """

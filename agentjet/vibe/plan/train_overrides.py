@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentjet.core import ConfigError, TrainConfig
-from agentjet.core.config import describe_validation_error
+from agentjet.core import ConfigError, TrainConfig, describe_validation_error
 from agentjet.vibe.plan.spec import merge_overrides
 
 __all__ = ["describe_overrides", "parse_train_overrides"]
