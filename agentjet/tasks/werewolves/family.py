@@ -33,8 +33,9 @@ __all__ = ["ERROR_REWARD", "LOSS_REWARD", "WIN_REWARD", "Penalty", "Werewolves",
 
 WIN_REWARD, LOSS_REWARD, ERROR_REWARD = 1.0, 0.0, -0.1
 # `per_action` weights above 1 let the answers' validity outweigh the game's result: a small model
-# that has not learnt the format yet needs that (docs/vibe.md: invalid answers 78% -> 53% in two
-# updates at 3, where weights of 0.1-0.5 and win/loss alone drifted to more invalid answers)
+# that has not learnt the format yet needs that (at 3: held-out invalid answers 69% -> 18% in `bench
+# learn`, docs/tasks.md, and 67% -> 0% in vibe's default run, docs/vibe.md, where weights of 0.1-0.5
+# and win/loss alone drifted to more invalid answers)
 MAX_PENALTY_WEIGHT = 10.0
 Penalty = Literal["episode", "per_action"]
 _LOG_LINES = 400  # the game log kept in an outcome's metadata, at most
