@@ -51,9 +51,24 @@ def _setup_logging(progress: PlainProgress | LiveProgress) -> list[tuple[logging
     return installed
 
 
+_STILL_STOPPING = (
+    "still stopping: the running step is shutting down its client and servers "
+    "(kill -9 forces it; --resume adopts a server left running)\n"
+)
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM stops a run like Ctrl-C: the running step cleans up (client, server) and the run stays resumable."""
+    """Ctrl-C and SIGTERM stop a run alike: the running step cleans up (client, servers), the run stays resumable.
+
+    A second signal while that cleanup runs is answered, not obeyed: cutting it short would leave
+    the servers running with nothing to stop them."""
+    signal.signal(signal.SIGINT, _still_stopping)
+    signal.signal(signal.SIGTERM, _still_stopping)
     raise KeyboardInterrupt
+
+
+def _still_stopping(signum: int, frame: FrameType | None) -> None:
+    sys.stderr.write(_STILL_STOPPING)
 
 
 def _finish(result: RunResult, workdir: Path) -> None:
@@ -176,7 +191,7 @@ def vibe_command(
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with progress:
             if resume is not None:
@@ -200,7 +215,8 @@ def vibe_command(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         for logger, handler in handlers:
             logger.removeHandler(handler)
     _finish(result, workdir)

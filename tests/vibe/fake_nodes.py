@@ -31,6 +31,7 @@ class FakeScript:
     fatal: str | None = None  # node (repair too) that raises a plain VibeError (not repairable)
     crash: str | None = None  # node that raises RuntimeError on its first call (a bug: the run stops, resumable)
     block: str | None = None  # node that sleeps on its first call until the process is killed
+    cleanup_s: float = 0.0  # an interrupted blocking node takes this long to clean up, then writes cleaned.log
     repair_fails: int = 0  # the repair node's first N calls fail too
     steps: int = 3
 
@@ -55,7 +56,13 @@ def _scripted(name: str, script: FakeScript, ctx: VibeContext) -> None:
     before = _record(ctx, name)
     if script.block == name and before == 0:
         ctx.progress.log(f"{name} is blocking until killed")
-        time.sleep(600)
+        try:
+            time.sleep(600)
+        finally:
+            if script.cleanup_s:
+                ctx.progress.log(f"{name} is cleaning up")
+                time.sleep(script.cleanup_s)
+                (Path(ctx.options.workdir) / "cleaned.log").write_text(name)
     if script.crash == name and before == 0:
         raise RuntimeError(f"{name} crashed (scripted)")
     if script.fatal == name:

@@ -160,6 +160,28 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_leaves_it_resumable(tmp_path: Pat
     ]
 
 
+@pytest.mark.parametrize(("first", "second"), [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM, signal.SIGINT),
+                                             (signal.SIGINT, signal.SIGTERM)])  # fmt: skip
+def test_a_second_signal_does_not_cut_the_cleanup_short(tmp_path: Path, first: int, second: int) -> None:
+    workdir = tmp_path / "runs"
+    script = json.dumps({"block": "validate", "cleanup_s": 3})
+    env = {**os.environ, ENV_NODES: "tests.vibe.fake_nodes:NODES", ENV_SCRIPT: script, "PYTHONPATH": str(REPO)}
+    argv = _vibe("train a word game", "--workdir", str(workdir))
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = _lines(proc.stdout)  # type: ignore[arg-type]
+        _wait_for(lines, "validate is blocking until killed", timeout_s=120)
+        proc.send_signal(first)
+        _wait_for(lines, "validate is cleaning up", timeout_s=60)
+        proc.send_signal(second)  # an impatient second Ctrl-C, or a supervisor's SIGTERM
+        assert proc.wait(timeout=60) == 130
+    finally:
+        proc.kill()
+    assert (workdir / "cleaned.log").read_text() == "validate"  # the cleanup ran to its end
+    stderr = proc.stderr.read()  # type: ignore[union-attr]
+    assert "still stopping" in stderr and "Traceback" not in stderr
+
+
 def test_resuming_a_failed_run_retries_the_node_that_failed_it(tmp_path: Path) -> None:
     workdir = tmp_path / "runs"
     nodes = make_nodes(FakeScript(fail={"red_team": 1}))  # fails once: e.g. a timeout on a busy machine
