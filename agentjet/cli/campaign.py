@@ -8,17 +8,14 @@ folder for `start`, and to the newest repo there for the other commands.
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentjet.core.errors import AgentJetError
+from agentjet.core.launch.interrupts import signals_stop_once
 
 if TYPE_CHECKING:
     from agentjet.a3r.plan.campaign_plan import CampaignPlan
@@ -46,18 +43,7 @@ def _say(message: str) -> None:
     typer.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
 
 
-@contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C: running trials are failed and queued, the pool is stopped."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+_STILL_STOPPING = "still stopping: running trials are being failed and queued, the pool stopped (kill -9 forces it)"
 
 
 def default_repo(plan_name: str) -> Path:
@@ -152,7 +138,7 @@ def resume(repo: RepoOption = None) -> None:
 def _run(session: Any, repo_dir: Path) -> None:
     """Run a campaign session, then write and commit the report; exit with the status above."""
     try:
-        with _sigterm_stops():
+        with signals_stop_once(_STILL_STOPPING):
             result: CampaignResult = session()
     except KeyboardInterrupt:
         typer.secho(f"interrupted: go on with agentjet campaign resume --repo {repo_dir}", err=True)

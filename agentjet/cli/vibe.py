@@ -7,15 +7,14 @@ refused the sentence, a bad flag, no such run to resume), 130 interrupted by Ctr
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentjet.core.errors import AgentJetError
+from agentjet.core.launch.interrupts import signals_stop_once
 
 if TYPE_CHECKING:
     from agentjet.vibe.driver import RunResult
@@ -53,22 +52,8 @@ def _setup_logging(progress: PlainProgress | LiveProgress) -> list[tuple[logging
 
 _STILL_STOPPING = (
     "still stopping: the running step is shutting down its client and servers "
-    "(kill -9 forces it; --resume adopts a server left running)\n"
+    "(kill -9 forces it; --resume adopts a server left running)"
 )
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C and SIGTERM stop a run alike: the running step cleans up (client, servers), the run stays resumable.
-
-    A second signal while that cleanup runs is answered, not obeyed: cutting it short would leave
-    the servers running with nothing to stop them."""
-    signal.signal(signal.SIGINT, _still_stopping)
-    signal.signal(signal.SIGTERM, _still_stopping)
-    raise KeyboardInterrupt
-
-
-def _still_stopping(signum: int, frame: FrameType | None) -> None:
-    sys.stderr.write(_STILL_STOPPING)
 
 
 def _finish(result: RunResult, workdir: Path) -> None:
@@ -191,9 +176,8 @@ def vibe_command(
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
-    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with progress:
+        with signals_stop_once(_STILL_STOPPING), progress:
             if resume is not None:
                 result = resume_vibe(resume, workdir, progress=progress)
             else:
@@ -215,8 +199,6 @@ def vibe_command(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for logger, handler in handlers:
             logger.removeHandler(handler)
     _finish(result, workdir)
