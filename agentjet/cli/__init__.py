@@ -11,10 +11,10 @@ credentials.py    Where CLI commands take a token from: `--token-file`, `AGENTJE
                   file.
 demo.py           `agentjet demo`: the swarm demo's flags; the demo itself (server, clients, table) is demo_run.py.
 demo_run.py       The swarm demo: one real server on loopback, several concurrent agent clients, no training.
-logs.py           The CLI's log handler and its one way to fail: a red `error: <sentence>` line and exit code 2.
 main.py           `agentjet`: the root app, assembled from one module per command group (see the package docstring).
 models.py         `agentjet models list|prepare`: the registered models and their offline cache.
-one_shot.py       How a one-shot command (each `bench ...`, `demo`) runs: quiet logs, its own report, one-line errors.
+one_shot.py       How a command fails (one red `error:` line, exit 2), its log handler, and how a one-shot
+                  command (each `bench ...`, `demo`) runs: quiet logs, its own report, one-line errors.
 sandbox.py        `agentjet sandbox ...`: build the sandbox image, check which backends work, run a command in one.
 server.py         `agentjet server start|status|repair` and `agentjet server token create|list|revoke`.
 vibe.py           `agentjet vibe TEXT`: a sentence in, a validated and watched training run (and its report) out.

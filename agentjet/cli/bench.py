@@ -16,8 +16,7 @@ from agentjet.cli.bench_options import (
     vllm_python_or_venv,
 )
 from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
-from agentjet.cli.logs import fail
-from agentjet.cli.one_shot import run_one_shot
+from agentjet.cli.one_shot import fail, run_one_shot
 from agentjet.core.errors import AgentJetError
 
 __all__ = ["bench_app"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentjet.cli.logs import fail
+from agentjet.cli.one_shot import fail
 
 __all__ = [
     "GroupsOption",

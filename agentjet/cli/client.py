@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
-from agentjet.cli.logs import fail, setup_logging
+from agentjet.cli.one_shot import fail, setup_logging
 from agentjet.core.errors import AgentJetError
 
 if TYPE_CHECKING:

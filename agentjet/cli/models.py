@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agentjet.cli.logs import fail, setup_logging
+from agentjet.cli.one_shot import fail, setup_logging
 from agentjet.core.errors import AgentJetError
 
 __all__ = ["models_app"]

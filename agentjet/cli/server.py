@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
-from agentjet.cli.logs import fail, setup_logging
+from agentjet.cli.one_shot import fail, setup_logging
 from agentjet.core.errors import AgentJetError
 
 __all__ = ["server_app"]

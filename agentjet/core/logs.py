@@ -1,6 +1,6 @@
 """How an agentjet process reports on stderr: its log handler and its one-line errors.
 
-The CLI (`cli/logs.py`) and the process entries that run without it (`run_server`, a campaign's
+The CLI (`cli/one_shot.py`) and the process entries that run without it (`run_server`, a campaign's
 local servers; `python -m agentjet.tasks.play.client_run`, vibe's host clients) install the same
 handler and word a refusal the same way: one `error: <sentence>` line.
 """

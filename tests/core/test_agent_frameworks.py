@@ -436,6 +436,31 @@ def test_raw_httpx_with_logprobs(scripted_server: Callable[..., RunningServer], 
     assert body["usage"]["completion_tokens"] == len(call["completion_ids"])
 
 
+def test_a_streamed_choice_carries_its_logprobs_in_its_closing_chunk(
+    scripted_server: Callable[..., RunningServer], tiny_tokenizer: Any
+) -> None:
+    answer = "Streamed with logprobs."
+    episode = begin(scripted_server([answer]))
+    request = {"model": "tiny", "messages": [{"role": "user", "content": "ping"}], "stream": True}
+    headers = {"Authorization": f"Bearer {episode.api_key}"}
+    chunks = {}
+    for logprobs in (True, False):
+        with httpx.stream(
+            "POST", f"{episode.base_url}/chat/completions", json={**request, "logprobs": logprobs}, headers=headers
+        ) as reply:
+            assert reply.status_code == 200
+            lines = [line.removeprefix("data: ") for line in reply.iter_lines() if line.startswith("data: ")]
+        chunks[logprobs] = [json.loads(line) for line in lines if line != "[DONE]"]
+    calls = episode.end()["calls"]
+    closing = [c["choices"][0] for c in chunks[True] if c["choices"] and c["choices"][0]["finish_reason"]]
+    assert len(closing) == 1
+    entries = closing[0]["logprobs"]["content"]
+    assert [e["token"] for e in entries] == tiny_tokenizer.convert_ids_to_tokens(calls[0]["completion_ids"])
+    assert [e["logprob"] for e in entries] == calls[0]["completion_logprobs"]
+    assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks[True] if c["choices"]) == answer
+    assert all("logprobs" not in c["choices"][0] for c in chunks[False] if c["choices"])
+
+
 # ---- the real model ---------------------------------------------------------------------------
 @pytest.fixture(params=["tiny", pytest.param("smollm2-135m", marks=pytest.mark.slow)])
 def real_server(

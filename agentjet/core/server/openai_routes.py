@@ -1,4 +1,8 @@
-"""`/v1/models` and `/v1/chat/completions`: the OpenAI-compatible surface agents talk to."""
+"""`/v1/models` and `/v1/chat/completions`: the OpenAI-compatible surface agents talk to.
+
+A streamed choice asked for `logprobs` gets them all in its closing chunk (the one with its
+`finish_reason`), not spread over its deltas: the chat playground colours a reply once it ends.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -46,7 +51,8 @@ async def chat_completions(body: ChatCompletionIn, episode: EpisodeDep, chat: Ch
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        events = _stream_events(chat, episode, call, prompt, completion_id, created, body.model, include_usage)
+        meta = _StreamMeta(completion_id, created, body.model, include_usage, with_logprobs=bool(body.logprobs))
+        events = _stream_events(chat, episode, call, prompt, meta)
         return StreamingResponse(events, media_type="text/event-stream")
     results = await chat.complete(episode, call, prompt)
     reply = shapes.completion(
@@ -55,20 +61,23 @@ async def chat_completions(body: ChatCompletionIn, episode: EpisodeDep, chat: Ch
     return Response(orjson.dumps(reply), media_type="application/json")  # skips FastAPI's generic encoder
 
 
+@dataclass(frozen=True)
+class _StreamMeta:
+    completion_id: str
+    created: int
+    model: str
+    include_usage: bool
+    with_logprobs: bool
+
+
 async def _stream_events(
-    chat: ChatService,
-    episode: OpenEpisode,
-    call: ChatCall,
-    prompt: RenderedPrompt,
-    completion_id: str,
-    created: int,
-    model: str,
-    include_usage: bool,
+    chat: ChatService, episode: OpenEpisode, call: ChatCall, prompt: RenderedPrompt, meta: _StreamMeta
 ) -> AsyncIterator[bytes]:
-    """SSE chunks as tokens are sampled; tool calls and held-back text arrive with each choice's end."""
+    """SSE chunks as tokens are sampled; tool calls, held-back text and (when asked) the choice's
+    token logprobs arrive with each choice's end."""
 
     def emit(choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
-        return shapes.sse(shapes.chunk(completion_id, created, model, choices, usage))
+        return shapes.sse(shapes.chunk(meta.completion_id, meta.created, meta.model, choices, usage))
 
     streamed = ["" for _ in range(call.n)]
     for index in range(call.n):
@@ -83,12 +92,15 @@ async def _stream_events(
             results.append(item)
             for delta in _closing_deltas(item, streamed[item.index]):
                 yield emit([{"index": item.index, "delta": delta, "finish_reason": None}])
-            yield emit([{"index": item.index, "delta": {}, "finish_reason": item.finish_reason}])
+            last: dict[str, Any] = {"index": item.index, "delta": {}, "finish_reason": item.finish_reason}
+            if meta.with_logprobs:
+                last["logprobs"] = shapes.logprobs_block(chat.tokenizer, item)
+            yield emit([last])
     except AgentJetError as exc:  # headers are sent: the error travels as the last event
         log.error("stream failed mid-way id=%s: %s", episode.episode_id, exc)
         yield shapes.sse({"error": {"message": str(exc), "type": "server_error", "code": "stream_failed"}})
         return
-    if include_usage:
+    if meta.include_usage:
         yield emit([], shapes.usage(results))
     yield shapes.sse("[DONE]")
 
