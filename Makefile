@@ -88,7 +88,7 @@ bench-serve: setup
 
 lint: setup
 	$(VENV)/bin/ruff check agentjet tests
-	$(VENV)/bin/mypy --strict agentjet/core agentjet/llm agentjet/tasks agentjet/bench agentjet/sandbox agentjet/vibe agentjet/a3r
+	$(VENV)/bin/mypy --strict agentjet/core agentjet/llm agentjet/tasks agentjet/bench agentjet/sandbox agentjet/vibe agentjet/a3r agentjet/chat
 
 clean:
 	rm -rf $(VENV) .pytest_cache

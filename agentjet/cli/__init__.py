@@ -5,6 +5,7 @@ bench.py          `agentjet bench ...`: one command per benchmark; each checks i
 bench_options.py  The flags several `agentjet bench ...` commands share, and the checks and defaults of their values.
 campaign.py       `agentjet campaign start|status|resume|stop|report`: A3R campaigns from the terminal.
 campaign_view.py  What `agentjet campaign status` and `start --dry-run` show: the trials table and the study setup.
+chat.py           `agentjet chat`: the chat web page on loopback over the swarm servers named with `--server`.
 client.py         `agentjet client run`: run a task family (built-in or a client file) against servers, optionally
                   sandboxed.
 credentials.py    Where CLI commands take a token from: `--token-file`, `AGENTJET_TOKEN`, a state dir's `token`

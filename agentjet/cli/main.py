@@ -6,6 +6,7 @@ import typer
 
 from agentjet.cli.bench import bench_app
 from agentjet.cli.campaign import campaign_app
+from agentjet.cli.chat import chat_command
 from agentjet.cli.client import client_app
 from agentjet.cli.demo import demo_command
 from agentjet.cli.models import models_app
@@ -24,6 +25,7 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(campaign_app, name="campaign")
 app.command("vibe")(vibe_command)
 app.command("demo")(demo_command)
+app.command("chat")(chat_command)
 
 
 if __name__ == "__main__":  # `python -m agentjet.cli.main ...`: how our subprocesses and sandboxes start the CLI

@@ -1,0 +1,164 @@
+"""`agentjet chat`'s web app: the login page, the playground page and its two API routes.
+
+Pages are static files (`static/`): the page script builds every reply with `textContent`, so model
+output is text, never markup, and the Content-Security-Policy allows scripts from this origin only
+(no inline script, no other host). `/api/session` hands the page its CSRF token and the targets'
+names; `/api/chat` fans one conversation out to the chosen targets and streams their events back
+as one SSE stream, each event tagged with its target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
+
+from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
+from agentjet.chat.targets import ChatRequest, ChatTarget, stream_reply
+
+__all__ = ["create_chat_app"]
+
+_STATIC = resources.files("agentjet.chat") / "static"
+_STATIC_FILES = {"playground.js": "text/javascript", "chat.css": "text/css"}
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure_cookie: bool = False) -> FastAPI:
+    """The chat app over `targets` (by name), behind `sessions`' login."""
+    by_name = {t.name: t for t in targets}
+    app = FastAPI(title="agentjet chat", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.method == "POST" and not _same_origin(request):
+            return JSONResponse({"error": "cross-origin request refused"}, status_code=403)
+        response = await call_next(request)
+        response.headers.update(_HEADERS)
+        return response
+
+    def session_of(request: Request) -> Session | None:
+        return sessions.find(request.cookies.get(SESSION_COOKIE))
+
+    def require(request: Request, *, changes: bool) -> Session:
+        session = session_of(request)
+        if session is None:
+            raise HTTPException(401, "log in first")
+        if changes and not sessions.csrf_ok(session, request.headers.get(CSRF_HEADER)):
+            raise HTTPException(403, f"missing or wrong {CSRF_HEADER}")
+        return session
+
+    @app.get("/login", response_model=None)
+    async def login_page() -> FileResponse:
+        return _static_page("login.html")
+
+    @app.post("/login", response_model=None)
+    async def login(request: Request) -> Response:
+        session = sessions.login(await _form_token(request))
+        if session is None:
+            return RedirectResponse("/login?failed=1", status_code=303)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE, session.session_id, httponly=True, samesite="strict", secure=secure_cookie, path="/"
+        )
+        return response
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        require(request, changes=True)
+        sessions.logout(request.cookies.get(SESSION_COOKIE))
+        response = JSONResponse({"logged_out": True})
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    @app.get("/", response_model=None)
+    async def playground_page(request: Request) -> Response:
+        if session_of(request) is None:
+            return RedirectResponse("/login", status_code=303)
+        return _static_page("playground.html")
+
+    @app.get("/static/{name}", response_model=None)
+    async def static_file(name: str) -> Response:
+        if name not in _STATIC_FILES:
+            raise HTTPException(404, "no such file")
+        return Response((_STATIC / name).read_bytes(), media_type=_STATIC_FILES[name])
+
+    @app.get("/api/session")
+    async def session_info(request: Request) -> dict[str, Any]:
+        session = require(request, changes=False)
+        return {"csrf": session.csrf, "targets": [t.describe() for t in targets]}
+
+    @app.post("/api/chat", response_model=None)
+    async def chat(request: Request, body: ChatRequest) -> StreamingResponse:
+        require(request, changes=True)
+        if unknown := sorted(set(body.targets) - set(by_name)):
+            raise HTTPException(422, f"unknown target {', '.join(unknown)}; known: {', '.join(by_name)}")
+        chosen = [by_name[name] for name in dict.fromkeys(body.targets)]
+        return StreamingResponse(_fan_out(chosen, body.body()), media_type="text/event-stream")
+
+    return app
+
+
+async def _form_token(request: Request) -> str:
+    """The `token` field of the login form (urlencoded; no multipart parser needed for one field)."""
+    body = await request.body()
+    if len(body) > 4096:
+        raise HTTPException(413, "the login form is too large")
+    values = parse_qs(body.decode("utf-8", "replace"), max_num_fields=4).get("token", [""])
+    return values[0]
+
+
+def _static_page(name: str) -> FileResponse:
+    return FileResponse(str(_STATIC / name), media_type="text/html")
+
+
+def _same_origin(request: Request) -> bool:
+    """A POST from a page of another origin is refused (the cookie is SameSite=Strict too)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # not a browser page (curl, tests) or a same-origin navigation of an old browser
+    host = request.headers.get("host", "")
+    return urlsplit(origin).netloc == host
+
+
+async def _fan_out(targets: Sequence[ChatTarget], body: dict[str, Any]) -> AsyncIterator[bytes]:
+    """Every target's events as they come, tagged `target`, then one `all_done` event."""
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    async def pump(target: ChatTarget) -> None:
+        try:
+            async for event in stream_reply(target, body):
+                await queue.put({"target": target.name, **event})
+        finally:
+            await queue.put(None)
+
+    tasks = [asyncio.create_task(pump(t)) for t in targets]
+    try:
+        running = len(tasks)
+        while running:
+            event = await queue.get()
+            if event is None:
+                running -= 1
+                continue
+            yield _sse(event)
+        yield _sse({"type": "all_done"})
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()

@@ -1,0 +1,68 @@
+"""`agentjet chat`: the chat web page on loopback, over the swarm servers named with `--server`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentjet.cli.one_shot import fail, setup_logging
+
+__all__ = ["chat_command"]
+
+_DEFAULT_LOGIN_FILE = Path("~/.cache/agentjet/chat/login-token")
+
+
+def chat_command(
+    server: Annotated[list[str], typer.Option(help="a policy to talk to: NAME=URL of a swarm server (repeatable)")],
+    token_file: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=FILE: the token of server NAME (default: AGENTJET_TOKEN for every server)"),
+    ] = None,
+    host: Annotated[str, typer.Option(help="interface to bind (keep loopback unless you mean it)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port of the page")] = 8720,
+    login_token_file: Annotated[
+        Path, typer.Option(help="the page's login token (created, mode 0600, when missing)")
+    ] = _DEFAULT_LOGIN_FILE,
+) -> None:
+    """Talk to policies in a browser: streamed replies, several policies side by side, token logprobs."""
+    import uvicorn
+
+    from agentjet.chat.security import Sessions
+    from agentjet.chat.targets import parse_target
+    from agentjet.chat.web import create_chat_app
+    from agentjet.core.access.keys import load_or_create_token, read_token_file
+    from agentjet.core.errors import AgentJetError
+    from agentjet.core.server.http_server import is_loopback
+
+    setup_logging("WARNING")
+    try:
+        tokens = {}
+        for spec in token_file or []:
+            name, sep, path = spec.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise ValueError(f"--token-file {spec!r}: expected NAME=FILE")
+            tokens[name.strip()] = read_token_file(Path(path.strip()).expanduser())
+        targets = [parse_target(spec, tokens, os.environ.get("AGENTJET_TOKEN")) for spec in server]
+        if len({t.name for t in targets}) < len(targets):
+            raise ValueError("--server: two servers have the same name")
+        if unknown := sorted(set(tokens) - {t.name for t in targets}):
+            raise ValueError(f"--token-file {', '.join(unknown)}: no --server has that name")
+        login_path = login_token_file.expanduser()
+        login_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        login_token, created = load_or_create_token(login_path, None)
+    except (ValueError, AgentJetError, OSError) as exc:
+        raise fail(exc) from exc
+    if not is_loopback(host):
+        typer.secho(
+            f"warning: listening on {host}, not loopback: anyone who can reach port {port} can try the login",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+    app = create_chat_app(targets, Sessions(login_token))
+    names = ", ".join(t.name for t in targets)
+    typer.echo(f"agentjet chat: http://{host}:{port}/ ({len(targets)} policies: {names}); Ctrl-C stops")
+    typer.echo(f"  log in with the token in {login_path}{' (created now)' if created else ''}")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
