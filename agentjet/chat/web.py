@@ -31,7 +31,7 @@ _HEADERS = {
     "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # with no-referrer, Chromium sends `Origin: null` on a form POST
     "Cache-Control": "no-store",
 }
 
@@ -94,6 +94,10 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
         if name not in _STATIC_FILES:
             raise HTTPException(404, "no such file")
         return Response((_STATIC / name).read_bytes(), media_type=_STATIC_FILES[name])
+
+    @app.get("/favicon.ico", response_model=None)
+    async def favicon() -> Response:
+        return Response(status_code=204)
 
     @app.get("/api/session")
     async def session_info(request: Request) -> dict[str, Any]:
