@@ -54,6 +54,7 @@ MATRIX: list[Row] = [
     Row("GET", "/v1/models", (401, 200, 200, 200, 200)),
     Row("POST", "/v1/chat/completions", (401, 401, 401, 401, 200), lambda c: CHAT),
     Row("POST", "/swarm/episodes", (401, 200, 200, 200, 401), lambda c: {"task_id": "t"}),
+    Row("GET", "/swarm/episodes", (401, 403, 403, 200, 401)),
     Row("GET", "/swarm/episodes/{episode}", (401, 200, 403, 200, 401)),
     Row("POST", "/swarm/episodes/{episode}/end", (401, 200, 403, 200, 401), _end),
     Row("POST", "/swarm/episodes/{episode}/abort", (401, 200, 403, 200, 401)),

@@ -169,6 +169,26 @@ class Journal:
         for seq, blob in rows:
             yield int(seq), self._parse(int(seq), blob)
 
+    def newest(
+        self, *, before_seq: int | None = None, limit: int = 50, **equal: str | None
+    ) -> list[tuple[int, EpisodeRecord]]:
+        """Up to `limit` records newest first, below `before_seq`, whose `kind`/`status`/`task_id`
+        columns equal the given values (None: any): the episode browser's page."""
+        query = "SELECT seq, record FROM episodes WHERE seq < ?"
+        args: list[object] = [before_seq if before_seq is not None else 2**62]
+        for column in ("kind", "status", "task_id"):
+            if (value := equal.pop(column, None)) is not None:
+                query += f" AND {column} = ?"
+                args.append(value)
+        if equal:
+            raise TypeError(f"unknown journal columns {sorted(equal)}")
+        try:
+            with self._lock:
+                rows = self._db.execute(query + " ORDER BY seq DESC LIMIT ?", (*args, limit)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupted(f"journal {self.path} cannot be read ({exc}): {_advice(self.path)}") from exc
+        return [(int(seq), self._parse(int(seq), blob)) for seq, blob in rows]
+
     def _parse(self, seq: int, blob: str) -> EpisodeRecord:
         try:
             return EpisodeRecord.from_dict(json.loads(blob))

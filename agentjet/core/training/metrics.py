@@ -157,11 +157,13 @@ def tensorboard_scalars(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
     return scalars
 
 
-def merge_report(calls: Sequence[CallRecord], *, match: MatchLevel) -> dict[str, Any]:
+def merge_report(calls: Sequence[CallRecord], *, match: MatchLevel, tokenizer: Any | None = None) -> dict[str, Any]:
     """How merging at `match` folds these calls: the samples, and for each, why it started a new one.
 
     `reason` is null for a sample that is no drift: the episode's first call, a fresh
-    conversation, or another choice (n > 1) of a call already sampled.
+    conversation, or another choice (n > 1) of a call already sampled. With a `tokenizer`,
+    `sample_tokens` gives each sample's tokens, which of them train (`loss_mask`) and their
+    behaviour logprobs: what the episode inspector marks.
     """
     samples, drifts = merge_timelines(calls, match=match)
     by_call = {drift.call: drift for drift in drifts}
@@ -181,7 +183,7 @@ def merge_report(calls: Sequence[CallRecord], *, match: MatchLevel) -> dict[str,
         )
     counts = {key.removeprefix("drift_"): n for key, n in drift_counts(drifts).items() if n}
     ratio = len(calls) / len(samples) if samples else None
-    return {
+    report: dict[str, Any] = {
         "match": match,
         "calls": len(calls),
         "samples": len(samples),
@@ -189,11 +191,24 @@ def merge_report(calls: Sequence[CallRecord], *, match: MatchLevel) -> dict[str,
         "drifts": counts,
         "sample_starts": starts,
     }
+    if tokenizer is not None:
+        report["sample_tokens"] = [
+            {
+                "tokens": tokenizer.convert_ids_to_tokens(list(sample.token_ids)),
+                "loss_mask": list(sample.loss_mask),
+                "logprobs": list(sample.behaviour_logprobs),
+            }
+            for sample in samples
+        ]
+    return report
 
 
-def episode_with_merge_report(episode: dict[str, Any], match: MatchLevel) -> dict[str, Any]:
-    """An episode view (`GET /swarm/episodes/{id}`) with `merge` added when it ended with a reward."""
+def episode_with_merge_report(
+    episode: dict[str, Any], match: MatchLevel, tokenizer: Any | None = None
+) -> dict[str, Any]:
+    """An episode view (`GET /swarm/episodes/{id}`) with `merge` added when it ended with a reward
+    (with each sample's tokens when a `tokenizer` is given)."""
     if episode.get("status") != str(EpisodeStatus.ENDED):
         return episode
     calls = [CallRecord.from_dict(c) for c in episode.get("calls", [])]
-    return {**episode, "merge": merge_report(calls, match=match)}
+    return {**episode, "merge": merge_report(calls, match=match, tokenizer=tokenizer)}
