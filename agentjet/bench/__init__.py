@@ -5,6 +5,7 @@ peft are installed, so this package must not pull in the serving stack (httpx, p
 
 agent_workload.py  A synthetic tool-using agent, recorded the way the swarm server records real episodes.
 campaign.py        `agentjet bench campaign`: the campaign engine's overhead per trial and pool utilisation.
+chat_latency.py    `agentjet bench chat`: time to the first streamed token in the chat page vs the openai SDK.
 frameworks.py      `agentjet bench frameworks`: the same task written four ways trains the same way.
 learn.py           `agentjet bench learn TASK`: does training through a real swarm server make the agent better?
 learn_check.py     `agentjet bench learn-check`: does GRPO through a real swarm server raise the reward within a few

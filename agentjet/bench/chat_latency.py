@@ -45,7 +45,7 @@ from agentjet.core.server.app import create_app
 from agentjet.core.testing import serve_in_thread
 from agentjet.tasks.play.rounds import wait_until_rolling
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "ChatAppFactory", "main", "run_chat_bench"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "TARGET", "ChatAppFactory", "figures", "main", "run_chat_bench"]
 
 ChatAppFactory = Callable[[str, str, str], FastAPI]
 """(swarm server URL, its admin token, the chat's login token) -> the chat app with that server as `policy`."""

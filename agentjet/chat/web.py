@@ -1,10 +1,11 @@
-"""`agentjet chat`'s web app: the login page, the playground page and its two API routes.
+"""`agentjet chat`'s web app: the login, playground and inspector pages and their API routes.
 
 Pages are static files (`static/`): the page script builds every reply with `textContent`, so model
 output is text, never markup, and the Content-Security-Policy allows scripts from this origin only
 (no inline script, no other host). `/api/session` hands the page its CSRF token and the targets'
 names; `/api/chat` fans one conversation out to the chosen targets and streams their events back
-as one SSE stream, each event tagged with its target.
+as one SSE stream, each event tagged with its target; `/api/episodes/{target}[/{id}]` read a
+server's journal for the inspector (with the token held here).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
 
+from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
 from agentjet.chat.targets import ChatRequest, ChatTarget, stream_reply
 
 __all__ = ["create_chat_app"]
 
 _STATIC = resources.files("agentjet.chat") / "static"
-_STATIC_FILES = {"playground.js": "text/javascript", "chat.css": "text/css"}
+_STATIC_FILES = {"playground.js": "text/javascript", "inspector.js": "text/javascript", "chat.css": "text/css"}
 _HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -89,6 +91,27 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
             return RedirectResponse("/login", status_code=303)
         return _static_page("playground.html")
 
+    @app.get("/inspector", response_model=None)
+    async def inspector_page(request: Request) -> Response:
+        if session_of(request) is None:
+            return RedirectResponse("/login", status_code=303)
+        return _static_page("inspector.html")
+
+    @app.get("/api/episodes/{target}")
+    async def episodes(request: Request, target: str) -> dict[str, Any]:
+        require(request, changes=False)
+        return await _inspect(list_episodes(_target(target), dict(request.query_params)))
+
+    @app.get("/api/episodes/{target}/{episode_id}")
+    async def episode(request: Request, target: str, episode_id: str) -> dict[str, Any]:
+        require(request, changes=False)
+        return await _inspect(get_episode(_target(target), episode_id))
+
+    def _target(name: str) -> ChatTarget:
+        if name not in by_name:
+            raise HTTPException(404, f"unknown target {name[:40]!r}; known: {', '.join(by_name)}")
+        return by_name[name]
+
     @app.get("/static/{name}", response_model=None)
     async def static_file(name: str) -> Response:
         if name not in _STATIC_FILES:
@@ -113,6 +136,13 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
         return StreamingResponse(_fan_out(chosen, body.body()), media_type="text/event-stream")
 
     return app
+
+
+async def _inspect(read: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return await read
+    except InspectorError as exc:
+        raise HTTPException(exc.status if 400 <= exc.status < 500 else 502, str(exc)) from exc
 
 
 async def _form_token(request: Request) -> str:

@@ -298,3 +298,33 @@ def bench_campaign(
             members=members, storage=storage,
         )
     )  # fmt: skip
+
+
+@bench_app.command("chat")
+def bench_chat(
+    model: PolicyModelOption = "smollm2-135m",
+    messages: Annotated[int, typer.Option(min=1, help="messages timed each way (p50/p90 over them)")] = 20,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens of each reply")] = 16,
+    as_json: JsonOption = False,
+    chromium: Annotated[Path, typer.Option(hidden=True, help="the browser the page runs in")] = Path(
+        "/usr/bin/chromium"
+    ),
+) -> None:
+    """Time to the first streamed token in the chat page (p50) vs the same call made directly with the openai SDK."""
+    from fastapi import FastAPI
+
+    from agentjet.bench.chat_latency import main as chat_main
+    from agentjet.chat.security import Sessions
+    from agentjet.chat.targets import ChatTarget
+    from agentjet.chat.web import create_chat_app
+
+    def chat_app(url: str, token: str, login: str) -> FastAPI:
+        return create_chat_app([ChatTarget("policy", url, token)], Sessions(login))
+
+    run_one_shot(
+        lambda: chat_main(
+            chat_app, model=model, messages=messages, max_tokens=max_tokens, as_json=as_json, chromium=chromium
+        ),
+        catch=(AgentJetError, RuntimeError),
+        quiet_tokenizers=True,
+    )

@@ -2,7 +2,7 @@
 // Every text that comes from a model or a server is put in the page with textContent, never as markup.
 "use strict";
 
-const state = { csrf: null, targets: [], histories: new Map(), busy: false };
+const state = { csrf: null, targets: [], histories: new Map(), busy: false, fork: null };
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -50,7 +50,8 @@ function buildColumns() {
     title.append(el("span", "url", target.url));
     section.append(title, el("div", "turns"));
     columns.append(section);
-    for (const turn of state.histories.get(target.name) || []) {
+    const history = state.histories.get(target.name) || (state.fork ? state.fork.messages : []);
+    for (const turn of history) {
       addTurn(section, turn.role, turn.content);
     }
   }
@@ -89,6 +90,7 @@ function replyBox(section, choice, n) {
   return turn;
 }
 
+// `text` null: reply to the conversation as it stands (a forked episode's turn).
 async function send(text) {
   const chosen = state.targets.filter((t) => document.getElementById(`use-${t.name}`).checked).map((t) => t.name);
   if (!chosen.length || state.busy) return;
@@ -98,9 +100,10 @@ async function send(text) {
   const system = document.getElementById("system").value.trim();
   const options = sampling();
   for (const name of chosen) {
-    const history = state.histories.get(name) || [];
-    history.push({ role: "user", content: text });
+    const history = state.histories.get(name) || (state.fork ? state.fork.messages.slice() : []);
     state.histories.set(name, history);
+    if (text === null) continue;
+    history.push({ role: "user", content: text });
     addTurn(column(name), "user", text);
   }
   // Each target continues its own conversation; the request carries one of them per target,
@@ -193,6 +196,18 @@ async function startPlayground() {
     label.append(input, document.createTextNode(` ${target.name} `));
     box.append(label);
   });
+  const fork = sessionStorage.getItem("agentjet-chat-fork");
+  if (fork) {
+    sessionStorage.removeItem("agentjet-chat-fork");
+    state.fork = JSON.parse(fork);
+    const note = document.getElementById("fork-note");
+    note.textContent = `Forked from episode ${state.fork.episode} at turn ${state.fork.turn}: its conversation up to ` +
+      "that turn is below; reply to it with the checked policies, then go on.";
+    note.hidden = false;
+    const replay = document.getElementById("replay");
+    replay.hidden = false;
+    replay.addEventListener("click", () => { replay.hidden = true; send(null); });
+  }
   buildColumns();
   const message = document.getElementById("message");
   document.getElementById("composer").addEventListener("submit", (event) => {
@@ -208,7 +223,13 @@ async function startPlayground() {
       document.getElementById("composer").requestSubmit();
     }
   });
-  document.getElementById("reset").addEventListener("click", () => { state.histories.clear(); buildColumns(); });
+  document.getElementById("reset").addEventListener("click", () => {
+    state.histories.clear();
+    state.fork = null;
+    document.getElementById("fork-note").hidden = true;
+    document.getElementById("replay").hidden = true;
+    buildColumns();
+  });
   document.getElementById("show_logprobs").addEventListener("change", (event) => {
     for (const reply of document.querySelectorAll(".turn.assistant")) {
       if (!reply.tokens) continue;
