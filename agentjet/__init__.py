@@ -4,12 +4,13 @@ The public API is the core's (`agentjet.core.__all__`), loaded on first use.
 
 a3r/      A3R campaigns (issue: "A3R campaigns"): Optuna studies over pools of swarm servers.
 bench/    Benchmarks behind `agentjet bench`: each measures one speed claim against real servers on loopback.
+chat/     `agentjet chat`: a web page on loopback to talk to policies and inspect what servers captured.
 cli/      The `agentjet` command line (Typer). Only this package installs log handlers and prints.
 core/     The swarm training core. Public API only: what vibe, a3r and users may import.
 llm/      One chat call to an LLM through litellm (a provider model name or an OpenAI-compatible URL): used by vibe
           and A3R alike.
 sandbox/  Run generated and untrusted code where it cannot harm the host, leak the token or reach a network.
-tasks/
+tasks/    Task families, client side, and the rounds that play them against servers.
 vibe/     Vibe training: a sentence -> a planned, generated, sandbox-validated, red-teamed, watched training run and
           a report.
 """
