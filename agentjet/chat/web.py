@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,7 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Stre
 
 from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
-from agentjet.chat.targets import ChatRequest, ChatTarget, stream_reply
+from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
 
 __all__ = ["create_chat_app"]
 
@@ -41,7 +42,14 @@ _HEADERS = {
 def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure_cookie: bool = False) -> FastAPI:
     """The chat app over `targets` (by name), behind `sessions`' login."""
     by_name = {t.name: t for t in targets}
-    app = FastAPI(title="agentjet chat", docs_url=None, redoc_url=None, openapi_url=None)
+    clients = PolicyClients()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await clients.aclose()
+
+    app = FastAPI(title="agentjet chat", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -133,7 +141,7 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
         if unknown := sorted(set(body.targets) - set(by_name)):
             raise HTTPException(422, f"unknown target {', '.join(unknown)}; known: {', '.join(by_name)}")
         chosen = [by_name[name] for name in dict.fromkeys(body.targets)]
-        return StreamingResponse(_fan_out(chosen, body.body()), media_type="text/event-stream")
+        return StreamingResponse(_fan_out(clients, chosen, body.body()), media_type="text/event-stream")
 
     return app
 
@@ -167,13 +175,13 @@ def _same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc == host
 
 
-async def _fan_out(targets: Sequence[ChatTarget], body: dict[str, Any]) -> AsyncIterator[bytes]:
+async def _fan_out(clients: PolicyClients, targets: Sequence[ChatTarget], body: dict[str, Any]) -> AsyncIterator[bytes]:
     """Every target's events as they come, tagged `target`, then one `all_done` event."""
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
     async def pump(target: ChatTarget) -> None:
         try:
-            async for event in stream_reply(target, body):
+            async for event in clients.stream_reply(target, body):
                 await queue.put({"target": target.name, **event})
         finally:
             await queue.put(None)

@@ -16,7 +16,19 @@ _DEFAULT_LOGIN_FILE = Path("~/.cache/agentjet/chat/login-token")
 
 
 def chat_command(
-    server: Annotated[list[str], typer.Option(help="a policy to talk to: NAME=URL of a swarm server (repeatable)")],
+    server: Annotated[
+        list[str] | None, typer.Option(help="a policy to talk to: NAME=URL of a live swarm server (repeatable)")
+    ] = None,
+    checkpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=STATE_DIR[@STEP]: a checkpoint of a server's state dir (default its latest), served here"
+        ),
+    ] = None,
+    base: Annotated[
+        list[str] | None, typer.Option(help="NAME: the untrained --model, served here (repeatable)")
+    ] = None,
+    model: Annotated[str, typer.Option(help="the model --base and --checkpoint policies run on")] = "smollm2-135m",
     token_file: Annotated[
         list[str] | None,
         typer.Option(help="NAME=FILE: the token of server NAME (default: AGENTJET_TOKEN for every server)"),
@@ -27,9 +39,12 @@ def chat_command(
         Path, typer.Option(help="the page's login token (created, mode 0600, when missing)")
     ] = _DEFAULT_LOGIN_FILE,
 ) -> None:
-    """Talk to policies in a browser: streamed replies, several policies side by side, token logprobs."""
+    """Talk to policies in a browser (side by side, token logprobs) and inspect what servers captured."""
+    import tempfile
+
     import uvicorn
 
+    from agentjet.chat.launched import LaunchedPolicy, launch_policy, parse_checkpoint
     from agentjet.chat.security import Sessions
     from agentjet.chat.targets import parse_target
     from agentjet.chat.web import create_chat_app
@@ -45,9 +60,15 @@ def chat_command(
             if not sep or not name.strip() or not path.strip():
                 raise ValueError(f"--token-file {spec!r}: expected NAME=FILE")
             tokens[name.strip()] = read_token_file(Path(path.strip()).expanduser())
-        targets = [parse_target(spec, tokens, os.environ.get("AGENTJET_TOKEN")) for spec in server]
-        if len({t.name for t in targets}) < len(targets):
-            raise ValueError("--server: two servers have the same name")
+        targets = [parse_target(spec, tokens, os.environ.get("AGENTJET_TOKEN")) for spec in server or []]
+        checkpoints = [parse_checkpoint(spec) for spec in checkpoint or []]
+        names = [t.name for t in targets] + [c[0] for c in checkpoints] + list(base or [])
+        if not names:
+            raise ValueError("name at least one policy: --server NAME=URL, --checkpoint NAME=STATE_DIR or --base NAME")
+        if len(set(names)) < len(names):
+            raise ValueError(
+                f"two policies have the same name: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}"
+            )
         if unknown := sorted(set(tokens) - {t.name for t in targets}):
             raise ValueError(f"--token-file {', '.join(unknown)}: no --server has that name")
         login_path = login_token_file.expanduser()
@@ -61,8 +82,19 @@ def chat_command(
             err=True,
             fg=typer.colors.YELLOW,
         )
-    app = create_chat_app(targets, Sessions(login_token))
-    names = ", ".join(t.name for t in targets)
-    typer.echo(f"agentjet chat: http://{host}:{port}/ ({len(targets)} policies: {names}); Ctrl-C stops")
-    typer.echo(f"  log in with the token in {login_path}{' (created now)' if created else ''}")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    launched: list[LaunchedPolicy] = []
+    with tempfile.TemporaryDirectory(prefix="agentjet-chat-") as workdir:
+        try:
+            for name, where in [(c[0], (c[1], c[2])) for c in checkpoints] + [(b, None) for b in base or []]:
+                what = f"{where[0]} step {where[1] if where[1] is not None else 'latest'}" if where else "untrained"
+                typer.echo(f"starting {name}: {model}, {what} ...")
+                launched.append(launch_policy(name, model, Path(workdir), checkpoint=where))
+            app = create_chat_app(targets + [p.target for p in launched], Sessions(login_token))
+            typer.echo(f"agentjet chat: http://{host}:{port}/ (policies: {', '.join(names)}); Ctrl-C stops")
+            typer.echo(f"  log in with the token in {login_path}{' (created now)' if created else ''}")
+            uvicorn.run(app, host=host, port=port, log_level="warning")
+        except (AgentJetError, OSError) as exc:
+            raise fail(exc) from exc
+        finally:
+            for policy in launched:
+                policy.stop()

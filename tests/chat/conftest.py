@@ -63,7 +63,7 @@ def chat_app() -> Iterator[Callable[[list[ChatTarget]], str]]:
         yield start
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # closed after each module: a second sync Playwright (bench chat's) may not overlap it
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         message = f"no browser: {CHROMIUM} is missing (apt-get install chromium)"
