@@ -28,7 +28,12 @@ from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
 __all__ = ["create_chat_app"]
 
 _STATIC = resources.files("agentjet.chat") / "static"
-_STATIC_FILES = {"playground.js": "text/javascript", "inspector.js": "text/javascript", "chat.css": "text/css"}
+_STATIC_FILES = {
+    "common.js": "text/javascript",
+    "playground.js": "text/javascript",
+    "inspector.js": "text/javascript",
+    "chat.css": "text/css",
+}
 _HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",

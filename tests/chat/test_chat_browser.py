@@ -51,14 +51,16 @@ def test_log_in_and_a_reply_arrives_token_by_token(
 def test_side_by_side_and_the_token_view_shows_logprobs(
     page: Any, policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str]
 ) -> None:
-    url = chat_app(policies(base="Base model says hello.", step6="Trained step six answers differently."))
+    url = chat_app(
+        policies(base="Base model says héllo — naïve café 🚀.", step6="Trained step six answers differently.")
+    )
     log_in(page, url)
     page.locator("#use-step6").wait_for()
     assert page.is_checked("#use-base") and page.is_checked("#use-step6")
     send(page, "hello")
     page.locator('.column[data-target="step6"] .turn.assistant[data-finish]').wait_for()
     page.locator('.column[data-target="base"] .turn.assistant[data-finish]').wait_for()
-    assert reply_text(page, "base").text_content() == "Base model says hello."
+    assert reply_text(page, "base").text_content() == "Base model says héllo — naïve café 🚀."
     assert reply_text(page, "step6").text_content() == "Trained step six answers differently."
     tokens = page.locator('.column[data-target="base"] .tok')
     assert tokens.count() > 3
@@ -68,7 +70,7 @@ def test_side_by_side_and_the_token_view_shows_logprobs(
     assert all(v <= 0 for v in values) and len(set(values)) > 1
     assert tokens.first.evaluate("(e) => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
     page.uncheck("#show_logprobs")  # plain text again, same words
-    assert tokens.count() == 0 and reply_text(page, "base").text_content() == "Base model says hello."
+    assert tokens.count() == 0 and reply_text(page, "base").text_content() == "Base model says héllo — naïve café 🚀."
 
 
 def test_the_conversation_goes_on_with_its_history(

@@ -1,19 +1,8 @@
-// AgentJet chat: the episode inspector. Every text from a server is set with textContent, never as markup.
+// AgentJet chat: the episode inspector (common.js first).
 "use strict";
 
 const FORK_KEY = "agentjet-chat-fork";
 const view = { before: null };
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-function tokenText(token) {
-  return token.replace(/Ġ/g, " ").replace(/Ċ/g, "\n").replace(/ĉ/g, "\t");
-}
 
 function say(text) { document.getElementById("inspector-status").textContent = text; }
 
@@ -67,8 +56,9 @@ async function listEpisodes(append) {
 
 function tokenSpans(tokens, logprobs, mask) {
   const box = el("div", "tokens");
+  const texts = tokenTexts(tokens);
   tokens.forEach((token, i) => {
-    const span = el("span", "tok", tokenText(token));
+    const span = el("span", "tok", texts[i]);
     const trained = mask ? mask[i] : true;
     span.classList.add(trained ? "trained" : "context");
     span.title = trained ? `${token}  logprob ${Number(logprobs[i]).toFixed(3)} (trained)` : `${token}  (context)`;

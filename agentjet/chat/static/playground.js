@@ -1,27 +1,7 @@
-// AgentJet chat: the playground page's script (and the login page's one line of it).
-// Every text that comes from a model or a server is put in the page with textContent, never as markup.
+// AgentJet chat: the playground page's script (and the login page's one line of it); common.js first.
 "use strict";
 
 const state = { csrf: null, targets: [], histories: new Map(), busy: false, fork: null };
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-// Byte-level BPE tokens ("Ġworld", "Ċ") shown as the text they stand for.
-function tokenText(token) {
-  return token.replace(/Ġ/g, " ").replace(/Ċ/g, "\n").replace(/ĉ/g, "\t");
-}
-
-// Probability -> a background from red (unlikely) to green (likely).
-function colour(logprob) {
-  const p = Math.exp(Math.max(logprob, -20));
-  const hue = Math.round(120 * p);
-  return `hsla(${hue}, 75%, 55%, 0.35)`;
-}
 
 function sampling() {
   const number = (id) => Number(document.getElementById(id).value);
@@ -69,8 +49,9 @@ function renderTokens(reply, tokens, show) {
   const body = reply.querySelector(".text");
   if (!show) return;
   body.replaceChildren();
-  for (const entry of tokens) {
-    const span = el("span", "tok", tokenText(entry.token));
+  const texts = tokenTexts(tokens.map((t) => t.token));
+  for (const [i, entry] of tokens.entries()) {
+    const span = el("span", "tok", texts[i]);
     span.title = `${entry.token}  logprob ${entry.logprob.toFixed(3)}`;
     span.dataset.logprob = String(entry.logprob);
     span.style.backgroundColor = colour(entry.logprob);
