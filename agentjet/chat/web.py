@@ -20,7 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
+from pydantic import BaseModel, Field
 
+from agentjet.chat.assistant import Assistant
 from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
 from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
@@ -28,10 +30,12 @@ from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
 __all__ = ["create_chat_app"]
 
 _STATIC = resources.files("agentjet.chat") / "static"
+_SSE = "text/event-stream"
 _STATIC_FILES = {
     "common.js": "text/javascript",
     "playground.js": "text/javascript",
     "inspector.js": "text/javascript",
+    "assistant.js": "text/javascript",
     "chat.css": "text/css",
 }
 _HEADERS = {
@@ -44,8 +48,23 @@ _HEADERS = {
 }
 
 
-def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure_cookie: bool = False) -> FastAPI:
-    """The chat app over `targets` (by name), behind `sessions`' login."""
+class AssistantMessage(BaseModel):
+    message: str = Field(min_length=1, max_length=4000)
+
+
+class AssistantAnswer(BaseModel):
+    action_id: str = Field(min_length=1, max_length=64)
+    approve: bool
+
+
+def create_chat_app(
+    targets: Sequence[ChatTarget],
+    sessions: Sessions,
+    *,
+    assistant: Assistant | None = None,
+    secure_cookie: bool = False,
+) -> FastAPI:
+    """The chat app over `targets` (by name), behind `sessions`' login; `assistant` answers `/assistant`."""
     by_name = {t.name: t for t in targets}
     clients = PolicyClients()
 
@@ -110,6 +129,28 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
             return RedirectResponse("/login", status_code=303)
         return _static_page("inspector.html")
 
+    @app.get("/assistant", response_model=None)
+    async def assistant_page(request: Request) -> Response:
+        if session_of(request) is None:
+            return RedirectResponse("/login", status_code=303)
+        return _static_page("assistant.html")
+
+    @app.post("/api/assistant", response_model=None)
+    async def ask(request: Request, body: AssistantMessage) -> StreamingResponse:
+        session = require(request, changes=True)
+        return StreamingResponse(_events(_assistant().answer(session.session_id, body.message)), media_type=_SSE)
+
+    @app.post("/api/assistant/confirm", response_model=None)
+    async def answer(request: Request, body: AssistantAnswer) -> StreamingResponse:
+        session = require(request, changes=True)
+        events = _assistant().confirm(session.session_id, body.action_id, body.approve)
+        return StreamingResponse(_events(events), media_type=_SSE)
+
+    def _assistant() -> Assistant:
+        if assistant is None:
+            raise HTTPException(404, "this chat has no research assistant")
+        return assistant
+
     @app.get("/api/episodes/{target}")
     async def episodes(request: Request, target: str) -> dict[str, Any]:
         require(request, changes=False)
@@ -146,7 +187,7 @@ def create_chat_app(targets: Sequence[ChatTarget], sessions: Sessions, *, secure
         if unknown := sorted(set(body.targets) - set(by_name)):
             raise HTTPException(422, f"unknown target {', '.join(unknown)}; known: {', '.join(by_name)}")
         chosen = [by_name[name] for name in dict.fromkeys(body.targets)]
-        return StreamingResponse(_fan_out(clients, chosen, body.body()), media_type="text/event-stream")
+        return StreamingResponse(_fan_out(clients, chosen, body.body()), media_type=_SSE)
 
     return app
 
@@ -205,6 +246,12 @@ async def _fan_out(clients: PolicyClients, targets: Sequence[ChatTarget], body: 
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _events(source: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    async for event in source:
+        yield _sse(event)
+    yield _sse({"type": "all_done"})
 
 
 def _sse(event: dict[str, Any]) -> bytes:

@@ -1,0 +1,86 @@
+// AgentJet chat: the research assistant's page (common.js first). Tool output is text, never markup.
+"use strict";
+
+const talk = { csrf: null };
+
+function entry(className, text) {
+  const node = el("div", `turn ${className}`, text);
+  document.getElementById("transcript").append(node);
+  node.scrollIntoView({ block: "end" });
+  return node;
+}
+
+async function post(url, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": talk.csrf },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    const detail = await response.json().catch(() => ({}));
+    entry("error", `refused (${response.status}): ${JSON.stringify(detail.detail || detail)}`);
+    return;
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let log = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const line = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (!line.startsWith("data: ")) continue;
+      const event = JSON.parse(line.slice(6));
+      if (event.type === "say") entry("assistant", event.text);
+      else if (event.type === "block") entry("assistant block", event.text);
+      else if (event.type === "confirm") ask(event);
+      else if (event.type === "line") {
+        if (!log) log = entry("assistant block progress", "");
+        log.append(document.createTextNode(event.text + "\n"));
+        log.scrollIntoView({ block: "end" });
+      }
+    }
+  }
+}
+
+function ask(event) {
+  const box = entry("assistant confirm", event.question + " ");
+  box.dataset.action = event.action_id;
+  for (const [label, approve] of [["Yes, do it", true], ["No", false]]) {
+    const button = el("button", approve ? "yes" : "no", label);
+    button.type = "button";
+    button.addEventListener("click", () => {
+      for (const b of box.querySelectorAll("button")) b.disabled = true;
+      entry("user", label);
+      post("/api/assistant/confirm", { action_id: event.action_id, approve });
+    });
+    box.append(button);
+  }
+}
+
+async function startAssistant() {
+  const response = await fetch("/api/session");
+  if (response.status === 401) { window.location.assign("/login"); return; }
+  talk.csrf = (await response.json()).csrf;
+  const question = document.getElementById("question");
+  document.getElementById("ask").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = question.value.trim();
+    if (!text) return;
+    question.value = "";
+    entry("user", text);
+    post("/api/assistant", { message: text });
+  });
+  question.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      document.getElementById("ask").requestSubmit();
+    }
+  });
+}
+
+startAssistant();
