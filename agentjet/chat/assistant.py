@@ -76,7 +76,7 @@ _NOT_NAMES = {
 
 def _campaign_name(low: str) -> str:
     """`the lr campaign`, `campaign status lr-x-rank` -> the name to look for ("" = the newest)."""
-    words = re.findall(r"[\w.@:-]+", low)
+    words: list[str] = re.findall(r"[\w.@:-]+", low)
     at = next(i for i, w in enumerate(words) if w.startswith("campaign"))
     if at > 0 and words[at - 1] not in _NOT_NAMES:
         return words[at - 1]
@@ -97,11 +97,18 @@ class Assistant:
         self.cwd, self.jobs, self.vibe_args = cwd, jobs, vibe_args
         self._pending: dict[str, _Pending] = {}
 
+    offline = True
+
     async def answer(self, session: str, message: str) -> AsyncIterator[Event]:
         intent = read_intent(message)
         if intent is None:
             yield _say(f"I did not understand that. {OFFLINE} {HELP}")
             return
+        async for event in self.answer_intent(session, intent):
+            yield event
+
+    async def answer_intent(self, session: str, intent: Intent) -> AsyncIterator[Event]:
+        """Run one tool: its say/block events, and a `confirm` event for anything that changes something."""
         if intent.tool == "help":
             yield _say(f"{OFFLINE} {HELP}")
         elif intent.tool == "vibe_plan":

@@ -23,6 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Stre
 from pydantic import BaseModel, Field
 
 from agentjet.chat.assistant import Assistant
+from agentjet.chat.assistant_llm import LLMAssistant
 from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
 from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
@@ -61,7 +62,7 @@ def create_chat_app(
     targets: Sequence[ChatTarget],
     sessions: Sessions,
     *,
-    assistant: Assistant | None = None,
+    assistant: Assistant | LLMAssistant | None = None,
     secure_cookie: bool = False,
 ) -> FastAPI:
     """The chat app over `targets` (by name), behind `sessions`' login; `assistant` answers `/assistant`."""
@@ -146,7 +147,7 @@ def create_chat_app(
         events = _assistant().confirm(session.session_id, body.action_id, body.approve)
         return StreamingResponse(_events(events), media_type=_SSE)
 
-    def _assistant() -> Assistant:
+    def _assistant() -> Assistant | LLMAssistant:
         if assistant is None:
             raise HTTPException(404, "this chat has no research assistant")
         return assistant
@@ -179,7 +180,8 @@ def create_chat_app(
     @app.get("/api/session")
     async def session_info(request: Request) -> dict[str, Any]:
         session = require(request, changes=False)
-        return {"csrf": session.csrf, "targets": [t.describe() for t in targets]}
+        mode = None if assistant is None else "offline" if assistant.offline else "llm"
+        return {"csrf": session.csrf, "targets": [t.describe() for t in targets], "assistant": mode}
 
     @app.post("/api/chat", response_model=None)
     async def chat(request: Request, body: ChatRequest) -> StreamingResponse:

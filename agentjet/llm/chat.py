@@ -9,6 +9,7 @@ is the bundled one and nothing is fetched at import.
 
 from __future__ import annotations
 
+import json as _json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 
 from agentjet.core import AgentJetError
 
-__all__ = ["ENV_API_KEY", "ENV_LLM", "ENV_MODEL", "HOW_TO_CONFIGURE", "ChatLLM", "LLMError", "resolve_llm"]
+__all__ = ["ENV_API_KEY", "ENV_LLM", "ENV_MODEL", "HOW_TO_CONFIGURE", "ChatLLM", "LLMError", "ToolCall", "resolve_llm"]
 
 ENV_LLM = "AGENTJET_VIBE_LLM"  # a litellm model name or an OpenAI-compatible URL
 ENV_MODEL = "AGENTJET_VIBE_LLM_MODEL"  # the model name sent to a URL endpoint
@@ -33,6 +34,15 @@ Message = Mapping[str, Any]
 
 class LLMError(AgentJetError):
     """The LLM could not be configured or reached, or sent an unusable reply; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the LLM asked for (OpenAI `tool_calls`), its arguments parsed."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,45 @@ class ChatLLM:
 
     def complete(self, messages: Sequence[Message], *, json: bool = False) -> str:
         """The assistant's reply text; `json=True` asks for a JSON object. Failures are LLMErrors."""
-        litellm = _litellm()
+        kwargs = self._kwargs(messages)
+        if json:
+            kwargs["response_format"] = {"type": "json_object"}
+        return _reply_text(self._call(kwargs), self)
+
+    def complete_with_tools(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]
+    ) -> tuple[str | None, list[ToolCall]]:
+        """One turn of a tool-calling agent: (reply text or None, the tool calls asked for)."""
+        kwargs = self._kwargs(messages)
+        kwargs["tools"] = [dict(t) for t in tools]
+        response = self._call(kwargs)
+        try:
+            message = response.choices[0].message
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise LLMError(f"the LLM {self.name} sent a reply without a message: {response!r:.300}") from exc
+        calls = []
+        for call in getattr(message, "tool_calls", None) or []:
+            try:
+                arguments = _json.loads(call.function.arguments or "{}")
+            except ValueError as exc:
+                raise LLMError(
+                    f"the LLM {self.name} called {call.function.name} with arguments that are not JSON"
+                ) from exc
+            calls.append(
+                ToolCall(str(call.id), str(call.function.name), arguments if isinstance(arguments, dict) else {})
+            )
+        text = message.content if isinstance(message.content, str) and message.content.strip() else None
+        if text is None and not calls:
+            raise LLMError(f"the LLM {self.name} sent an empty reply; try again or pick another model with --llm")
+        return text, calls
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return _litellm().completion(**kwargs)
+        except Exception as exc:  # litellm maps every provider's failure onto its own classes
+            raise LLMError(_explain(exc, self)) from exc
+
+    def _kwargs(self, messages: Sequence[Message]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(m) for m in messages],
@@ -67,13 +115,7 @@ class ChatLLM:
             kwargs["api_base"] = self.api_base
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        if json:
-            kwargs["response_format"] = {"type": "json_object"}
-        try:
-            response = litellm.completion(**kwargs)
-        except Exception as exc:  # litellm maps every provider's failure onto its own classes
-            raise LLMError(_explain(exc, self)) from exc
-        return _reply_text(response, self)
+        return kwargs
 
 
 def resolve_llm(arg: str | None = None) -> ChatLLM | None:

@@ -14,6 +14,7 @@ body is recorded in `fake.requests` so tests can assert what the prompt said.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -40,7 +41,7 @@ class FakeFailure:
     message: str = "scripted failure"
 
 
-Reply = str | Callable[[Messages], str] | FakeFailure
+Reply = str | Callable[[Messages], str] | FakeFailure | dict[str, Any]  # a dict: {"tool_calls": [...]} (see _message)
 
 
 @dataclass
@@ -73,14 +74,32 @@ class FakeLLM:
             return self.default
 
 
-def _completion(model: str, text: str, n: int) -> dict[str, Any]:
+def _message(reply: str | dict[str, Any], n: int) -> tuple[dict[str, Any], str]:
+    """A text reply, or `{"content": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}` as OpenAI tool calls."""
+    if isinstance(reply, str):
+        return {"role": "assistant", "content": reply}, "stop"
+    calls = [
+        {
+            "id": f"call-{n}-{i}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+        }
+        for i, c in enumerate(reply.get("tool_calls", []))
+    ]
+    message = {"role": "assistant", "content": reply.get("content"), "tool_calls": calls or None}
+    return message, "tool_calls" if calls else "stop"
+
+
+def _completion(model: str, reply: str | dict[str, Any], n: int) -> dict[str, Any]:
+    message, finish = _message(reply, n)
+    text = str(message.get("content") or "")
     prompt_tokens, completion_tokens = 10, max(1, len(text.split()))
     return {
         "id": f"chatcmpl-fake-{n}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
