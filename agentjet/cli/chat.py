@@ -1,14 +1,18 @@
-"""`agentjet chat`: the chat web page on loopback, over the swarm servers named with `--server`."""
+"""`agentjet chat`: the chat web page on loopback (`--terminal`: a terminal app), over the policies named."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentjet.cli.one_shot import fail, setup_logging
+
+if TYPE_CHECKING:
+    from agentjet.chat.assistant import Assistant
+    from agentjet.chat.assistant_llm import LLMAssistant
 
 __all__ = ["chat_command"]
 
@@ -38,8 +42,21 @@ def chat_command(
     login_token_file: Annotated[
         Path, typer.Option(help="the page's login token (created, mode 0600, when missing)")
     ] = _DEFAULT_LOGIN_FILE,
+    terminal: Annotated[
+        bool, typer.Option("--terminal", help="the playground and inspector in this terminal: no web page, no login")
+    ] = False,
+    workdir: Annotated[
+        Path, typer.Option(help="the assistant's folder: its commands run here (vibe-runs/, campaigns/runs/)")
+    ] = Path("."),
+    llm: Annotated[
+        str | None,
+        typer.Option(help="the assistant's LLM (litellm name or URL; default AGENTJET_VIBE_LLM, else offline)"),
+    ] = None,
+    vibe_arg: Annotated[
+        list[str] | None, typer.Option(help="an argument the assistant adds to every `agentjet vibe` (repeatable)")
+    ] = None,
 ) -> None:
-    """Talk to policies in a browser (side by side, token logprobs) and inspect what servers captured."""
+    """Talk to policies in a browser or the terminal (side by side, token logprobs); inspect what servers captured."""
     import tempfile
 
     import uvicorn
@@ -66,31 +83,39 @@ def chat_command(
         if not names:
             raise ValueError("name at least one policy: --server NAME=URL, --checkpoint NAME=STATE_DIR or --base NAME")
         if len(set(names)) < len(names):
-            raise ValueError(
-                f"two policies have the same name: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}"
-            )
+            twice = sorted(n for n in set(names) if names.count(n) > 1)
+            raise ValueError(f"two policies have the same name: {', '.join(twice)}")
         if unknown := sorted(set(tokens) - {t.name for t in targets}):
             raise ValueError(f"--token-file {', '.join(unknown)}: no --server has that name")
-        login_path = login_token_file.expanduser()
-        login_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        login_token, created = load_or_create_token(login_path, None)
+        if not terminal:  # nothing listens in the terminal: no page, so no login token to make
+            login_path = login_token_file.expanduser()
+            login_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            login_token, created = load_or_create_token(login_path, None)
+            assistant = _assistant(workdir, llm, vibe_arg or [], login_path.parent / "jobs")
     except (ValueError, AgentJetError, OSError) as exc:
         raise fail(exc) from exc
-    if not is_loopback(host):
+    if not terminal and not is_loopback(host):
         typer.secho(
             f"warning: listening on {host}, not loopback: anyone who can reach port {port} can try the login",
             err=True,
             fg=typer.colors.YELLOW,
         )
     launched: list[LaunchedPolicy] = []
-    with tempfile.TemporaryDirectory(prefix="agentjet-chat-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="agentjet-chat-") as servers_dir:
         try:
             for name, where in [(c[0], (c[1], c[2])) for c in checkpoints] + [(b, None) for b in base or []]:
                 what = f"{where[0]} step {where[1] if where[1] is not None else 'latest'}" if where else "untrained"
                 typer.echo(f"starting {name}: {model}, {what} ...")
-                launched.append(launch_policy(name, model, Path(workdir), checkpoint=where))
-            app = create_chat_app(targets + [p.target for p in launched], Sessions(login_token))
+                launched.append(launch_policy(name, model, Path(servers_dir), checkpoint=where))
+            if terminal:
+                from agentjet.chat.terminal import run_terminal
+
+                run_terminal(targets + [p.target for p in launched])
+                return
+            app = create_chat_app(targets + [p.target for p in launched], Sessions(login_token), assistant=assistant)
             typer.echo(f"agentjet chat: http://{host}:{port}/ (policies: {', '.join(names)}); Ctrl-C stops")
+            mode = "offline (no LLM configured)" if assistant.offline else f"LLM {llm or 'from AGENTJET_VIBE_LLM'}"
+            typer.echo(f"  assistant: {mode}, working in {workdir.resolve()}")
             typer.echo(f"  log in with the token in {login_path}{' (created now)' if created else ''}")
             uvicorn.run(app, host=host, port=port, log_level="warning")
         except (AgentJetError, OSError) as exc:
@@ -98,3 +123,17 @@ def chat_command(
         finally:
             for policy in launched:
                 policy.stop()
+
+
+def _assistant(workdir: Path, llm: str | None, vibe_args: list[str], jobs_dir: Path) -> Assistant | LLMAssistant:
+    """The offline assistant over `workdir`, wrapped in the LangGraph agent when an LLM is configured."""
+    from agentjet.chat.assistant import Assistant
+    from agentjet.chat.assistant_llm import LLMAssistant
+    from agentjet.chat.tools import Jobs
+    from agentjet.llm.chat import resolve_llm
+
+    if not workdir.is_dir():
+        raise ValueError(f"--workdir {workdir}: no such folder")
+    tools = Assistant(workdir.resolve(), Jobs(jobs_dir, workdir.resolve()), vibe_args=tuple(vibe_args))
+    configured = resolve_llm(llm)
+    return tools if configured is None else LLMAssistant(tools, configured)
