@@ -226,3 +226,23 @@ def test_the_assistant_page_shows_tool_output_as_text(
     page.locator("text=nothing was started").wait_for()
     time.sleep(0.2)
     assert not (tmp_path / "jobs").exists()
+
+
+def test_from_the_page_a_confirmed_run_streams_its_progress_and_stops(
+    page: Any, assistant_app: Callable[..., str], tmp_path: Path
+) -> None:
+    url = assistant_app("--model", "tiny", "--steps", "1", "--eval-items", "2")
+    log_in(page, url)
+    page.goto(f"{url}/assistant")
+    page.fill("#question", "make the model say the word banana")
+    page.press("#question", "Enter")
+    page.locator(".turn.confirm button.yes").wait_for(timeout=120_000)
+    page.click(".turn.confirm button.yes")
+    page.locator(".turn.progress", has_text="validate").wait_for(timeout=120_000)  # the run's own lines arrive
+    assert "run make-the-model-say" in page.locator(".turn.progress").first.text_content()
+    page.fill("#question", "stop the run")
+    page.press("#question", "Enter")
+    page.locator(".turn.confirm button.yes").nth(1).wait_for(timeout=60_000)
+    page.locator(".turn.confirm button.yes").nth(1).click()
+    page.locator(".turn", has_text="ended with exit code").first.wait_for(timeout=180_000)
+    assert len(list((tmp_path / "vibe-runs").glob("*/task.yaml"))) == 1
