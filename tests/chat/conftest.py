@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentjet.bench.chat_latency import CHROMIUM, CHROMIUM_ARGS
 from agentjet.chat.security import Sessions
 from agentjet.chat.targets import ChatTarget
 from agentjet.chat.web import create_chat_app
@@ -22,15 +22,6 @@ from agentjet.core.testing import RunningServer, serve_in_thread
 from tests.conftest import TOKEN
 
 LOGIN = "chat-login-token-0123456789"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture

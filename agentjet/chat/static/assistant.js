@@ -11,30 +11,9 @@ function entry(className, text) {
 }
 
 async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": talk.csrf },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    const detail = await response.json().catch(() => ({}));
-    entry("error", `refused (${response.status}): ${JSON.stringify(detail.detail || detail)}`);
-    return;
-  }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
   let log = null;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const line = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      if (!line.startsWith("data: ")) continue;
-      const event = JSON.parse(line.slice(6));
+  try {
+    await postEvents(url, body, talk.csrf, (event) => {
       if (event.type === "say") entry("assistant", event.text);
       else if (event.type === "block") entry("assistant block", event.text);
       else if (event.type === "confirm") ask(event);
@@ -43,7 +22,9 @@ async function post(url, body) {
         log.append(document.createTextNode(event.text + "\n"));
         log.scrollIntoView({ block: "end" });
       }
-    }
+    });
+  } catch (error) {
+    entry("error", String(error.message || error));
   }
 }
 

@@ -40,3 +40,31 @@ function colour(logprob) {
   const p = Math.exp(Math.max(logprob, -20));
   return `hsla(${Math.round(120 * p)}, 75%, 55%, 0.35)`;
 }
+
+// POST `body` as JSON with the CSRF token; call `onEvent` with each event of the SSE reply as it comes.
+// A refusal throws an Error with the status and the server's reason.
+async function postEvents(url, body, csrf, onEvent) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    const detail = await response.json().catch(() => ({}));
+    throw new Error(`refused (${response.status}): ${JSON.stringify(detail.detail || detail)}`);
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const line = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (line.startsWith("data: ")) onEvent(JSON.parse(line.slice(6)));
+    }
+  }
+}

@@ -109,29 +109,7 @@ async function send(text) {
 }
 
 async function stream(body, n) {
-  const response = await fetch("/api/chat", {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    const detail = await response.json().catch(() => ({}));
-    throw new Error(`refused (${response.status}): ${JSON.stringify(detail.detail || detail)}`);
-  }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const line = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      if (line.startsWith("data: ")) handle(JSON.parse(line.slice(6)), n);
-    }
-  }
+  await postEvents("/api/chat", body, state.csrf, (event) => handle(event, n));
 }
 
 function handle(event, n) {
