@@ -13,6 +13,8 @@ targets.py   The policies the playground talks to (live swarm servers, tokens he
              streamed reply from one of them, inside an eval episode that never trains.
 terminal.py  `--terminal`: the playground and the inspector as a Textual app (same clients, no web
              server, no login), fork included.
+terminal_assistant.py  The terminal's Assistant tab: the transcript, Yes/No buttons, jobs' progress
+             streamed in a worker.
 terminal_views.py  What the terminal shows, as Rich Text (never markup): replies, logprob colours,
              calls, trained tokens.
 tools.py     The assistant's tools: `agentjet` CLI commands as child processes; long ones as followed jobs.

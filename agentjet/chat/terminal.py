@@ -1,9 +1,9 @@
-"""`agentjet chat --terminal`: the playground and the episode inspector as a Textual app, no web server.
+"""`agentjet chat --terminal`: the playground, the episode inspector and the assistant as a Textual app, no web server.
 
 The same server interactions as the web page: each reply is `PolicyClients.stream_reply` (one eval
 episode per message, aborted at the end), the inspector is `list_episodes` / `get_episode`. No login
 token: nothing listens, the terminal's user is the one who started it. Model and server text is put
-in Rich `Text` only (terminal_views.py), never parsed as markup.
+in Rich `Text` only (terminal_views.py, terminal_assistant.py), never parsed as markup.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from textual.widgets import (
 
 from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
 from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
+from agentjet.chat.terminal_assistant import AssistantPane, ChatAssistant, tab_title
 from agentjet.chat.terminal_views import Reply, Turn, call_text, fork_messages, sample_text, turns_text
 
 __all__ = ["ChatTerminal", "Fork", "PolicyColumn", "run_terminal"]
@@ -102,9 +103,10 @@ class ChatTerminal(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, targets: Sequence[ChatTarget]) -> None:
+    def __init__(self, targets: Sequence[ChatTarget], assistant: ChatAssistant | None = None) -> None:
         super().__init__()
         self.targets = list(targets)
+        self.assistant = assistant
         self.clients = PolicyClients()
         self.histories: dict[str, list[dict[str, str]]] = {t.name: [] for t in self.targets}
         self.fork: Fork | None = None
@@ -141,6 +143,8 @@ class ChatTerminal(App[None]):
                 yield Static(Text(), id="inspector-status")
                 yield DataTable(id="episodes", cursor_type="row")
                 yield VerticalScroll(id="episode")
+            with TabPane(tab_title(self.assistant), id="assistant"):
+                yield AssistantPane(self.assistant)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -372,6 +376,6 @@ class ChatTerminal(App[None]):
         self.query_one(TabbedContent).active = "playground"
 
 
-def run_terminal(targets: Sequence[ChatTarget]) -> None:
-    """Run the app in this terminal until the user quits (ctrl+q)."""
-    ChatTerminal(targets).run()
+def run_terminal(targets: Sequence[ChatTarget], assistant: ChatAssistant | None = None) -> None:
+    """Run the app in this terminal until the user quits (ctrl+q); the assistant's jobs outlive it."""
+    ChatTerminal(targets, assistant).run()

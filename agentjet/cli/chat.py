@@ -91,7 +91,7 @@ def chat_command(
             login_path = login_token_file.expanduser()
             login_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             login_token, created = load_or_create_token(login_path, None)
-            assistant = _assistant(workdir, llm, vibe_arg or [], login_path.parent / "jobs")
+        assistant = _assistant(workdir, llm, vibe_arg or [], login_token_file.expanduser().parent / "jobs")
     except (ValueError, AgentJetError, OSError) as exc:
         raise fail(exc) from exc
     if not terminal and not is_loopback(host):
@@ -110,7 +110,7 @@ def chat_command(
             if terminal:
                 from agentjet.chat.terminal import run_terminal
 
-                run_terminal(targets + [p.target for p in launched])
+                run_terminal(targets + [p.target for p in launched], assistant=assistant)
                 return
             app = create_chat_app(targets + [p.target for p in launched], Sessions(login_token), assistant=assistant)
             typer.echo(f"agentjet chat: http://{host}:{port}/ (policies: {', '.join(names)}); Ctrl-C stops")

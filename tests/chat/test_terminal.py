@@ -210,7 +210,9 @@ def test_terminal_runs_the_app_over_the_servers_without_a_login_token(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[list[ChatTarget]] = []
-    monkeypatch.setattr("agentjet.chat.terminal.run_terminal", lambda targets: started.append(list(targets)))
+    monkeypatch.setattr(
+        "agentjet.chat.terminal.run_terminal", lambda targets, assistant=None: started.append(list(targets))
+    )
     monkeypatch.setattr("uvicorn.run", lambda *a, **k: pytest.fail("the web server must not start"))
     login = tmp_path / "login"
     args = ["chat", "--terminal", "--server", "a=http://127.0.0.1:1", "--login-token-file", str(login)]
