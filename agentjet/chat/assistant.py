@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,8 @@ class Assistant:
             async for event in self._campaign(session, intent.tool.removeprefix("campaign_"), intent.args["name"]):
                 yield event
         elif intent.tool == "show_report":
-            yield self._report(intent.args["name"])
+            for event in self._report(intent.args["name"]):
+                yield event
         elif intent.tool == "compare_runs":
             yield self._compare(intent.args["a"], intent.args["b"])
         elif intent.tool == "list_runs":
@@ -189,6 +190,8 @@ class Assistant:
         if verb == "status":
             code, output = await run_command(["campaign", "status", "--repo", str(repo), "--once"], cwd=self.cwd)
             yield {"type": "block", "text": output.strip()}
+            for figure in sorted((repo / "figures").glob("*.png")):  # drawn by `campaign report`
+                yield self._figure(figure)
             return
         yield self._ask(
             session, f"{verb.capitalize()} the campaign in {repo}?", ("campaign", verb, "--repo", str(repo))
@@ -209,13 +212,30 @@ class Assistant:
         matches = [p for p in self._runs() if name and name in p.name]
         return matches[-1] if matches else None
 
-    def _report(self, name: str) -> Event:
+    def _report(self, name: str) -> Iterator[Event]:
         runs = self._runs()
         run = self._run(name) if name else (runs[-1] if runs else None)
         report = run / "report.md" if run is not None else None
         if report is None or not report.is_file():
-            return _say(f"No report for {name or 'the newest run'} yet (runs: say 'list runs').")
-        return {"type": "block", "text": report.read_text(errors="replace")[:20_000]}
+            yield _say(f"No report for {name or 'the newest run'} yet (runs: say 'list runs').")
+            return
+        yield {"type": "block", "text": report.read_text(errors="replace")[:20_000]}
+        if (report.parent / "curves.png").is_file():
+            yield self._figure(report.parent / "curves.png")
+
+    def _figure(self, path: Path) -> Event:
+        return {"type": "figure", "path": str(path.relative_to(self.cwd)), "caption": path.name}
+
+    def figure(self, relative: str) -> Path | None:
+        """The PNG a `figure` event named, only if it is one: a campaign's figures/*.png or a run's curves.png
+        under this assistant's folder (never another path of the machine)."""
+        path = (self.cwd / relative).resolve()
+        if not path.is_file() or path.suffix != ".png" or not path.is_relative_to(self.cwd):
+            return None
+        parts = path.relative_to(self.cwd).parts
+        campaign = len(parts) == 5 and parts[:2] == ("campaigns", "runs") and parts[3] == "figures"
+        run = len(parts) == 3 and parts[0] == "vibe-runs" and parts[2] == "curves.png"
+        return path if campaign or run else None
 
     def _compare(self, a: str, b: str) -> Event:
         rows = []

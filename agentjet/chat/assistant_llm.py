@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, TypedDict
 
 from agentjet.chat.assistant import HELP, Assistant, Event, Intent
@@ -88,6 +89,9 @@ class LLMAssistant:
     def confirm(self, session: str, action_id: str, approve: bool) -> AsyncIterator[Event]:
         return self.tools.confirm(session, action_id, approve)
 
+    def figure(self, relative: str) -> Path | None:
+        return self.tools.figure(relative)
+
     def _build(self) -> Any:
         from langgraph.graph import END, START, StateGraph
 
@@ -121,7 +125,7 @@ class LLMAssistant:
                 produced.append({"type": "say", "text": f"(the LLM asked for an unknown tool {name!r})"})
             events += produced
             confirm = confirm or any(e["type"] == "confirm" for e in produced)
-            result = "\n".join(str(e.get("text") or e.get("question", "")) for e in produced)[:8000]
+            result = "\n".join(str(e.get("text") or e.get("question") or e.get("path", "")) for e in produced)[:8000]
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result or "(no output)"})
         return {"messages": messages, "events": events, "confirm": confirm}
 

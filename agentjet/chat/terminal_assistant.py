@@ -49,6 +49,8 @@ def event_text(event: Event) -> Text:
         return Text(f"{event.get('job', 'job')}: {text}", style="dim")
     if kind == "confirm":
         return Text(str(event.get("question", "")), style="bold yellow")
+    if kind == "figure":
+        return Text(f"figure: {event.get('path', '')} (open it in an image viewer)", style="italic")
     return Text(text)
 
 

@@ -147,6 +147,14 @@ def create_chat_app(
         events = _assistant().confirm(session.session_id, body.action_id, body.approve)
         return StreamingResponse(_events(events), media_type=_SSE)
 
+    @app.get("/api/assistant/figure", response_model=None)
+    async def figure(request: Request, path: str) -> Response:
+        require(request, changes=False)
+        found = _assistant().figure(path)
+        if found is None:
+            raise HTTPException(404, "no such figure")
+        return FileResponse(str(found), media_type="image/png")
+
     def _assistant() -> Assistant | LLMAssistant:
         if assistant is None:
             raise HTTPException(404, "this chat has no research assistant")

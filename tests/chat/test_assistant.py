@@ -246,3 +246,34 @@ def test_from_the_page_a_confirmed_run_streams_its_progress_and_stops(
     page.locator(".turn.confirm button.yes").nth(1).click()
     page.locator(".turn", has_text="ended with exit code").first.wait_for(timeout=180_000)
     assert len(list((tmp_path / "vibe-runs").glob("*/task.yaml"))) == 1
+
+
+def test_a_reports_figure_is_served_and_nothing_else_is(assistant_app: Callable[..., str], tmp_path: Path) -> None:
+    run = tmp_path / "vibe-runs" / "arith-a"
+    run.mkdir(parents=True)
+    for file in ("task.yaml", "run.json", "report.md", "curves.png"):
+        shutil.copy(DOCS / "vibe-arithmetic" / file, run / file)
+    (tmp_path / "campaigns" / "runs" / "c1" / "figures").mkdir(parents=True)
+    (tmp_path / "campaigns" / "runs" / "c1" / "figures" / "curves.png").write_bytes(b"\x89PNG fake")
+    (tmp_path / "secret.png").write_bytes(b"\x89PNG secret")
+    (tmp_path / "vibe-runs" / "evil").mkdir()
+    (tmp_path / "vibe-runs" / "evil" / "curves.png").symlink_to(tmp_path.parent)
+    client, csrf = session(assistant_app())
+    events = converse(client, csrf, "/api/assistant", {"message": "open report arith-a"})
+    assert [e["type"] for e in events] == ["block", "figure", "all_done"]
+    served = client.get("/api/assistant/figure", params={"path": events[1]["path"]})
+    assert served.status_code == 200 and served.content == (DOCS / "vibe-arithmetic" / "curves.png").read_bytes()
+    assert (
+        client.get("/api/assistant/figure", params={"path": "campaigns/runs/c1/figures/curves.png"}).status_code == 200
+    )
+    for path in (
+        "secret.png",
+        "vibe-runs/arith-a/report.md",
+        "vibe-runs/arith-a/../../secret.png",
+        str(tmp_path / "secret.png"),
+        "/etc/passwd",
+        "vibe-runs/evil/curves.png",
+        "campaigns/runs/c1/curves.png",
+    ):
+        assert client.get("/api/assistant/figure", params={"path": path}).status_code == 404, path
+    assert httpx.get(f"{client.base_url}/api/assistant/figure", params={"path": events[1]["path"]}).status_code == 401

@@ -17,6 +17,13 @@ async function post(url, body) {
       if (event.type === "say") entry("assistant", event.text);
       else if (event.type === "block") entry("assistant block", event.text);
       else if (event.type === "confirm") ask(event);
+      else if (event.type === "figure") {
+        const box = entry("assistant figure", event.caption);
+        const img = el("img");
+        img.alt = event.caption;
+        img.src = `/api/assistant/figure?path=${encodeURIComponent(event.path)}`;
+        box.append(document.createElement("br"), img);
+      }
       else if (event.type === "line") {
         if (!log) log = entry("assistant block progress", "");
         log.append(document.createTextNode(event.text + "\n"));
