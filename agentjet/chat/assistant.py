@@ -32,6 +32,7 @@ HELP = (
 )
 _TRAIN = re.compile(r"\b(train|teach|make|improve|fine-?tune|vibe|get\s+\w+\s+better)\b", re.I)
 _NAME = r"([\w.@:-]+)"
+_RUN_LINE = re.compile(r"^\[vibe\s+[\d.]+s\] run (\S+)$")  # the first progress line of `agentjet vibe`
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,13 @@ class Assistant:
         if pending.args[0] == "vibe" or pending.args[:2] == ("campaign", "resume"):  # long: a job to follow
             job = self.jobs.start(pending.args)
             yield _say(f"Started {job.title} ({job.job_id}); its progress follows.")
+            run_id = None
             async for line in job.follow():
+                run_id = run_id or (m.group(1) if (m := _RUN_LINE.search(line)) else None)
                 yield {"type": "line", "job": job.job_id, "text": line}
             yield _say(f"{job.job_id} ended with exit code {job.exit_code()}.")
+            for event in self._outcome(run_id):
+                yield event
             return
         code, output = await run_command(pending.args, cwd=self.cwd)
         yield {"type": "block", "text": output.strip() or f"exit code {code}"}
@@ -222,6 +227,17 @@ class Assistant:
         yield {"type": "block", "text": report.read_text(errors="replace")[:20_000]}
         if (report.parent / "curves.png").is_file():
             yield self._figure(report.parent / "curves.png")
+
+    def _outcome(self, run_id: str | None) -> Iterator[Event]:
+        """A finished vibe run's one-line outcome (before -> after, interval, verdict) and its curve."""
+        run = self.cwd / "vibe-runs" / run_id if run_id else None
+        if run is None or not (run / "run.json").is_file():
+            return
+        line = json.loads((run / "run.json").read_text()).get("outcome_line")
+        if line:
+            yield _say(str(line))
+        if (run / "curves.png").is_file():
+            yield self._figure(run / "curves.png")
 
     def _figure(self, path: Path) -> Event:
         return {"type": "figure", "path": str(path.relative_to(self.cwd)), "caption": path.name}

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentjet.chat.assistant import Assistant, read_intent
+from agentjet.chat.assistant import _RUN_LINE, Assistant, read_intent
 from agentjet.chat.security import CSRF_HEADER, Sessions
 from agentjet.chat.tools import Jobs
 from agentjet.chat.web import create_chat_app
@@ -154,6 +154,7 @@ def test_a_confirmed_run_starts_streams_its_progress_and_stops_resumable(
     assert started[0]["type"] == "say" and "Started agentjet vibe" in started[0]["text"]
     lines = [e["text"] for e in started if e["type"] == "line"]
     assert lines[0].startswith("[vibe") and "run make-the-model-say" in lines[0]  # the run's own progress lines
+    assert (found := _RUN_LINE.search(lines[0])) is not None and found.group(1).startswith("make-the-model-say")
     status = converse(client, csrf, "/api/assistant", {"message": "how is the run doing?"})
     assert "agentjet vibe" in status[0]["text"] and status[1]["type"] == "block"
     stop = converse(client, csrf, "/api/assistant", {"message": "stop the run"})
@@ -277,3 +278,16 @@ def test_a_reports_figure_is_served_and_nothing_else_is(assistant_app: Callable[
     ):
         assert client.get("/api/assistant/figure", params={"path": path}).status_code == 404, path
     assert httpx.get(f"{client.base_url}/api/assistant/figure", params={"path": events[1]["path"]}).status_code == 401
+
+
+def test_a_finished_run_ends_the_turn_with_its_outcome_and_curve(tmp_path: Path) -> None:
+    run = tmp_path / "vibe-runs" / "arith-20261202"
+    run.mkdir(parents=True)
+    for file in ("run.json", "curves.png"):
+        shutil.copy(DOCS / "vibe-arithmetic" / file, run / file)
+    assistant = Assistant(tmp_path, Jobs(tmp_path / "jobs", tmp_path))
+    said, figure = list(assistant._outcome("arith-20261202"))
+    assert said["text"] == "accuracy 24/64 (37.5%) -> 39/64 (60.9%), +23.4 points (95% CI +6.1 to +38.9): improved"
+    assert figure == {"type": "figure", "path": "vibe-runs/arith-20261202/curves.png", "caption": "curves.png"}
+    assert assistant.figure(figure["path"]) == run / "curves.png"
+    assert list(assistant._outcome(None)) == [] and list(assistant._outcome("not-there")) == []

@@ -34,6 +34,21 @@ def record_episode(target: ChatTarget, questions: list[str], *, reward: float = 
     return episode.episode_id
 
 
+def fork_scene(
+    policies: Callable[..., list[ChatTarget]], first_question: str
+) -> tuple[ChatTarget, ChatTarget, str, list[str]]:
+    """A 3-turn episode recorded on `recorded`, and `other`, whose prompts land in the list returned."""
+    seen: list[str] = []
+
+    def other_policy(prompt: str) -> str:
+        seen.append(prompt)
+        return "The other policy's turn two."
+
+    recorded, other = policies(delay_s=0.0, recorded=["First answer.", "Second answer.", "Third."], other=other_policy)
+    episode_id = record_episode(recorded, [first_question, "question two", "question three"])
+    return recorded, other, episode_id, seen
+
+
 def test_the_inspector_reads_a_servers_journal(
     policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str]
 ) -> None:
@@ -85,14 +100,7 @@ def test_without_login_or_an_admin_token_the_inspector_shows_nothing(
 def test_the_inspector_page_marks_trained_tokens_escapes_text_and_forks(
     page: Any, policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str]
 ) -> None:
-    seen: list[str] = []
-
-    def other_policy(prompt: str) -> str:
-        seen.append(prompt)
-        return "The other policy's turn two."
-
-    recorded, other = policies(delay_s=0.0, recorded=["First answer.", "Second answer.", "Third."], other=other_policy)
-    episode_id = record_episode(recorded, [XSS_USER, "question two", "question three"])
+    recorded, other, episode_id, seen = fork_scene(policies, XSS_USER)
     url = chat_app([recorded, other])
     log_in(page, url)
     page.locator("#use-recorded").wait_for()

@@ -17,7 +17,7 @@ from agentjet.chat.targets import ChatTarget
 from agentjet.chat.terminal import ChatTerminal
 from agentjet.chat.terminal_views import TRAINED, token_texts
 from agentjet.cli.main import app as cli
-from tests.chat.test_inspector import record_episode
+from tests.chat.test_inspector import fork_scene, record_episode
 
 SIZE = (180, 60)
 MARKUP = "[bold red]x[/] <script>alert(1)</script> [link=http://evil]y[/link]"
@@ -150,14 +150,7 @@ async def test_the_inspector_lists_and_opens_an_episode_with_its_trained_tokens(
 async def test_fork_at_turn_two_replays_it_against_another_policy(
     policies: Callable[..., list[ChatTarget]],
 ) -> None:
-    seen: list[str] = []
-
-    def other_policy(prompt: str) -> str:
-        seen.append(prompt)
-        return "The other policy's turn two."
-
-    recorded, other = policies(delay_s=0.0, recorded=["First answer.", "Second answer.", "Third."], other=other_policy)
-    episode_id = record_episode(recorded, ["question one", "question two", "question three"])
+    recorded, other, episode_id, seen = fork_scene(policies, "question one")
     app = ChatTerminal([recorded, other])
     async with app.run_test(size=SIZE) as pilot:
         app.query_one(TabbedContent).active = "inspector"
