@@ -40,10 +40,14 @@ __all__ = ["ChatTerminal", "Fork", "PolicyColumn", "run_terminal"]
 
 _SAMPLING = (
     ("temperature", "1.0", "temperature"),
+    ("top_p", "1.0", "top_p"),
     ("max_tokens", "128", "max tokens"),
     ("seed", "", "seed"),
     ("n", "1", "n"),
 )
+
+
+_FILTERS = ("kind", "task_id", "min_reward", "max_reward", "policy_version")  # and status (#filter-status)
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,10 @@ class ChatTerminal(App[None]):
                     yield Select(options, value=0, allow_blank=False, id="target")
                     yield Input(placeholder="kind", id="kind")
                     yield Input(placeholder="status", id="filter-status")
+                    yield Input(placeholder="task", id="task_id")
                     yield Input(placeholder="min reward", id="min_reward")
+                    yield Input(placeholder="max reward", id="max_reward")
+                    yield Input(placeholder="policy version", id="policy_version")
                     yield Button("List", id="list")
                 yield Static(Text(), id="inspector-status")
                 yield DataTable(id="episodes", cursor_type="row")
@@ -184,7 +191,7 @@ class ChatTerminal(App[None]):
             if text:
                 event.input.value = ""
                 self.send(text)
-        elif event.input.id in ("kind", "filter-status", "min_reward"):
+        elif event.input.id in _FILTERS or event.input.id == "filter-status":
             self.run_worker(self.load_episodes(), group="inspector", exclusive=True)
 
     def _request(self, messages: list[dict[str, str]]) -> ChatRequest:
@@ -195,6 +202,7 @@ class ChatTerminal(App[None]):
                 "targets": ["-"],
                 "messages": messages,
                 "temperature": self.query_one("#temperature", Input).value.strip() or "1.0",
+                "top_p": self.query_one("#top_p", Input).value.strip() or "1.0",
                 "max_tokens": self.query_one("#max_tokens", Input).value.strip() or "128",
                 "seed": seed or None,
                 "n": self.query_one("#n", Input).value.strip() or "1",
@@ -315,7 +323,7 @@ class ChatTerminal(App[None]):
         filters = {
             "kind": self.query_one("#kind", Input).value.strip(),
             "status": self.query_one("#filter-status", Input).value.strip(),
-            "min_reward": self.query_one("#min_reward", Input).value.strip(),
+            **{name: self.query_one(f"#{name}", Input).value.strip() for name in _FILTERS if name != "kind"},
         }
         status = self.query_one("#inspector-status", Static)
         table = self.query_one("#episodes", DataTable)

@@ -145,6 +145,11 @@ async def test_the_inspector_lists_and_opens_an_episode_with_its_trained_tokens(
         app.query_one("#min_reward", Input).value = "2"
         await app.load_episodes()
         assert table.row_count == 0
+        app.query_one("#min_reward", Input).value = ""
+        for name, value, rows in (("task_id", "nope", 0), ("task_id", "inspected-task", 1), ("policy_version", "3", 0)):
+            app.query_one(f"#{name}", Input).value = value
+            await app.load_episodes()
+            assert table.row_count == rows, (name, value)
 
 
 async def test_fork_at_turn_two_replays_it_against_another_policy(
@@ -197,6 +202,10 @@ async def test_a_bad_sampling_value_is_one_line_and_sends_nothing(policies: Call
         await say(pilot, "hi")
         status = app.query_one("#status", Static).content
         assert "temperature" in str(status) and app.histories["base"] == [] and not app._streams
+        app.query_one("#temperature", Input).value = "0.5"
+        app.query_one("#top_p", Input).value = "0.9"
+        request = app._request([{"role": "user", "content": "hi"}])
+        assert (request.temperature, request.top_p) == (0.5, 0.9)
 
 
 def test_terminal_runs_the_app_over_the_servers_without_a_login_token(
