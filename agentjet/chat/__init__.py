@@ -6,6 +6,8 @@ assistant_llm.py  The assistant with an LLM: a LangGraph tool-calling agent over
              still wait for the user's yes.
 episodes.py  The episode inspector's reads of a server's journal (admin routes, with the token held here);
              episode ids checked so none becomes another path.
+guards.py    What is refused before any route: other Host names (DNS rebinding), other origins, large or
+             undeclared bodies, login guessing.
 launched.py  Policies the chat serves itself: the base model, or a checkpoint step of a state dir (a copy).
 security.py  Who may use the chat: one login token, HttpOnly SameSite=Strict cookie sessions, a CSRF
              token per session.

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from agentjet.chat.assistant import Assistant
 from agentjet.chat.assistant_llm import LLMAssistant
 from agentjet.chat.episodes import InspectorError, get_episode, list_episodes
+from agentjet.chat.guards import LoginThrottle, refuse
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Session, Sessions
 from agentjet.chat.targets import ChatRequest, ChatTarget, PolicyClients
 
@@ -64,10 +65,14 @@ def create_chat_app(
     *,
     assistant: Assistant | LLMAssistant | None = None,
     secure_cookie: bool = False,
+    loopback: bool = True,
+    max_body_bytes: int = 1 << 20,
 ) -> FastAPI:
-    """The chat app over `targets` (by name), behind `sessions`' login; `assistant` answers `/assistant`."""
+    """The chat app over `targets` (by name), behind `sessions`' login; `assistant` answers `/assistant`.
+    `loopback`: answer only loopback Host names (False when bound to another interface, `guards.py`)."""
     by_name = {t.name: t for t in targets}
     clients = PolicyClients()
+    throttle = LoginThrottle()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -78,8 +83,10 @@ def create_chat_app(
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        if request.method == "POST" and not _same_origin(request):
-            return JSONResponse({"error": "cross-origin request refused"}, status_code=403)
+        refused = refuse(request, loopback=loopback, max_body_bytes=max_body_bytes)
+        if refused is not None:
+            refused.headers.update(_HEADERS)
+            return refused
         response = await call_next(request)
         response.headers.update(_HEADERS)
         return response
@@ -101,8 +108,12 @@ def create_chat_app(
 
     @app.post("/login", response_model=None)
     async def login(request: Request) -> Response:
+        client = request.client.host if request.client else "?"
+        if throttle.blocked(client):
+            raise HTTPException(429, "too many wrong login tokens: wait a minute")
         session = sessions.login(await _form_token(request))
         if session is None:
+            throttle.failed(client)
             return RedirectResponse("/login?failed=1", status_code=303)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
@@ -220,15 +231,6 @@ async def _form_token(request: Request) -> str:
 
 def _static_page(name: str) -> FileResponse:
     return FileResponse(str(_STATIC / name), media_type="text/html")
-
-
-def _same_origin(request: Request) -> bool:
-    """A POST from a page of another origin is refused (the cookie is SameSite=Strict too)."""
-    origin = request.headers.get("origin")
-    if origin is None:
-        return True  # not a browser page (curl, tests) or a same-origin navigation of an old browser
-    host = request.headers.get("host", "")
-    return urlsplit(origin).netloc == host
 
 
 async def _fan_out(clients: PolicyClients, targets: Sequence[ChatTarget], body: dict[str, Any]) -> AsyncIterator[bytes]:

@@ -112,7 +112,12 @@ def chat_command(
 
                 run_terminal(targets + [p.target for p in launched], assistant=assistant)
                 return
-            app = create_chat_app(targets + [p.target for p in launched], Sessions(login_token), assistant=assistant)
+            app = create_chat_app(
+                targets + [p.target for p in launched],
+                Sessions(login_token),
+                assistant=assistant,
+                loopback=is_loopback(host),
+            )
             typer.echo(f"agentjet chat: http://{host}:{port}/ (policies: {', '.join(names)}); Ctrl-C stops")
             mode = "offline (no LLM configured)" if assistant.offline else f"LLM {llm or 'from AGENTJET_VIBE_LLM'}"
             typer.echo(f"  assistant: {mode}, working in {workdir.resolve()}")

@@ -229,3 +229,38 @@ def test_sessions_expire_and_are_bounded() -> None:
     assert sessions.find(made[0].session_id) is None and sessions.find(made[2].session_id) is not None  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="16 characters"):
         Sessions("short")
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8720", "10.0.0.1:8720", "127.0.0.1.evil.example"])
+def test_only_loopback_host_names_are_answered(
+    policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str], host: str
+) -> None:
+    url = chat_app(policies(base="x"))
+    assert httpx.get(f"{url}/login", headers={"Host": host}).status_code == 400  # a DNS-rebinding page gets nothing
+    port = url.rsplit(":", 1)[1]
+    assert httpx.get(f"{url}/login", headers={"Host": f"localhost:{port}"}).status_code == 200
+
+
+def test_login_guessing_is_throttled(policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str]) -> None:
+    url = chat_app(policies(base="x"))
+    for _ in range(10):
+        assert httpx.post(f"{url}/login", data={"token": "guess-guess-guess"}).status_code == 303
+    assert httpx.post(f"{url}/login", data={"token": "guess-guess-guess"}).status_code == 429
+    assert httpx.post(f"{url}/login", data={"token": LOGIN}).status_code == 429  # even the right one, for a minute
+
+
+def test_large_or_undeclared_bodies_are_refused(
+    policies: Callable[..., list[ChatTarget]], chat_app: Callable[..., str]
+) -> None:
+    client, csrf = logged_in(chat_app(policies(base="x")))
+    huge = {"targets": ["base"], "messages": [{"role": "user", "content": "x" * 90_000}] * 20}
+    assert client.post("/api/chat", json=huge, headers={CSRF_HEADER: csrf}).status_code == 413
+
+    def chunks() -> Any:
+        yield b'{"targets": ["base"], '
+        yield b'"messages": [{"role": "user", "content": "hi"}]}'
+
+    chunked = client.post(
+        "/api/chat", content=chunks(), headers={CSRF_HEADER: csrf, "Content-Type": "application/json"}
+    )
+    assert chunked.status_code == 411
