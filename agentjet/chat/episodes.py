@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from agentjet.chat.targets import ChatTarget
+from agentjet.chat.targets import ChatTarget, server_error
 
 __all__ = ["EPISODE_ID", "FILTERS", "InspectorError", "get_episode", "list_episodes"]
 
@@ -48,17 +48,6 @@ async def _get(target: ChatTarget, path: str, params: dict[str, str]) -> dict[st
     if reply.status_code == 403:
         raise InspectorError(f"{target.name}: the chat's token for this server is not its admin token", 403)
     if reply.status_code != 200:
-        raise InspectorError(f"{target.name}: HTTP {reply.status_code}: {_detail(reply)}", reply.status_code)
+        raise InspectorError(f"{target.name}: HTTP {reply.status_code}: {server_error(reply.text)}", reply.status_code)
     body: dict[str, Any] = reply.json()
     return body
-
-
-def _detail(reply: httpx.Response) -> str:
-    try:
-        body = reply.json()
-    except ValueError:
-        return reply.text[:300]
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return str(error.get("message", error))[:300]
-    return str(body.get("detail", body) if isinstance(body, dict) else body)[:300]

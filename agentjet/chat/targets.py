@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from agentjet.core import AgentJetError, AsyncSwarmClient
 
-__all__ = ["ChatRequest", "ChatTarget", "Message", "PolicyClients", "parse_target"]
+__all__ = ["ChatRequest", "ChatTarget", "Message", "PolicyClients", "parse_target", "server_error"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 _TASK_ID = "chat-playground"
@@ -133,7 +133,7 @@ async def _events(
         async with http.stream("POST", f"{base_url}/chat/completions", json=body, headers=headers) as reply:
             if reply.status_code != 200:
                 text = (await reply.aread()).decode("utf-8", "replace")
-                yield {"type": "error", "message": f"HTTP {reply.status_code}: {_error_message(text)}"}
+                yield {"type": "error", "message": f"HTTP {reply.status_code}: {server_error(text)}"}
                 return
             async for line in reply.aiter_lines():
                 for event in _parse_line(line):
@@ -142,11 +142,17 @@ async def _events(
         yield {"type": "error", "message": f"the server stopped answering: {exc.__class__.__name__}"}
 
 
-def _error_message(text: str) -> str:
+def server_error(text: str) -> str:
+    """The sentence of a server's error body (OpenAI `{"error": {"message"}}` or FastAPI `{"detail"}`),
+    else the body itself; at most 300 characters."""
     try:
-        return str(json.loads(text)["error"]["message"])[:300]
-    except (ValueError, KeyError, TypeError):
+        body = json.loads(text)
+    except ValueError:
         return text[:300]
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message", error))[:300]
+    return str(body.get("detail", body) if isinstance(body, dict) else body)[:300]
 
 
 def _parse_line(line: str) -> Sequence[dict[str, Any]]:

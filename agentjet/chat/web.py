@@ -94,6 +94,12 @@ def create_chat_app(
     def session_of(request: Request) -> Session | None:
         return sessions.find(request.cookies.get(SESSION_COOKIE))
 
+    def page_for(request: Request, name: str) -> Response:
+        """A page for a logged-in session, else the login page."""
+        if session_of(request) is None:
+            return RedirectResponse("/login", status_code=303)
+        return _static_page(name)
+
     def require(request: Request, *, changes: bool) -> Session:
         session = session_of(request)
         if session is None:
@@ -131,21 +137,15 @@ def create_chat_app(
 
     @app.get("/", response_model=None)
     async def playground_page(request: Request) -> Response:
-        if session_of(request) is None:
-            return RedirectResponse("/login", status_code=303)
-        return _static_page("playground.html")
+        return page_for(request, "playground.html")
 
     @app.get("/inspector", response_model=None)
     async def inspector_page(request: Request) -> Response:
-        if session_of(request) is None:
-            return RedirectResponse("/login", status_code=303)
-        return _static_page("inspector.html")
+        return page_for(request, "inspector.html")
 
     @app.get("/assistant", response_model=None)
     async def assistant_page(request: Request) -> Response:
-        if session_of(request) is None:
-            return RedirectResponse("/login", status_code=303)
-        return _static_page("assistant.html")
+        return page_for(request, "assistant.html")
 
     @app.post("/api/assistant", response_model=None)
     async def ask(request: Request, body: AssistantMessage) -> StreamingResponse:

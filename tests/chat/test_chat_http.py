@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from agentjet.chat.security import CSRF_HEADER, SESSION_COOKIE, Sessions
-from agentjet.chat.targets import ChatTarget, _parse_line, parse_target
+from agentjet.chat.targets import ChatTarget, _parse_line, parse_target, server_error
 from tests.chat.conftest import LOGIN
 
 MESSAGE = {"role": "user", "content": "hello"}
@@ -264,3 +264,20 @@ def test_large_or_undeclared_bodies_are_refused(
         "/api/chat", content=chunks(), headers={CSRF_HEADER: csrf, "Content-Type": "application/json"}
     )
     assert chunked.status_code == 411
+
+
+@pytest.mark.parametrize(
+    ("body", "sentence"),
+    [
+        (
+            '{"error": {"message": "context_length_exceeded: too long", "type": "invalid_request_error"}}',
+            "context_length_exceeded: too long",
+        ),
+        ('{"detail": "log in first"}', "log in first"),
+        ("<html>bad gateway</html>", "<html>bad gateway</html>"),
+        ('["odd"]', "['odd']"),
+        ("x" * 500, "x" * 300),
+    ],
+)
+def test_a_servers_error_body_becomes_its_sentence(body: str, sentence: str) -> None:
+    assert server_error(body) == sentence
