@@ -3,10 +3,13 @@
 Every item is solvable: its target is the value of a random expression over (some of) its
 numbers whose intermediate results are positive integers (the expression is kept as
 `data["solution"]`). The model is asked to end with `Answer: <expression>`; the expression
-is read by a safe evaluator (`expressions.py`, exact fractions, no `eval`). Reward: 1 when it
-uses only the given numbers (each at most as often as given) and equals the target, 0.1 when
-it is such an expression with another value, 0 otherwise (no answer, several different
-answers, other numbers, `**`, division by zero...). Difficulty 1-4 sets how many numbers and
+is read by a safe evaluator (`expressions.py`, exact fractions, no `eval`). Reward (graded, so a
+small model that never solves one still has something to climb): 1 when it uses only the given
+numbers (each at most as often as given) and equals the target; 0.1-0.3 when it is such an
+expression with another value (0.1 + 0.2 x its closeness to the target); below 0.1 when it also
+uses numbers it was not given (0.1 x the share of its numbers that were given: SmolLM2 chains
+its intermediate results, `6 * 3 = 18, Answer: 18 + 3`); 0 with no answer, several different
+answers, no given number at all, `**`, division by zero... Difficulty 1-4 sets how many numbers and
 how large the target is (`LEVELS`). `shots` worked examples come first as earlier turns: without
 one SmolLM2-135M never ends in the asked format ("The answer is 11."), so its reward is flat 0.
 """
@@ -26,7 +29,7 @@ from agentjet.tasks.splits import Draft, draw_items
 
 __all__ = ["EXAMPLES", "LEVELS", "PROMPT", "Countdown", "Level", "countdown_reward", "generate_puzzle"]
 
-CORRECT, WELL_FORMED = 1.0, 0.1
+CORRECT, WELL_FORMED, CLOSENESS, FOREIGN = 1.0, 0.1, 0.2, 0.1
 PROMPT = (
     "Use the numbers {numbers} to make {target}. You may use +, -, *, / and parentheses; each "
     "number at most once, and you do not need to use them all. Think briefly, then end your reply "
@@ -97,9 +100,14 @@ def countdown_reward(reply: str, numbers: list[int], target: int) -> tuple[float
         result = evaluate(expression)
     except ExpressionError:
         return 0.0, answer
-    if Counter(result.literals) - Counter(numbers):  # a number not given, or used too often
-        return 0.0, answer
-    return (CORRECT if result.value == target else WELL_FORMED), answer
+    used, given = Counter(result.literals), Counter(numbers)
+    if used - given:  # a number not given, or used too often: credit for the share that was given
+        share = sum((used & given).values()) / sum(used.values())
+        return round(FOREIGN * share, 4), answer
+    if result.value == target:
+        return CORRECT, answer
+    closeness = max(0.0, 1.0 - abs(float(result.value) - target) / target)
+    return round(WELL_FORMED + CLOSENESS * closeness, 4), answer
 
 
 def _prompt(numbers: Sequence[int], target: int) -> str:

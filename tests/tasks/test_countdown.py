@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
 
-from agentjet.tasks.countdown import EXAMPLES, LEVELS, Countdown, countdown_reward
+from agentjet.tasks.countdown import EXAMPLES, LEVELS, Countdown, countdown_reward, generate_puzzle
 from agentjet.tasks.expressions import evaluate
 
 
@@ -55,11 +56,13 @@ NUMBERS, TARGET = [25, 3, 4, 2], 44
         ("(25 - 3) * 4 = 88, so half: Answer: (25 - 3) * 4 / 2", 1.0),
         ("Answer: (25 - 3) * 2 = 44", 1.0),  # "= value" after the expression is fine
         ("**Answer:** `(25-3)*2`", 1.0),
-        ("Answer: 25 × 2 − 3 − 3", 0.0),  # 3 used twice but given once
-        ("Answer: 25 + 3 + 4", 0.1),  # well-formed, wrong value (32)
-        ("Answer: 25 + 3 + 4 + 2", 0.1),
-        ("Answer: 44", 0.0),  # 44 is not a given number
-        ("Answer: 11 * 4", 0.0),  # nor is 11
+        ("Answer: 25 × 2 − 3 − 3", 0.075),  # 3 used twice but given once: 3 of its 4 numbers were given
+        ("Answer: 25 + 3 + 4", 0.2455),  # well-formed, wrong value: 0.1 + 0.2 x (1 - |32 - 44| / 44)
+        ("Answer: 25 + 3 + 4 + 2", 0.2545),  # 34: closer, so more
+        ("Answer: 25 * 4 * 3 * 2", 0.1),  # 600: too far for any closeness credit
+        ("Answer: 44", 0.0),  # 44 is not a given number (and nothing else is used)
+        ("Answer: 11 * 4", 0.05),  # nor is 11: half of its numbers were given
+        ("Answer: 1000 - 999", 0.0),
         ("Answer: 2 ** 25", 0.0),  # no exponents
         ("Answer: 4 / (2 - 2)", 0.0),  # division by zero (2 is given once, too)
         ("Answer: (25 - 3) * 2 Answer: 25 + 3", 0.0),  # hedging
@@ -70,6 +73,22 @@ NUMBERS, TARGET = [25, 3, 4, 2], 44
 )
 def test_reward(reply: str, reward: float) -> None:
     assert countdown_reward(reply, NUMBERS, TARGET)[0] == reward
+
+
+def test_the_graded_reward_orders_solved_above_well_formed_above_foreign_numbers() -> None:
+    """Every solution outranks every wrong expression of the given numbers, which outranks every
+    expression that uses a number not given: the grading never pays a hack more than an honest try."""
+    rng = random.Random(3)
+    for level in LEVELS.values():
+        for _ in range(40):
+            numbers, target, solution = generate_puzzle(rng, level)
+            a, b = numbers[:2]
+            honest = [f"Answer: {a} + {b}", f"Answer: {a} * {b}", f"Answer: {' + '.join(map(str, numbers))}"]
+            foreign = [f"Answer: {a} + {target}", f"Answer: {a} * {a} * {a} * {a} * {a} * {a} * {a}"]
+            solved = countdown_reward(f"Answer: {solution}", numbers, target)[0]
+            wrong = [countdown_reward(r, numbers, target)[0] for r in honest if evaluate(r[8:]).value != target]
+            hacks = [countdown_reward(r, numbers, target)[0] for r in foreign if numbers.count(a) < 7]
+            assert solved == 1.0 and all(0.1 <= w < 0.3 for w in wrong) and all(0 <= h < 0.1 for h in hacks)
 
 
 def test_bad_params_are_value_errors() -> None:

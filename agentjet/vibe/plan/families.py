@@ -79,8 +79,9 @@ def _countdown(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
         environment="One chat turn: given numbers and a target, write an expression with + - * / and parentheses "
         "that reaches the target, ending with `Answer: <expression>`.",
         actors=["solver (policy)"],
-        reward="1 when the answer uses only the given numbers and equals the target; 0.1 for a well-formed "
-        "expression of the given numbers with another value; 0 otherwise (parsed safely, never eval).",
+        reward="1 when the answer uses only the given numbers and equals the target; 0.1 + 0.2 x its closeness "
+        "to the target for a well-formed expression of the given numbers with another value; 0.1 x the share of "
+        "given numbers for one that also uses other numbers; 0 otherwise (parsed safely, never eval).",
         metric="share of held-out puzzles solved exactly (reward 1)",
         dataset=f"seeded solvable puzzles at difficulty {params.get('difficulty', 1)}; train/eval disjoint",
     )

@@ -4,8 +4,11 @@
 model's whole reply:
 - 1.0 when the reply's `Answer: <expression>` uses only the given numbers (each at most as often
   as given) and equals the target;
-- 0.1 when it is such an expression with another value (right format, wrong result);
-- 0.0 otherwise: no answer, several different answers, other numbers, `**`, division by zero, ...
+- 0.1 + 0.2 x closeness (1 - |value - target| / target, at least 0) when it is such an expression
+  with another value (right format, wrong result);
+- 0.1 x the share of its numbers that were given when it uses numbers it was not given (or uses
+  one too often): always below an honest wrong try, but a step towards one;
+- 0.0 otherwise: no answer, several different answers, no given number, `**`, division by zero, ...
 The expression is read by agentjet's safe evaluator (exact fractions, no `eval`). Pure: no I/O,
 no clock, no randomness.
 """
