@@ -2,7 +2,6 @@
 
 bench.py          `agentjet bench ...`: one command per benchmark; each checks its flags and hands them to
                   `run_one_shot`.
-bench_options.py  The flags several `agentjet bench ...` commands share, and the checks and defaults of their values.
 campaign.py       `agentjet campaign start|status|resume|stop|report`: A3R campaigns from the terminal.
 campaign_view.py  What `agentjet campaign status` and `start --dry-run` show: the trials table and the study setup.
 chat.py           `agentjet chat`: the chat web page on loopback over the swarm servers named with `--server`.

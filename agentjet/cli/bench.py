@@ -1,4 +1,5 @@
-"""`agentjet bench ...`: one command per benchmark; each checks its flags and hands them to `run_one_shot`."""
+"""`agentjet bench ...`: one command per benchmark; each checks its flags (the shared ones first) and hands them to
+`run_one_shot`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from agentjet.cli.bench_options import (
-    GroupsOption,
-    JsonOption,
-    PolicyModelOption,
-    VllmPythonOption,
-    checked_backends,
-    vllm_python_or_venv,
-)
 from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
 from agentjet.cli.one_shot import fail, run_one_shot
 from agentjet.core.errors import AgentJetError
@@ -22,6 +15,25 @@ from agentjet.core.errors import AgentJetError
 __all__ = ["bench_app"]
 
 bench_app = typer.Typer(help="Benchmarks; each prints JSON.", no_args_is_help=True)
+
+# ---- the flags several commands share, and the checks and defaults of their values -----------------------
+JsonOption = Annotated[bool, typer.Option("--json", help="print only the JSON result")]
+PolicyModelOption = Annotated[str, typer.Option(help="policy model: smollm2-135m, tiny or an HF folder")]
+GroupsOption = Annotated[int, typer.Option(min=1, help="GRPO groups (tasks) of 8 episodes in the batch")]
+VllmPythonOption = Annotated[Path | None, typer.Option(help="python of the vLLM venv (--backend vllm)")]
+
+
+def vllm_python_or_venv(given: Path | None) -> Path:
+    """The vLLM venv's python: `--vllm-python`, else `.venv-vllm` here."""
+    return given or Path(".venv-vllm/bin/python").absolute()
+
+
+def checked_backends(given: list[str] | None, python: Path | None) -> tuple[tuple[str, ...], Path | None]:
+    """`--backend` values checked (default transformers); vllm's python defaults to `.venv-vllm`."""
+    chosen = tuple(dict.fromkeys(given or ["transformers"]))
+    if unknown := sorted(set(chosen) - {"transformers", "vllm"}):
+        raise fail(ValueError(f"--backend {', '.join(unknown)}: the backends are transformers, vllm"))
+    return chosen, vllm_python_or_venv(python) if "vllm" in chosen else python
 
 
 @bench_app.command("serve")
