@@ -60,7 +60,7 @@ demo-swarm: setup
 	$(VENV)/bin/agentjet demo
 
 # As root (CI): install PostgreSQL's server binaries (the tests start their own throwaway cluster) and Debian's
-# chromium when missing, start a private Docker engine unless one runs, build or reuse the sandbox image, run the
+# chromium and cron when missing, start a private Docker engine unless one runs, build or reuse the sandbox image, run the
 # whole suite with the docker, bwrap, PostgreSQL, vLLM and browser tests required (never skipped), stop the engine
 # if we started it.
 test: setup
@@ -68,15 +68,17 @@ test: setup
 ifeq ($(shell id -u),0)
 	command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq openssl; }  # the TLS test's certificate
 	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }  # the chat's browser tests
+	command -v crontab >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends cron; }  # nightly install
 	tests/ensure-postgres.sh
 	$(MAKE) vllm-venv
-	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 AGENTJET_REQUIRE_VLLM=1 AGENTJET_REQUIRE_BROWSER=1 \
+	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 AGENTJET_REQUIRE_VLLM=1 AGENTJET_REQUIRE_BROWSER=1 AGENTJET_REQUIRE_CRON=1 \
 		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q'
 else
 	@echo "make test: not root, so no sandbox engine or image; the docker and bwrap tests will skip" >&2
 	@echo "make test: the PostgreSQL tests skip unless initdb is installed" >&2
 	@echo "make test: the vLLM contract cases skip unless .venv-vllm exists (make vllm-venv)" >&2
 	@echo "make test: the chat's browser tests skip unless /usr/bin/chromium exists (apt-get install chromium)" >&2
+	@echo "make test: the nightly's crontab test skips unless crontab exists (apt-get install cron)" >&2
 	$(VENV)/bin/pytest -q
 endif
 

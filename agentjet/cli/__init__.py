@@ -13,6 +13,7 @@ demo.py           `agentjet demo`: the swarm demo's flags; the demo itself (serv
 demo_run.py       The swarm demo: one real server on loopback, several concurrent agent clients, no training.
 main.py           `agentjet`: the root app, assembled from one module per command group (see the package docstring).
 models.py         `agentjet models list|prepare`: the registered models and their offline cache.
+nightly.py        `agentjet nightly run|bisect|report|install|rerecord`: regression benchmarks across commits.
 one_shot.py       How a command fails (one red `error:` line, exit 2), its log handler, and how a one-shot
                   command (each `bench ...`, `demo`) runs: quiet logs, its own report, one-line errors.
 sandbox.py        `agentjet sandbox ...`: build the sandbox image, check which backends work, run a command in one.

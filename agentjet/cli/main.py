@@ -10,6 +10,7 @@ from agentjet.cli.chat import chat_command
 from agentjet.cli.client import client_app
 from agentjet.cli.demo import demo_command
 from agentjet.cli.models import models_app
+from agentjet.cli.nightly import nightly_app
 from agentjet.cli.sandbox import sandbox_app
 from agentjet.cli.server import server_app
 from agentjet.cli.vibe import vibe_command
@@ -23,6 +24,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(client_app, name="client")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(campaign_app, name="campaign")
+app.add_typer(nightly_app, name="nightly")
 app.command("vibe")(vibe_command)
 app.command("demo")(demo_command)
 app.command("chat")(chat_command)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -35,7 +36,7 @@ import psutil
 from agentjet.bench.output import print_result
 from agentjet.bench.serving.serve_process import admin_headers, bench_server, best_device
 
-__all__ = ["main", "run_serve_bench"]
+__all__ = ["main", "overhead_samples", "run_serve_bench"]
 
 Progress = Callable[[str], None]
 
@@ -156,6 +157,39 @@ def _overhead(state_root: Path, requests_per_level: int, progress: Progress) -> 
         out[f"server_cpu_ms_per_call_c{c}"] = round(1000 * ours.server_cpu_s / len(ours.latencies_s), 3)
         out[f"bare_cpu_ms_per_call_c{c}"] = round(1000 * bare.server_cpu_s / len(bare.latencies_s), 3)
     return out
+
+
+def overhead_samples(repeats: int, calls: int = 100, progress: Progress = _stderr) -> dict[str, list[float]]:
+    """Per repeat, our server against the bare app at one client, measured back to back (`agentjet nightly`).
+
+    Both servers start once; each repeat times `calls` calls on each. A ratio within one repeat
+    cancels most of a noisy machine's drift: `latency_ratio` (our p50 / bare p50) and `cpu_ratio`
+    (our server CPU per call / the bare app's).
+    """
+    samples: dict[str, list[float]] = {"latency_ratio": [], "cpu_ratio": []}
+    with tempfile.TemporaryDirectory(prefix="agentjet-nightly-") as tmp:
+        with (
+            bench_server("echo", Path(tmp) / "echo") as (ours_url, ours_pid),
+            bench_server("bare", Path(tmp) / "bare") as (bare_url, bare_pid),
+        ):
+            servers = {"echo": (ours_url, psutil.Process(ours_pid)), "bare": (bare_url, psutil.Process(bare_pid))}
+            for repeat in range(repeats):
+                latencies: dict[str, list[float]] = {"echo": [], "bare": []}
+                cpu = {"echo": 0.0, "bare": 0.0}
+                for _block in range(4):  # alternate short blocks: both sides see the same machine state
+                    for kind, (url, server) in servers.items():
+                        before = sum(server.cpu_times()[:2])
+                        level = asyncio.run(_latency_level(url, 1, calls // 4, with_episodes=kind == "echo"))
+                        cpu[kind] += sum(server.cpu_times()[:2]) - before
+                        latencies[kind] += level.latencies_s
+                ours, bare = statistics.median(latencies["echo"]), statistics.median(latencies["bare"])
+                samples["latency_ratio"].append(round(ours / bare, 4))
+                samples["cpu_ratio"].append(round(cpu["echo"] / max(cpu["bare"], 1e-6), 4))
+                progress(
+                    f"repeat {repeat + 1}/{repeats}: p50 {1000 * ours:.2f} vs {1000 * bare:.2f} ms, "
+                    f"ratio {samples['latency_ratio'][-1]}"
+                )
+    return samples
 
 
 # ---- (b) generation throughput ------------------------------------------------------------------
