@@ -9,6 +9,8 @@ cli/      The `agentjet` command line (Typer). Only this package installs log ha
 core/     The swarm training core. Public API only: what vibe, a3r and users may import.
 llm/      One chat call to an LLM through litellm (a provider model name or an OpenAI-compatible URL): used by vibe
           and A3R alike.
+nightly/  Nightly regression benchmarks (`agentjet nightly`): speed and training quality per commit, judged over
+          a history.
 sandbox/  Run generated and untrusted code where it cannot harm the host, leak the token or reach a network.
 tasks/    Task families, client side, and the rounds that play them against servers.
 vibe/     Vibe training: a sentence -> a planned, generated, sandbox-validated, red-teamed, watched training run and

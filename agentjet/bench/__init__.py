@@ -18,6 +18,7 @@ merging.py         `agentjet bench merging`: what timeline merging and group pre
 output.py          How every benchmark hands its figures over: JSON or an aligned table on stdout, PNG charts.
 sandbox.py         `agentjet bench sandbox`: start-to-exit latency of `python3 -c pass` per backend, and 8 sandboxes
                    at once.
+train_invariants.py  Seeded training curves that must not depend on how a batch is cut: the nightly invariants' source.
 train_memory.py    `agentjet bench train-memory`: peak memory and time of one update per micro-batch budget.
 vibe_hotswap.py    `agentjet bench vibe-hotswap`: how fast a vibe run swaps its client, against restarting the
                    server.

@@ -94,11 +94,14 @@ def _campaign(repeats: int, progress: Progress) -> Measured:
     return {"campaign.overhead_ms_per_trial": overheads}, {}
 
 
-def _invariants(repeats: int, progress: Progress) -> Measured:
-    from agentjet.nightly.invariants import measure_invariants
+def _invariants(cls: str) -> Callable[[int, Progress], Measured]:
+    def measure(repeats: int, progress: Progress) -> Measured:  # deterministic: one sample whatever the repeats
+        from agentjet.nightly.invariants import measure_invariants
 
-    progress("training invariants on tiny (seeded, CPU)")
-    return measure_invariants()
+        progress(f"training invariant {cls} on tiny (seeded, CPU)")
+        return measure_invariants(classes=[cls])
+
+    return measure
 
 
 # ---- full (adds the real model) ---------------------------------------------------------------------------
@@ -148,10 +151,10 @@ def _learn_arithmetic(repeats: int, progress: Progress) -> Measured:
     return {"learn.arithmetic_gain_smollm2": [result["accuracy_change"]]}, {"result": result}
 
 
-def _invariant_metrics() -> tuple[Metric, ...]:
+def _invariant_probes() -> tuple[Probe, ...]:
     from agentjet.nightly.invariants import METRICS
 
-    return tuple(METRICS)
+    return tuple(Probe(m.name.replace(".", "-"), (m,), _invariants(m.name.split(".", 1)[1])) for m in METRICS)
 
 
 def _ratio(name: str, description: str, repeats: int = 7, min_effect: float = 0.15) -> Metric:
@@ -228,7 +231,7 @@ FULL_ONLY: tuple[Probe, ...] = (
 
 
 def _with_invariants(probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
-    return (*probes, Probe("invariants", _invariant_metrics(), _invariants))
+    return (*probes, *_invariant_probes())
 
 
 SUITES: Mapping[str, Callable[[], tuple[Probe, ...]]] = {

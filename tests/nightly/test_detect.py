@@ -85,7 +85,8 @@ BASE_10MS = noisy(10.0, 0.01, RNG, 15)
         (LATENCY, [13.0] * 5, [10.0] * 5, "regression", 0.3),  # all ties on each side: scipy's asymptotic path
         (LATENCY, [10.0] * 5, [10.0] * 5, "ok", 0.0),  # nothing to rank
         (LATENCY, [30.0], [10.0], "ok", 2.0),  # 1 vs 1 can never be significant
-        (LATENCY, noisy(30.0, 0.30, RNG), noisy(10.0, 0.30, RNG, 15), "unstable", None),  # 30 % noise, 5 % effect
+        (LATENCY, noisy(10.5, 0.30, RNG), noisy(10.0, 0.30, RNG, 15), "unstable", None),  # 30 % noise, 5 % effect
+        (LATENCY, noisy(30.0, 0.10, RNG), noisy(10.0, 0.15, RNG, 15), "regression", None),  # noisy, but tripled
     ],
 )
 def test_compare_rank_metrics(
