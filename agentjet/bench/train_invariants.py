@@ -142,7 +142,7 @@ def train_curve(
 
     match, optim = VARIANTS[variant]
     config = TrainConfig(
-        merge=match,  # type: ignore[arg-type]  # a VARIANTS level: off, token or text
+        merge=match,  # a VARIANTS level: off, token or text
         grpo=GrpoConfig(group_size=_SHAPE["group_size"], kl_coef=kl_coef),
         optim=OptimConfig(lr=_LR, **optim),
     )

@@ -133,7 +133,9 @@ def _rows(commits: list[dict[str, Any]], analysis: Analysis) -> list[dict[str, A
 
 
 def _note(note: Any) -> dict[str, Any]:
-    get = note.get if isinstance(note, dict) else (lambda key: getattr(note, key, None))
+    def get(key: str) -> Any:
+        return note.get(key) if isinstance(note, dict) else getattr(note, key, None)
+
     return {key: None if get(key) is None else str(get(key)) for key in ("kind", "text", "commit", "date")}
 
 
@@ -195,7 +197,10 @@ def summary_json(
         "infra_failures": infra,
         "notes": [_note(n) for n in notes],
     }
-    return json.loads(json.dumps(summary, default=str))  # JSON-safe all the way down (machine_info may hold anything)
+    safe: dict[str, Any] = json.loads(
+        json.dumps(summary, default=str)
+    )  # JSON-safe all the way down (machine_info may hold anything)
+    return safe
 
 
 def _fmt(value: float | None) -> str:
