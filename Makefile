@@ -72,7 +72,7 @@ ifeq ($(shell id -u),0)
 	tests/ensure-postgres.sh
 	$(MAKE) vllm-venv
 	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 AGENTJET_REQUIRE_VLLM=1 AGENTJET_REQUIRE_BROWSER=1 AGENTJET_REQUIRE_CRON=1 \
-		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q'
+		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q --durations=30'
 else
 	@echo "make test: not root, so no sandbox engine or image; the docker and bwrap tests will skip" >&2
 	@echo "make test: the PostgreSQL tests skip unless initdb is installed" >&2

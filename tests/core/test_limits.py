@@ -102,7 +102,9 @@ def test_tokenising_a_long_prompt_does_not_stall_the_server(
     assert_error(replies[0], 400, code="context_length_exceeded")
     assert "tokens" in replies[0].json()["error"]["message"]
     assert len(latencies) >= 5, (latencies, took)
-    assert max(latencies) < 0.25 * took[0], (latencies, took)  # the event loop never waited on the tokenizer
+    # Rendering on the event loop makes one /health wait ~90% of the long call (measured); off it, the
+    # slowest /health is ~15% on a quiet machine and under 30% on a loaded one: half separates them.
+    assert max(latencies) < 0.5 * took[0], (latencies, took)
 
 
 @pytest.mark.parametrize(

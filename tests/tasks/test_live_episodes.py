@@ -34,8 +34,10 @@ def test_countdown_episode(serve: Serve, answer: str, reward: float) -> None:
     numbers = item.data["numbers"]
     reply = "Let me think.\n" + answer.format(solution=item.data["solution"], a=numbers[0], b=numbers[1])
     outcome, record = play(serve([reply]).url, Countdown(difficulty=2), item)
-    if reward == 0.1 and numbers[0] + numbers[1] == item.data["target"]:
-        reward = 1.0  # the "wrong" answer happens to be right
+    if reward == 0.1:  # an honest wrong try: 0.1 plus 0.2 x how close it came to the target
+        target = item.data["target"]
+        total = numbers[0] + numbers[1]
+        reward = 1.0 if total == target else round(0.1 + 0.2 * max(0.0, 1 - abs(total - target) / target), 4)
     assert outcome.rewards["policy"] == reward
     (call,) = record["calls"]
     assert call["completion_text"] == reply

@@ -55,8 +55,8 @@ def _scripted(name: str, script: FakeScript, ctx: VibeContext) -> None:
     """Apply the script to this call of `name` (fail, block or crash as told)."""
     before = _record(ctx, name)
     if script.block == name and before == 0:
-        ctx.progress.log(f"{name} is blocking until killed")
-        try:
+        try:  # the log goes inside: a signal sent on seeing it may land before a `try` after it is entered
+            ctx.progress.log(f"{name} is blocking until killed")
             time.sleep(600)
         finally:
             if script.cleanup_s:
