@@ -19,10 +19,16 @@ vibe/     Vibe training: a sentence -> a planned, generated, sandbox-validated, 
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from agentjet import core as _core
 from agentjet.core import __all__
+
+try:  # the installed distribution's version (pyproject.toml's), also for an editable install
+    __version__ = metadata.version("agentjet")
+except metadata.PackageNotFoundError:  # a bare checkout on PYTHONPATH: say so rather than guess
+    __version__ = "0+unknown"
 
 if TYPE_CHECKING:
     from agentjet.core import *  # noqa: F403

@@ -12,7 +12,8 @@ credentials.py    Where CLI commands take a token from: `--token-file`, `AGENTJE
 demo.py           `agentjet demo`: the swarm demo's flags; the demo itself (server, clients, table) is demo_run.py.
 demo_run.py       The swarm demo: one real server on loopback, several concurrent agent clients, no training.
 main.py           `agentjet`: the root app, assembled from one module per command group (see the package docstring).
-models.py         `agentjet models list|prepare`: the registered models and their offline cache.
+models.py         `agentjet models list|prepare` and `agentjet export`: models into the offline cache, trained
+                  steps out of it.
 nightly.py        `agentjet nightly run|bisect|report|install|rerecord`: regression benchmarks across commits.
 one_shot.py       How a command fails (one red `error:` line, exit 2), its log handler, and how a one-shot
                   command (each `bench ...`, `demo`) runs: quiet logs, its own report, one-line errors.

@@ -1,4 +1,4 @@
-"""`agentjet campaign start|status|resume|stop|report`: A3R campaigns from the terminal.
+"""`agentjet campaign start|examples|status|resume|stop|report`: A3R campaigns from the terminal.
 
 Exit status: 0 done (or stopped on request: `resume` goes on), 1 the campaign failed, 2 nothing
 ran (a bad plan, no such repo, a campaign already running there), 130 interrupted (resumable).
@@ -81,7 +81,9 @@ def _load_plan(plan_path: Path, llm: str | None) -> CampaignPlan:
 
 @campaign_app.command("start")
 def start(
-    plan_path: Annotated[Path, typer.Argument(metavar="PLAN", help="the plan: markdown with YAML front matter")],
+    plan_arg: Annotated[
+        Path, typer.Argument(metavar="PLAN", help="the plan (markdown with YAML front matter), or an example's name")
+    ],
     repo: Annotated[Path | None, typer.Option(help=f"new campaign repo (default {RUNS_DIR}/NAME-TIME)")] = None,
     pool: Annotated[str | None, typer.Option(help="override the plan's pool: local:N or URL[,URL...]")] = None,
     dry_run: Annotated[
@@ -93,8 +95,13 @@ def start(
 ) -> None:
     """Start a campaign: create its git repo, run the study on the pool, confirm the best, commit the report."""
     from agentjet.a3r.plan.campaign_plan import parse_pool
+    from agentjet.a3r.plan.examples import resolve_plan
     from agentjet.a3r.session.campaign import EngineOptions, start_campaign
 
+    try:
+        plan_path = resolve_plan(plan_arg)
+    except AgentJetError as exc:
+        raise _fail(exc) from exc
     plan = _load_plan(plan_path, llm)
     pool_value: str | list[Any] | None = None
     if pool is not None:
@@ -116,6 +123,16 @@ def start(
     typer.echo(f"campaign {plan.name}: repo {repo_dir}", err=True)
     options = EngineOptions(pool=pool_value, progress=_say)
     _run(lambda: start_campaign(plan, repo_dir, plan_text=plan_text, options=options), repo_dir)
+
+
+@campaign_app.command("examples")
+def examples() -> None:
+    """The example plans shipped with AgentJet: `agentjet campaign start NAME` runs one, and where each file is."""
+    from agentjet.a3r.plan.examples import EXAMPLES_DIR, example_names, example_summary
+
+    for name in example_names():
+        typer.echo(f"{name:<18} {example_summary(name)}")
+    typer.echo(f"files: {EXAMPLES_DIR} (copy one to edit it)")
 
 
 @campaign_app.command("resume")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from agentjet.cli.bench import bench_app
@@ -9,7 +11,7 @@ from agentjet.cli.campaign import campaign_app
 from agentjet.cli.chat import chat_command
 from agentjet.cli.client import client_app
 from agentjet.cli.demo import demo_command
-from agentjet.cli.models import models_app
+from agentjet.cli.models import export_command, models_app
 from agentjet.cli.nightly import nightly_app
 from agentjet.cli.sandbox import sandbox_app
 from agentjet.cli.server import server_app
@@ -18,6 +20,25 @@ from agentjet.cli.vibe import vibe_command
 __all__ = ["app"]
 
 app = typer.Typer(help="AgentJet: agentic RL training servers, clients and research tools.", no_args_is_help=True)
+
+
+def _print_version(given: bool) -> None:
+    if given:
+        from agentjet import __version__
+
+        typer.echo(f"agentjet {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    """AgentJet: agentic RL training servers, clients and research tools."""
+
+
 app.add_typer(server_app, name="server")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
@@ -28,6 +49,7 @@ app.add_typer(nightly_app, name="nightly")
 app.command("vibe")(vibe_command)
 app.command("demo")(demo_command)
 app.command("chat")(chat_command)
+app.command("export")(export_command)
 
 
 if __name__ == "__main__":  # `python -m agentjet.cli.main ...`: how our subprocesses and sandboxes start the CLI

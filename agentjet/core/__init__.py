@@ -27,6 +27,8 @@ backends/           Inference backends behind one protocol: the in-process trans
                     own process, a fake.
 episodes/           Episodes as records: the open episode in memory, timeline merging into samples, and the durable
                     journal with its salvage.
+export/             Trained steps out to the tools people use: the PEFT adapter, a merged Hugging Face model,
+                    GGUF for llama.cpp.
 launch/             The processes the core starts: a swarm server for the layers above (`ServerProcess`), and the
                     pieces a `vllm serve` child shares with it.
 sdk/                The client SDK (`SwarmClient`, `AsyncSwarmClient`): sans-IO plans and reply readers under two

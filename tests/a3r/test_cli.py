@@ -15,13 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 from agentjet.a3r.plan.campaign_plan import parse_plan
+from agentjet.a3r.plan.examples import EXAMPLES_DIR
 from agentjet.a3r.session.campaign import EngineOptions, start_campaign
 from agentjet.a3r.session.lock import CampaignLock, is_alive, read_heartbeat
 from agentjet.cli.main import app
 from tests.vibe.fake_llm import serve_fake_llm
 
 ROOT = Path(__file__).resolve().parents[2]
-QUICK_TINY = ROOT / "campaigns" / "quick-tiny.md"
+QUICK_TINY = EXAMPLES_DIR / "quick-tiny.md"
 SYNTHETIC = """---
 name: synth-cli
 task: {family: synthetic, params: {step_s: STEP}}

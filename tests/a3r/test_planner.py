@@ -11,6 +11,7 @@ import pytest
 
 from agentjet.a3r.errors import PlanError, PlannerError
 from agentjet.a3r.plan.campaign_plan import CampaignPlan, load_plan, parse_plan
+from agentjet.a3r.plan.examples import EXAMPLES_DIR
 from agentjet.a3r.plan.planner import (
     ENV_LLM,
     StageResults,
@@ -23,7 +24,7 @@ from agentjet.a3r.plan.planner import (
 from agentjet.llm.chat import ENV_LLM as VIBE_ENV_LLM
 from tests.vibe.fake_llm import FakeFailure, serve_fake_llm
 
-CAMPAIGNS = Path(__file__).resolve().parents[2] / "campaigns"
+CAMPAIGNS = EXAMPLES_DIR
 PROSE = """# Does the learning rate matter for arithmetic?
 
 Train the tiny model on arithmetic and compare learning rates between 1e-4 and 1e-2 and LoRA

@@ -24,7 +24,7 @@ _OVERRIDES = ("AGENTJET_SANDBOX_IMAGE", "AGENTJET_SANDBOX_ROOTFS", "AGENTJET_SAN
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> Path:
-    """A private copy of `sandboxes/image/` to edit."""
+    """A private copy of `image_definition/` to edit."""
     return Path(shutil.copytree(image.inputs_dir(), tmp_path / "inputs"))
 
 

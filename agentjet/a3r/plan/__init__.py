@@ -2,6 +2,7 @@
 and the LLM planner.
 
 campaign_plan.py  The campaign plan: markdown with YAML front matter -> a validated, frozen `CampaignPlan`.
+examples.py       The example plans shipped with the package (example_plans/): found by name.
 front_matter.py   Markdown with YAML front matter -> (data, body), keeping the YAML nodes to point errors at lines.
 messages.py       Pydantic validation errors -> one plain sentence each, in the words of a plan's author.
 params.py         Search-space params: what each name means, its spec, and how a sampled value lands in a trial.

@@ -1,6 +1,6 @@
 """The sandbox image: a Debian rootfs with Python and the client deps, tagged by the hash of its inputs.
 
-The inputs are the files under `sandboxes/image/` plus this builder's version; the same inputs
+The inputs are the files under `image_definition/` (beside this module) plus this builder's version; the same inputs
 give the same tag `agentjet/sandbox:<hash12>` and the same rootfs directory
 `<cache>/sandbox/rootfs-<hash12>`, so a build is skipped when both exist. The bwrap backend uses
 the rootfs directly; the docker backend uses the image imported from it. The agentjet source is
@@ -51,9 +51,9 @@ class ImageRef:
 
 
 def inputs_dir() -> Path:
-    """The image definition: $AGENTJET_SANDBOX_INPUTS, else `sandboxes/image/` of this checkout."""
+    """The image definition: $AGENTJET_SANDBOX_INPUTS, else the `image_definition/` shipped beside this module."""
     override = os.environ.get("AGENTJET_SANDBOX_INPUTS")
-    return Path(override) if override else Path(__file__).resolve().parents[3] / "sandboxes" / "image"
+    return Path(override) if override else Path(__file__).resolve().parent / "image_definition"
 
 
 def inputs_hash(inputs: Path | None = None) -> str:
