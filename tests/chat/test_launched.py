@@ -3,53 +3,25 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
-import yaml
 
 from agentjet.chat.launched import LaunchedPolicy, copy_checkpoint, launch_policy, parse_checkpoint
-from agentjet.core import ConfigError, ServerProcess, SwarmClient
+from agentjet.core import ConfigError
 from tests.chat.test_chat_browser import log_in, reply_text, send
-
-TRAIN = {
-    "checkpoint_every": 1,
-    "collect": {"strategy": "tasks", "tasks": 1},
-    "grpo": {"group_size": 2},
-    "optim": {"lr": 0.05},
-}
+from tests.trained_tiny import tiny_after_one_step
 
 
 @pytest.fixture(scope="module")
 def trained_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A `tiny` server's state dir after one real GRPO step (one group: rewards 1 and 0)."""
     root = tmp_path_factory.mktemp("trained")
-    (root / "train.yaml").write_text(yaml.safe_dump(TRAIN))
-    server = ServerProcess(
-        "tiny", root / "state", log_path=root / "server.log", flags=["--config", str(root / "train.yaml")]
-    )
-    server.start()
-    try:
-        server.wait_ready(time.monotonic() + 120)
-        with SwarmClient(server.url, token=server.token) as client:
-            for reward in (1.0, 0.0):
-                with client.episode("the-task") as episode:
-                    agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
-                    agent.chat.completions.create(
-                        model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=8
-                    )
-                    episode.end(reward=reward)
-            deadline = time.monotonic() + 120
-            while client.status()["step"] < 1:
-                assert time.monotonic() < deadline, "no update within 120 s"
-                time.sleep(0.2)
-    finally:
-        server.stop()
+    with tiny_after_one_step(root):
+        pass
     return root / "state"
 
 

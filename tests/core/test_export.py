@@ -5,27 +5,22 @@ transformers' own GGUF loader."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
 import pytest
 import torch
-import yaml
 from typer.testing import CliRunner
 
 from agentjet.cli.main import app
-from agentjet.core import ServerProcess, SwarmClient
 from agentjet.core.episodes.journal import Journal
 from agentjet.core.errors import ModelError
 from agentjet.core.export.weights import find_step_weights
 from agentjet.core.models import resolve_model
+from tests.trained_tiny import tiny_after_one_step
 
 runner = CliRunner()
-TRAIN = {"checkpoint_every": 1, "collect": {"strategy": "tasks", "tasks": 1}, "grpo": {"group_size": 2},
-         "optim": {"lr": 0.05}}  # fmt: skip
 TOLERANCE = 1e-4  # float32 logprobs: merged weights vs base + LoRA as the server computes them
 
 
@@ -33,34 +28,13 @@ TOLERANCE = 1e-4  # float32 logprobs: merged weights vs base + LoRA as the serve
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
     """A `tiny` state dir after one GRPO step, and the greedy calls the step-1 policy answered (journal)."""
     root = tmp_path_factory.mktemp("export")
-    (root / "train.yaml").write_text(yaml.safe_dump(TRAIN))
-    server = ServerProcess(
-        "tiny", root / "state", log_path=root / "server.log", flags=["--config", str(root / "train.yaml")]
-    )
-    server.start()
-    try:
-        server.wait_ready(time.monotonic() + 120)
-        with SwarmClient(server.url, token=server.token) as client:
-            for reward in (1.0, 0.0):
-                with client.episode("the-task") as episode:
-                    agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
-                    agent.chat.completions.create(
-                        model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=8
-                    )
-                    episode.end(reward=reward)
-            deadline = time.monotonic() + 120
-            while httpx.get(f"{server.url}/health").json()["policy_version"] < 1:  # step 1 trained and served
-                assert time.monotonic() < deadline, "no update within 120 s"
-                time.sleep(0.2)
-            with client.episode("probe") as episode:  # greedy calls of the step-1 policy, captured token for token
-                agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
-                for text in ("hello there", "what is 2 + 3?"):
-                    agent.chat.completions.create(
-                        model="tiny", messages=[{"role": "user", "content": text}], max_tokens=12, temperature=0
-                    )
-                episode.abort()
-    finally:
-        server.stop()
+    with tiny_after_one_step(root) as (_server, client), client.episode("probe") as episode:
+        agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
+        for text in ("hello there", "what is 2 + 3?"):  # greedy calls of the step-1 policy, captured token for token
+            agent.chat.completions.create(
+                model="tiny", messages=[{"role": "user", "content": text}], max_tokens=12, temperature=0
+            )
+        episode.abort()
     journal = Journal(root / "state" / "journal.sqlite")
     try:
         calls = [c for _, r in journal.read_from(0) if r.task_id == "probe" for c in r.calls]
