@@ -53,11 +53,15 @@ def main() -> None:
         figures[kind] = {"seconds": round(time.monotonic() - started, 1), "mb": round(size / 1e6, 1)}
     models = {
         "merged": AutoModelForCausalLM.from_pretrained(ROOT / "merged", dtype=torch.float32),
-        "gguf_f32": AutoModelForCausalLM.from_pretrained(ROOT / "gguf-f32", gguf_file="model-f32.gguf"),
-        "gguf_f16": AutoModelForCausalLM.from_pretrained(ROOT / "gguf-f16", gguf_file="model-f16.gguf"),
+        "gguf_f32": AutoModelForCausalLM.from_pretrained(
+            ROOT / "gguf-f32", gguf_file="model-f32.gguf", dtype=torch.float32
+        ),
+        "gguf_f16": AutoModelForCausalLM.from_pretrained(
+            ROOT / "gguf-f16", gguf_file="model-f16.gguf", dtype=torch.float32
+        ),
         "base_untrained": AutoModelForCausalLM.from_pretrained(resolve_model("tiny"), dtype=torch.float32),
     }
-    figures["max_logprob_gap"] = {name: _max_gap(model.float(), calls) for name, model in models.items()}
+    figures["max_logprob_gap"] = {name: _max_gap(model, calls) for name, model in models.items()}
     figures["tokens_compared"] = sum(len(c.completion_ids) for c in calls)
     print(json.dumps(figures, indent=1))
 
