@@ -238,6 +238,7 @@ def stop(
 def report(repo: RepoOption = None) -> None:
     """Analyse the study now (best config, importance, effects, confirmation) and commit report.md + figures."""
     from agentjet.a3r.report.writer import write_report
+    from agentjet.a3r.session.study import dashboard_storage
 
     found = _find_repo(repo)
     try:
@@ -248,3 +249,4 @@ def report(repo: RepoOption = None) -> None:
     typer.echo(f"{result.path} ({len(result.analysis.rows)} trials, from {result.source})")
     typer.echo(f"verdict: {c.verdict}: {c.reason}")
     typer.echo(f"commit: {result.commit}" if result.commit else "unchanged since the last report (no commit)")
+    typer.echo(f"browse: optuna-dashboard {dashboard_storage(found.settings.storage, found.runtime_dir)}")

@@ -14,8 +14,15 @@ from agentjet.a3r.trial.records import describe_params
 __all__ = ["render_report"]
 
 
-def render_report(analysis: CampaignAnalysis, figures: Mapping[str, Path], *, figures_dir: str = "figures") -> str:
-    """report.md: verdict, best config, questions, importance, effects, curves, confirmation, every trial."""
+def render_report(
+    analysis: CampaignAnalysis,
+    figures: Mapping[str, Path],
+    *,
+    figures_dir: str = "figures",
+    dashboard: str | None = None,
+) -> str:
+    """report.md: verdict, best config, questions, importance, effects, curves, confirmation, every trial, and
+    how to open the study in optuna-dashboard (`dashboard`: its storage argument)."""
     sections = [
         _header(analysis),
         _best(analysis),
@@ -26,6 +33,7 @@ def render_report(analysis: CampaignAnalysis, figures: Mapping[str, Path], *, fi
         _confirmation(analysis, figures, figures_dir),
         _trials(analysis),
         _method(analysis),
+        _dashboard(dashboard),
     ]
     return "\n\n".join(s.strip() for s in sections if s.strip()) + "\n"
 
@@ -168,3 +176,14 @@ def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def _dashboard(storage: str | None) -> str:
+    if storage is None:
+        return ""
+    return (
+        "## Browse the study\n\n"
+        "The campaign's Optuna study opens in optuna-dashboard (history, importance, parallel coordinates); "
+        "from this folder:\n\n"
+        f"```bash\noptuna-dashboard {storage}   # then http://127.0.0.1:8080\n```"
+    )

@@ -21,7 +21,7 @@ from agentjet.a3r.errors import CampaignError
 from agentjet.a3r.repo import EXPORT, CampaignRepo
 from agentjet.a3r.report.figures import FIGURES, save_figures
 from agentjet.a3r.report.report_text import render_report
-from agentjet.a3r.session.study import make_storage, storage_path
+from agentjet.a3r.session.study import dashboard_storage, make_storage, storage_path
 
 __all__ = ["REPORT", "FIGURES_DIR", "ReportResult", "load_records", "write_report"]
 
@@ -75,7 +75,9 @@ def write_report(repo: CampaignRepo, *, records: Sequence[dict[str, Any]] | None
     before = _snapshot(repo.path, folder)
     figures = save_figures(analysis, folder)
     path = repo.path / REPORT
-    path.write_text(render_report(analysis, figures, figures_dir=FIGURES_DIR), encoding="utf-8")
+    dashboard = dashboard_storage(repo.settings.storage, repo.runtime_dir, relative_to=repo.path)
+    text = render_report(analysis, figures, figures_dir=FIGURES_DIR, dashboard=dashboard)
+    path.write_text(text, encoding="utf-8")
     changed = _snapshot(repo.path, folder) != before
     commit = None
     if changed:

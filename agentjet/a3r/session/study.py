@@ -29,6 +29,7 @@ from agentjet.a3r.plan.campaign_plan import CampaignPlan, grid_search_space
 
 __all__ = [
     "LOCAL_STORAGES",
+    "dashboard_storage",
     "grid_size",
     "suggest_all",
     "load_campaign_study",
@@ -46,6 +47,21 @@ _SQLITE_TIMEOUT_S = 60.0
 def storage_path(storage: str, runtime_dir: Path) -> Path | None:
     """The file a local storage keeps the study in (None for a URL)."""
     return {"sqlite": runtime_dir / "study.db", "journal": runtime_dir / "study.journal"}.get(storage)
+
+
+def dashboard_storage(storage: str, runtime_dir: Path, *, relative_to: Path | None = None) -> str:
+    """What `optuna-dashboard STORAGE` opens this study with: a SQLite URL, the journal file, or the URL with its
+    password hidden. `relative_to` gives local paths relative to that folder (for a report kept in the repo)."""
+    local = storage_path(storage, runtime_dir)
+    if local is None:
+        from sqlalchemy.engine import make_url
+
+        try:
+            return make_url(storage).render_as_string(hide_password=True)
+        except ValueError:
+            return storage
+    shown = local.relative_to(relative_to) if relative_to is not None else local.resolve()
+    return f"sqlite:///{shown}" if storage == "sqlite" else str(shown)
 
 
 def _sqlite_connection(path: str) -> sqlite3.Connection:
