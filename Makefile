@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.agentjet-installed
 
-.PHONY: setup demo demo-swarm test test-all bench-serve lint clean sandbox-engine vllm-venv
+.PHONY: setup demo demo-swarm test test-heavy test-all bench-serve lint clean sandbox-engine vllm-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -80,6 +80,17 @@ else
 	@echo "make test: the chat's browser tests skip unless /usr/bin/chromium exists (apt-get install chromium)" >&2
 	@echo "make test: the nightly's crontab test skips unless crontab exists (apt-get install cron)" >&2
 	$(VENV)/bin/pytest -q
+endif
+
+# The end-to-end cases of a minute or more (`heavy` marker), with the same services required as `make test`
+# (CI runs this right after it; the default run stays under 30 minutes).
+test-heavy: setup
+	$(VENV)/bin/agentjet models prepare tiny
+ifeq ($(shell id -u),0)
+	sandboxes/engine.sh with env AGENTJET_REQUIRE_SANDBOX=1 AGENTJET_REQUIRE_POSTGRES=1 AGENTJET_REQUIRE_VLLM=1 AGENTJET_REQUIRE_BROWSER=1 AGENTJET_REQUIRE_CRON=1 \
+		sh -c '$(VENV)/bin/agentjet sandbox build && $(VENV)/bin/pytest -q --durations=10 -m "heavy and not slow and not gpu"'
+else
+	$(VENV)/bin/pytest -q --durations=10 -m 'heavy and not slow and not gpu'
 endif
 
 sandbox-engine:

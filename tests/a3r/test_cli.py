@@ -171,6 +171,7 @@ def test_stop_drains_a_running_campaign(tmp_path: Path) -> None:
     assert "stopped by request (drain)" in (repo / "decisions.md").read_text()
 
 
+@pytest.mark.heavy  # about 45 s: CI runs it in make test-heavy
 def test_the_quick_tiny_example_runs_end_to_end_and_commits_its_report(tmp_path: Path) -> None:
     """THE end-to-end: the CLI, `local:2` real servers with `tiny`, a git repo whose report covers every trial."""
     repo = tmp_path / "repo"

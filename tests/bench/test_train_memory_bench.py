@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from agentjet.cli.main import app
 from agentjet.core.config import OptimConfig
 
 
+@pytest.mark.heavy  # about 45 s: CI runs it in make test-heavy
 def test_each_budget_is_measured_in_its_own_process_with_more_micro_batches_when_smaller() -> None:
     argv = ["bench", "train-memory", "--model", "tiny", "--budget", "2048", "--budget", "256", "--json"]
     reply = CliRunner().invoke(app, argv)

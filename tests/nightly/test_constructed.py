@@ -6,9 +6,10 @@ chat call in the server's request path, then one that changes the trainer's loss
 nightly bisect` must name each as the first bad commit of its metric. Real git, real worktrees,
 real servers on loopback, real seeded training on `tiny`.
 
-The default run (CI) keeps the history small (one unchanged commit) and bisects the training-quality
-change; bisecting the slowdown and the refusal re-measure more commits and are marked slow
-(`make test-all`; `scripts/nightly_constructed_history.py` runs the whole demonstration).
+The module is `heavy` (about 4 minutes: CI runs it in `make test-heavy`, after the default run). It keeps
+the history small (one unchanged commit) and bisects the training-quality change; bisecting the
+slowdown and the refusal re-measure more commits and are also marked slow (`make test-all`;
+`scripts/nightly_constructed_history.py` runs the whole demonstration).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import pytest
 
 from agentjet.nightly.history import History
 from tests.nightly.constructed import Constructed, build_history
+
+pytestmark = pytest.mark.heavy
 
 METRICS = ("server.cpu_ratio", "invariant.prefix")
 

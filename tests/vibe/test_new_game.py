@@ -208,6 +208,7 @@ def _assert_the_flow(run: ScriptedRun) -> tuple[Path, dict[str, Any]]:
     return workspace, summary
 
 
+@pytest.mark.heavy  # about 45 s: CI runs it in make test-heavy
 @pytest.mark.docker
 def test_the_scripted_llm_run_repairs_the_reward_and_passes_the_red_team(tmp_path: Path) -> None:
     """The fast twin of the slow test below: the real nodes up to the red team, no real model, no training."""
