@@ -1,12 +1,14 @@
-"""`agentjet bench frameworks`: the same task written four ways trains the same way.
+"""`agentjet bench frameworks`: the same task written in several agent frameworks trains the same way.
 
-The arithmetic family's one chat call is written with the openai SDK, LangChain, LangGraph and
-raw httpx (`agentjet/tasks/frameworks/`). For each framework a fresh training server (same
-model, same LoRA seed) runs the same seeded GRPO steps; the per-step mean train reward and
-loss curves are compared. Episodes run one at a time, so the journal order, the batches and the
-sampling seeds are the same in every run: any difference comes from the framework layer.
+The arithmetic family's one chat call is written with the openai SDK, LangChain, LangGraph, raw
+httpx, AgentScope and AutoGen; the tool-use family's multi-turn tool loop with the openai SDK,
+AgentScope and AutoGen (`agentjet/tasks/frameworks/`). For each framework a fresh training
+server (same model, same LoRA seed) runs the same seeded GRPO steps; the per-step mean train
+reward and loss curves are compared. Episodes run one at a time, so the journal order, the
+batches and the sampling seeds are the same in every run: any difference comes from the
+framework layer.
 
-Keys: frameworks, model, steps, reward_curves and loss_curves (framework -> per-step values),
+Keys: task, frameworks, model, steps, reward_curves and loss_curves (framework -> per-step values),
 reward_dispersion and loss_dispersion (max over steps of max - min across frameworks; the
 reference system reports < 0.025 for rewards, we aim for 0), tokens_identical (every step's
 sampled token ids equal across frameworks), seconds.
@@ -26,11 +28,12 @@ from agentjet.bench.learn import LearnSettings, train_step, training_server
 from agentjet.bench.output import print_result
 from agentjet.core.episodes.journal import Journal
 from agentjet.core.types import EpisodeStatus
+from agentjet.tasks.frameworks import FRAMEWORKS, TOOL_FRAMEWORKS, Framework
 from agentjet.tasks.registry import load_family
 
-__all__ = ["FRAMEWORKS", "dispersion", "main", "run_frameworks_bench"]
+__all__ = ["TASK_FRAMEWORKS", "dispersion", "main", "run_frameworks_bench"]
 
-FRAMEWORKS = ("openai", "langchain", "langgraph", "httpx")
+TASK_FRAMEWORKS: Mapping[str, tuple[Framework, ...]] = {"arithmetic": FRAMEWORKS, "tool_use": TOOL_FRAMEWORKS}
 Progress = Callable[[str], None]
 
 
@@ -49,7 +52,7 @@ def dispersion(curves: Mapping[str, Sequence[float]]) -> float:
 
 def _run_one(settings: LearnSettings, framework: str) -> tuple[list[float], list[float], str]:
     """(reward per step, loss per step, digest of every sampled token id in journal order)."""
-    family = load_family("arithmetic", {**(settings.params or {}), "framework": framework})
+    family = load_family(settings.task, {**(settings.params or {}), "framework": framework})
     rewards: list[float] = []
     with training_server(settings, 1) as (client, state), ThreadPoolExecutor(1) as pool:
         for step in range(settings.steps or 1):
@@ -67,21 +70,32 @@ def _run_one(settings: LearnSettings, framework: str) -> tuple[list[float], list
 
 
 def run_frameworks_bench(
-    *, model: str = "tiny", steps: int = 3, params: Mapping[str, Any] | None = None, progress: Progress = _stderr
+    *,
+    task: str = "arithmetic",
+    model: str = "tiny",
+    steps: int = 3,
+    params: Mapping[str, Any] | None = None,
+    progress: Progress = _stderr,
 ) -> dict[str, Any]:
+    if task not in TASK_FRAMEWORKS:
+        raise ValueError(f"bench frameworks runs {' or '.join(TASK_FRAMEWORKS)}; got {task!r}")
+    if "framework" in (params or {}):
+        raise ValueError("bench frameworks sets the framework of each run itself; drop --param framework=...")
+    frameworks = TASK_FRAMEWORKS[task]
     started = time.perf_counter()
     settings = LearnSettings(
-        task="arithmetic", params=dict(params or {}), model=model, steps=steps, tasks_per_step=1, group_size=4
+        task=task, params=dict(params or {}), model=model, steps=steps, tasks_per_step=1, group_size=4
     )
     rewards: dict[str, list[float]] = {}
     losses: dict[str, list[float]] = {}
     digests: dict[str, str] = {}
-    for framework in FRAMEWORKS:
+    for framework in frameworks:
         progress(f"{framework}: {steps} steps on a fresh {model} server")
         rewards[framework], losses[framework], digests[framework] = _run_one(settings, framework)
         progress(f"{framework}: rewards {rewards[framework]} losses {[round(x, 6) for x in losses[framework]]}")
     return {
-        "frameworks": list(FRAMEWORKS),
+        "task": task,
+        "frameworks": list(frameworks),
         "model": model,
         "steps": steps,
         "reward_curves": rewards,
@@ -93,7 +107,7 @@ def run_frameworks_bench(
     }
 
 
-def main(*, model: str, steps: int, params: Mapping[str, Any], as_json: bool) -> dict[str, Any]:
-    result = run_frameworks_bench(model=model, steps=steps, params=params)
+def main(*, task: str, model: str, steps: int, params: Mapping[str, Any], as_json: bool) -> dict[str, Any]:
+    result = run_frameworks_bench(task=task, model=model, steps=steps, params=params)
     print_result(result, as_json=as_json)
     return result

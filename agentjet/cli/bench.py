@@ -218,17 +218,22 @@ def bench_gpu(
 
 @bench_app.command("frameworks")
 def bench_frameworks(
+    task: Annotated[
+        str, typer.Option(help="arithmetic (six frameworks) or tool_use (openai, agentscope, autogen)")
+    ] = "arithmetic",
     model: Annotated[str, typer.Option(help="policy model: tiny, smollm2-135m or an HF folder")] = "tiny",
     steps: Annotated[int, typer.Option(min=1, help="GRPO steps per framework")] = 3,
-    param: Annotated[list[str] | None, typer.Option(help="arithmetic parameter key=value (repeatable)")] = None,
+    param: Annotated[list[str] | None, typer.Option(help="task parameter key=value (repeatable)")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Arithmetic trained through openai SDK / LangChain / LangGraph / httpx clients: reward and loss dispersion."""
+    """One task trained through each agent framework (openai SDK, LangChain, LangGraph, httpx, AgentScope,
+    AutoGen): reward and loss dispersion, and whether every sampled token was the same."""
     from agentjet.bench.frameworks import main as frameworks_main
     from agentjet.tasks.registry import parse_params
 
     run_one_shot(
-        lambda: frameworks_main(model=model, steps=steps, params=parse_params(param or []), as_json=as_json),
+        lambda: frameworks_main(task=task, model=model, steps=steps, params=parse_params(param or []), as_json=as_json),
+        catch=(AgentJetError, ValueError),
         quiet_tokenizers=True,
     )
 

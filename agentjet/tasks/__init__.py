@@ -2,7 +2,7 @@
 
 answers.py              Find the final `Answer: ...` of a model's reply, and read an integer answer, robustly and
                         strictly.
-arithmetic.py           `Arithmetic`: generated word problems with an integer answer, in any of four agent
+arithmetic.py           `Arithmetic`: generated word problems with an integer answer, in any of six agent
                         frameworks.
 arithmetic_problems.py  Seeded arithmetic word problems from templates (shopping, sharing, baking, travel, ...).
 base.py                 What a task family is: a seeded dataset, agent code that plays one item, and its reward.
@@ -15,7 +15,7 @@ tool_env.py             The tool environment of `ToolUse`: a calculator, a price
 tool_use.py             `ToolUse`: a multi-turn shopping task over OpenAI `tools`, rewarded from the final state.
 word.py                 `FirstWord`: the one-word task of the learn-check benchmark (`bench learn-check`) as a task
                         family.
-frameworks/             One chat call, written four ways: the `openai` SDK, LangChain, LangGraph and raw `httpx`.
+frameworks/             One chat call (and a tool-using turn), written in six agent frameworks.
 play/                   Playing a task against a swarm server: episode rounds, the `client run` entry point, its
                         report, and sandboxed runs.
 werewolves/             Werewolves, the 9-player social deduction game, as a task family (see docs/tasks.md).

@@ -1,11 +1,11 @@
-"""`Arithmetic`: generated word problems with an integer answer, in any of four agent frameworks.
+"""`Arithmetic`: generated word problems with an integer answer, in any of six agent frameworks.
 
 Problems come from seeded templates (`arithmetic_problems.py`). The model is asked to end
 with `Answer: <integer>`. Reward: 1 for the exact answer, 0.1 for a well-formed integer answer
 that is wrong, 0 otherwise (see `answers.py` for what is well-formed). Difficulty 1-5 sets the
 number of operations and the size of the amounts (`LEVELS`). `framework` picks how the one
-chat call is written (`openai`, `langchain`, `langgraph`, `httpx`); the request is the same in
-each, so the captured tokens are too.
+chat call is written (`openai`, `langchain`, `langgraph`, `httpx`, `agentscope`, `autogen`); the
+request is the same in each, so the captured tokens are too.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 "What is the total cost of 2 apples and 3 pens?" Prices are only known through the `lookup`
 tool (a seeded table that also lists items not asked about); the agent should compute the
-total (`calculator`), save it (`write_note`) and answer `Answer: <total>`. The agent loop uses
-the `openai` SDK with `tools`, up to `max_turns` calls, each with `seed = item.seed + turn`;
+total (`calculator`), save it (`write_note`) and answer `Answer: <total>`. The agent loop sends
+OpenAI `tools` through `framework` (the `openai` SDK by default, AgentScope or AutoGen:
+`frameworks.TOOL_FRAMEWORKS`), up to `max_turns` calls, each with `seed = item.seed + turn`;
 tool calls run in the pure `ToolEnv` (`tool_env.py`). Reward, from the final state:
 0.4 when the last integer of the last note is the total, 0.4 when the final answer is the
 total, 0.2 x the share of the asked-for items that were looked up. Difficulty 1-3 sets how
@@ -20,6 +21,7 @@ from typing import Any
 
 from agentjet.tasks.answers import find_answer, parse_int_answer
 from agentjet.tasks.base import POLICY, Endpoint, Outcome, Split, TaskItem, check_level
+from agentjet.tasks.frameworks import TOOL_FRAMEWORKS, ChatRequest, check_framework, complete_with_tools
 from agentjet.tasks.splits import Draft, draw_items
 from agentjet.tasks.tool_env import TOOLS, ToolEnv
 
@@ -75,7 +77,7 @@ def tool_use_reward(env: ToolEnv, final_reply: str | None, order: Mapping[str, i
 
 class ToolUse:
     """The shopping-total task. Params: `difficulty` (1-3), `max_turns` (default 2 x items + 3),
-    and each call's `max_tokens`, `temperature`."""
+    each call's `max_tokens`, `temperature`, and the `framework` that sends the turns."""
 
     name = "tool_use"
     servers: Sequence[str] = (POLICY,)
@@ -87,8 +89,10 @@ class ToolUse:
         max_tokens: int = 128,
         temperature: float = 1.0,
         timeout_s: float = 600.0,
+        framework: str = "openai",
     ) -> None:
         self.difficulty = check_level(difficulty, LEVELS)
+        self.framework = check_framework(framework, TOOL_FRAMEWORKS)
         if max_tokens < 1 or (max_turns is not None and max_turns < 1):
             raise ValueError(f"max_tokens and max_turns must be >= 1, got {max_tokens}, {max_turns}")
         self.max_turns = max_turns or 2 * LEVELS[difficulty].items + 3
@@ -114,41 +118,32 @@ class ToolUse:
         """The agent loop: call, run the tool calls, repeat; (the final reply or None, turns used)."""
         import openai
 
-        messages: list[Any] = [
+        messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": str(item.data["question"])},
         ]
-        with openai.OpenAI(
-            base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=self.timeout_s
-        ) as client:
-            for turn in range(self.max_turns):
-                try:
-                    reply = client.chat.completions.create(
-                        model=endpoint.model,
-                        messages=messages,
-                        tools=TOOLS,  # type: ignore[arg-type]
-                        temperature=self.temperature,
-                        max_tokens=self.max_tokens,
-                        seed=item.seed + turn,
-                    )
-                except openai.BadRequestError as exc:
-                    if exc.code == "context_length_exceeded":  # the model talked too long: its loss
-                        return None, turn
-                    raise
-                message = reply.choices[0].message
-                calls = [c for c in message.tool_calls or [] if c.type == "function"][:_MAX_CALLS_PER_TURN]
-                if not calls:
-                    return message.content or "", turn + 1
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": message.content,
-                        "tool_calls": [
-                            {"id": c.id, "type": "function", "function": c.function.model_dump()} for c in calls
-                        ],
-                    }
-                )
-                for c in calls:
-                    result = env.call(c.function.name, c.function.arguments)
-                    messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
+        for turn in range(self.max_turns):
+            request = ChatRequest((), self.temperature, self.max_tokens, item.seed + turn, self.timeout_s)
+            try:
+                reply = complete_with_tools(self.framework, endpoint, request, messages, TOOLS)
+            except openai.BadRequestError as exc:  # every tool framework here calls through the openai client
+                if exc.code == "context_length_exceeded":  # the model talked too long: its loss
+                    return None, turn
+                raise
+            calls = reply.calls[:_MAX_CALLS_PER_TURN]
+            if not calls:
+                return reply.text, turn + 1
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": reply.text or None,
+                    "tool_calls": [
+                        {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+                        for id_, name, arguments in calls
+                    ],
+                }
+            )
+            for id_, name, arguments in calls:
+                result = env.call(name, arguments)
+                messages.append({"role": "tool", "tool_call_id": id_, "name": name, "content": result})
         return None, self.max_turns

@@ -256,6 +256,26 @@ def test_openai_tool_call_round_trip(scripted_server: Callable[..., RunningServe
     assert calls[1]["completion_text"] == final
 
 
+def test_a_tools_strict_flag_is_not_rendered(scripted_server: Callable[..., RunningServer]) -> None:
+    """`strict` asks the API for schema-constrained arguments; the model never reads it, so a client
+    that sends `strict: false` (AutoGen does) gets the prompt the openai SDK's request gets."""
+    episode = begin(scripted_server(["ok"]))
+    client = sdk(episode)
+    strict = {"type": "function", "function": {**WEATHER_TOOL["function"], "strict": False}}
+    for tool in (WEATHER_TOOL, strict):
+        client.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "hi"}], tools=[tool])  # type: ignore[arg-type, list-item]
+    bad = {"type": "function", "function": {**WEATHER_TOOL["function"], "strict": "sometimes"}}
+    reply = httpx.post(
+        f"{episode.base_url}/chat/completions",
+        json={"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "tools": [bad]},
+        headers={"Authorization": f"Bearer {episode.api_key}"},
+    )
+    assert reply.status_code == 422 and reply.json()["error"]["message"]
+    plain, flagged = episode.end()["calls"]
+    assert flagged["prompt_ids"] == plain["prompt_ids"]
+    assert "strict" not in flagged["prompt_text"] and flagged["tools"] == [WEATHER_TOOL]
+
+
 def test_openai_streamed_tool_call(scripted_server: Callable[..., RunningServer], tiny_tokenizer: Any) -> None:
     text = 'Let me look. <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
     episode = begin(scripted_server([text], token_delay_s=0.001))

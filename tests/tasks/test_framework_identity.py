@@ -1,6 +1,7 @@
-"""Framework independence: the arithmetic agent written with the openai SDK, LangChain, LangGraph and
-raw httpx makes, for the same items and seeds, token-identical calls on a live server running the
-real `tiny` model, and so earns identical rewards."""
+"""Framework independence: the arithmetic agent written with the openai SDK, LangChain, LangGraph, raw
+httpx, AgentScope and AutoGen makes, for the same items and seeds, token-identical calls on a live
+server running the real `tiny` model, and so earns identical rewards (the tool-using agent's turns:
+test_tool_frameworks.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def _tokens(record: dict[str, Any]) -> list[tuple[list[int], list[int]]]:
     return [(c["prompt_ids"], c["completion_ids"]) for c in record["calls"]]
 
 
-def test_four_frameworks_capture_identical_tokens(live_server: Callable[..., RunningServer]) -> None:
+def test_every_framework_captures_identical_tokens(live_server: Callable[..., RunningServer]) -> None:
     server = live_server()  # the real transformers backend on `tiny`
     items = Arithmetic(difficulty=2).items("eval", count=3, seed=0)
     runs: dict[str, list[tuple[float, list[tuple[list[int], list[int]]]]]] = {}

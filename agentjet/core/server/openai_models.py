@@ -51,6 +51,9 @@ class FunctionDefIn(_Lenient):
     name: str = Field(min_length=1, max_length=256)
     description: str | None = None
     parameters: dict[str, Any] | None = None
+    # OpenAI's switch for schema-constrained arguments: an instruction to the API, not part of the tool
+    # the model reads, so it is not rendered (AutoGen sends `strict: false` where the SDK sends nothing)
+    strict: bool | None = None
 
 
 class ToolIn(_Lenient):
@@ -100,7 +103,9 @@ def to_chat_call(body: ChatCompletionIn, *, default_max_tokens: int) -> ChatCall
         stop=tuple(s for s in stop if s),
         seed=body.seed,
     )
-    tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
+    tools = (
+        [t.model_dump(exclude_none=True, exclude={"function": {"strict"}}) for t in body.tools] if body.tools else None
+    )
     if body.tool_choice == "none":
         tools = None
     messages = [m.model_dump(exclude_none=True) for m in body.messages]

@@ -1,15 +1,16 @@
-"""The chat call through the official `openai` SDK."""
+"""The chat call, and a tool-using agent's turn, through the official `openai` SDK."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openai import OpenAI
 
 from agentjet.tasks.base import Endpoint
-from agentjet.tasks.frameworks import ChatRequest
+from agentjet.tasks.frameworks import ChatRequest, ToolTurn
 
-__all__ = ["complete"]
+__all__ = ["complete", "complete_with_tools"]
 
 
 def complete(endpoint: Endpoint, request: ChatRequest) -> str:
@@ -25,3 +26,23 @@ def complete(endpoint: Endpoint, request: ChatRequest) -> str:
             seed=request.seed,
         )
     return reply.choices[0].message.content or ""
+
+
+def complete_with_tools(
+    endpoint: Endpoint, request: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+) -> ToolTurn:
+    with OpenAI(
+        base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=request.timeout_s
+    ) as client:
+        reply = client.chat.completions.create(
+            model=endpoint.model,
+            messages=[dict(m) for m in messages],  # type: ignore[misc]
+            tools=[dict(t) for t in tools],  # type: ignore[misc]
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            seed=request.seed,
+        )
+    message = reply.choices[0].message
+    functions = [c for c in message.tool_calls or [] if c.type == "function"]
+    calls = tuple((c.id, c.function.name, c.function.arguments) for c in functions)
+    return ToolTurn(message.content or "", calls)

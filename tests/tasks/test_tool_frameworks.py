@@ -1,0 +1,85 @@
+"""The tool-use agent through the openai SDK, AgentScope and AutoGen: the same tool turns, token for token.
+
+A scripted backend plays a perfect shopper (lookups with a sentence beside them, then the
+calculator, a note and the answer), so every turn carries tool calls or tool results through each
+framework's own message types and back. For the same items and seeds the server must capture the
+same prompt and completion tokens from all three, and each must earn the full reward: a framework
+that dropped a tool result, a call id or the text said beside the calls would change the next
+prompt's tokens or the final state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from agentjet.core.backends.fakes import ScriptedBackend
+from agentjet.core.testing import RunningServer
+from agentjet.tasks.base import TaskItem
+from agentjet.tasks.frameworks import TOOL_FRAMEWORKS
+from agentjet.tasks.tool_use import ToolUse
+from tests.tasks.episodes import play
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> str:
+    return "\n".join(f'<tool_call>{{"name": "{n}", "arguments": {json.dumps(a)}}}</tool_call>' for n, a in calls)
+
+
+def shopper(items: list[TaskItem]) -> Callable[[str], str]:
+    """The completion a perfect agent writes for a prompt: which step it is at is told by the tool results so far."""
+    by_question = {str(item.data["question"]): item for item in items}
+
+    def reply(prompt: str) -> str:
+        item = next(item for question, item in by_question.items() if question in prompt)
+        order: Mapping[str, int] = item.data["order"]
+        total = int(item.data["total"])
+        results = prompt.count("<tool_response>\n")  # the instructions name the tag once, inline
+        if results == 0:  # text beside the calls: the frameworks must send it back as the turn's content
+            return "Let me look up the prices.\n" + _calls(*(("lookup", {"item": name}) for name in order))
+        if results == len(order):
+            prices = {name: int(p) for name, p in re.findall(r"(\w+): (\d+) dollars each", prompt)}
+            expression = " + ".join(f"{qty} * {prices[name]}" for name, qty in order.items())
+            return _calls(("calculator", {"expression": expression}))
+        if results == len(order) + 1:
+            return _calls(("write_note", {"text": f"total {total}"}))
+        return f"The total is {total}.\nAnswer: {total}"
+
+    return reply
+
+
+def _tokens(record: dict[str, Any]) -> list[tuple[list[int], list[int]]]:
+    return [(c["prompt_ids"], c["completion_ids"]) for c in record["calls"]]
+
+
+def test_tool_turns_are_token_identical_across_tool_frameworks(
+    live_server: Callable[..., RunningServer], scripted_backend: Callable[..., ScriptedBackend]
+) -> None:
+    items = ToolUse(difficulty=2).items("eval", count=2, seed=3)
+    backend = scripted_backend(shopper(items))
+    server = live_server(backend)
+    runs: dict[str, list[tuple[float, list[tuple[list[int], list[int]]]]]] = {}
+    for framework in TOOL_FRAMEWORKS:
+        family = ToolUse(difficulty=2, framework=framework, max_tokens=200)
+        runs[framework] = []
+        for item in items:
+            outcome, record = play(server.url, family, item)
+            assert outcome.rewards["policy"] == pytest.approx(1.0), (framework, outcome.metadata)
+            assert outcome.metadata["notes"] == [f"total {item.data['total']}"]
+            # lookups, calculator, note, answer; each turn's seed is the item's plus the turn
+            assert [c["sampling"]["seed"] for c in record["calls"]] == [item.seed + t for t in range(4)]
+            runs[framework].append((outcome.rewards["policy"], _tokens(record)))
+
+    reference = runs["openai"]
+    assert "Let me look up the prices." in backend.prompts[1]  # the sentence went back as content
+    for framework in TOOL_FRAMEWORKS[1:]:
+        assert runs[framework] == reference, f"{framework} differs from the openai SDK"
+
+
+@pytest.mark.parametrize("framework", ["langchain", "httpx", "nope"])
+def test_tool_use_refuses_a_framework_without_tool_turns(framework: str) -> None:
+    with pytest.raises(ValueError, match="framework must be one of openai, agentscope, autogen"):
+        ToolUse(framework=framework)
