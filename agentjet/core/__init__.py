@@ -37,6 +37,8 @@ server/             The swarm server over HTTP: the FastAPI app, its routes, aut
                     connection limits.
 step/               One GRPO/LoRA training step, in one process or data-parallel over torch.distributed ranks: pack,
                     forward, loss, backward, step.
+trackers/           Experiment trackers: where each training step's scalars go besides `metrics.jsonl` (TensorBoard,
+                    wandb offline, MLflow).
 training/           The training loop around the step: when the pool makes a batch (C1-C5), advantages, checkpoints,
                     metrics, health, quarantine.
 """

@@ -24,6 +24,8 @@ __all__ = [
     "OptimConfig",
     "RewardConfig",
     "ServerSettings",
+    "TrackerName",
+    "TrackersConfig",
     "TrainConfig",
     "changed_fields",
     "describe_validation_error",
@@ -111,6 +113,28 @@ class RewardConfig(_Section):
         return None
 
 
+TrackerName = Literal["tensorboard", "wandb", "mlflow"]  # the keys of trackers.TRACKERS (a test keeps them equal)
+
+
+class TrackersConfig(_Section):
+    project: str = Field(
+        "agentjet", min_length=1, max_length=128, description="the wandb project and the MLflow experiment"
+    )
+    run_name: str | None = Field(
+        None, min_length=1, max_length=128, description="the run's name in wandb and MLflow; default: the state dir's"
+    )
+    wandb_mode: Literal["offline", "online"] = Field(
+        "offline",
+        description="offline: everything stays in <state_dir>/wandb/ (upload later with `wandb sync`); online needs "
+        "WANDB_API_KEY and a network",
+    )
+    mlflow_tracking_uri: str | None = Field(
+        None,
+        min_length=1,
+        description="where MLflow stores the run; default sqlite:///<state_dir>/mlflow.db (a local store, no server)",
+    )
+
+
 class TrainConfig(_Section):
     """Everything that shapes a training step; every knob has a documented default."""
 
@@ -124,6 +148,19 @@ class TrainConfig(_Section):
     lora: LoraConfig = Field(LoraConfig(), description="the LoRA adapter (fixed once the trainer is built)")
     optim: OptimConfig = Field(OptimConfig(), description="AdamW and micro-batching")
     collect: CollectConfig = Field(CollectConfig(), description="the collection strategy: when to update")
+    report_to: tuple[TrackerName, ...] = Field(
+        ("tensorboard",),
+        description="experiment trackers that get each step's scalars besides metrics.jsonl (as in Hugging Face's "
+        "Trainer); [] = metrics.jsonl only",
+    )
+    trackers: TrackersConfig = Field(TrackersConfig(), description="names and stores of the wandb and MLflow runs")
+
+    @model_validator(mode="after")
+    def _check_report_to(self) -> TrainConfig:
+        repeated = sorted({name for name in self.report_to if self.report_to.count(name) > 1})
+        if repeated:
+            raise ValueError(f"report_to names {', '.join(repeated)} more than once: list each tracker once")
+        return self
 
     @model_validator(mode="after")
     def _check_batch(self) -> TrainConfig:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -31,36 +30,13 @@ from agentjet.core.types import CallRecord, EpisodeKind, EpisodeRecord, EpisodeS
 from tests.conftest import TOKEN, _wait_rolling
 from tests.core.factories import call_record
 from tests.core.test_training_loop import CONFIG, HEADERS, FakeTrainer
+from tests.core.tracker_readers import read_tensorboard
 
 STATS = StepStats(loss=0.25, kl=0.01, clip_fraction=0.1, grad_norm=2.0, tokens_trained=9, samples=3,
                   micro_batches=1, step_time_s=0.5)  # fmt: skip
 # one episode's calls: the second extends the first (merged), the third rewrites its history (a drift)
 MERGED_AND_EDITED = [call_record(0, [1, 2, 3], [4, 5]), call_record(1, [1, 2, 3, 4, 5, 6], [7]),
                      call_record(2, [1, 9, 9], [8])]  # fmt: skip
-
-
-def read_scalars(logdir: Path) -> tuple[dict[int, dict[str, float]], list[int]]:
-    """Every scalar in the TFRecord event files (CRCs checked), by step, and the purge (restart) steps."""
-    from tensorboardX.proto.event_pb2 import Event, SessionLog
-    from tensorboardX.record_writer import masked_crc32c
-
-    scalars: dict[int, dict[str, float]] = {}
-    purges: list[int] = []
-    for path in sorted(logdir.glob("events.out.tfevents.*")):
-        data, pos = path.read_bytes(), 0
-        while pos < len(data):
-            header = data[pos : pos + 8]
-            (length,) = struct.unpack("<Q", header)
-            assert struct.unpack("<I", data[pos + 8 : pos + 12])[0] == masked_crc32c(header)
-            body = data[pos + 12 : pos + 12 + length]
-            assert struct.unpack("<I", data[pos + 12 + length : pos + 16 + length])[0] == masked_crc32c(body)
-            pos += 16 + length
-            event = Event.FromString(body)
-            if event.session_log.status == SessionLog.START:
-                purges.append(event.step)
-            for value in event.summary.value:
-                scalars.setdefault(event.step, {})[value.tag] = value.simple_value
-    return scalars, purges
 
 
 def _lines(state_dir: Path) -> list[dict[str, Any]]:
@@ -166,7 +142,7 @@ def test_metrics_log_writes_the_jsonl_line_and_the_same_scalars(tmp_path: Path) 
     log.append({"step": 5, "time": 11.0, "loss": 0.5, "reward_mean": 1.0, "eval_reward_mean": None})
     log.close()
     assert [line["step"] for line in _lines(tmp_path)] == [4, 5]
-    scalars, purges = read_scalars(tmp_path / "tensorboard")
+    scalars, purges = read_tensorboard(tmp_path / "tensorboard")
     assert scalars == {
         4: {"train/loss": 0.125, "reward/reward_mean": 0.75},
         5: {"train/loss": 0.5, "reward/reward_mean": 1.0},
@@ -204,7 +180,7 @@ async def test_step_line_has_eval_reward_and_drifts_and_eval_is_never_trained(
     assert (second["step"], second["eval_episodes"], second["eval_reward_mean"]) == (2, 1, 1.0)
     assert second["drifts"] == 0 and second["tokens_trained"] == 2
 
-    scalars, _ = read_scalars(loop.state_dir / "tensorboard")
+    scalars, _ = read_tensorboard(loop.state_dir / "tensorboard")
     for written in _lines(loop.state_dir):
         expected = {tag: pytest.approx(v, rel=1e-6) for tag, v in tensorboard_scalars(written)}
         assert scalars[written["step"]] == expected
@@ -234,7 +210,7 @@ async def test_restart_reloads_the_last_line_and_reports_unreported_eval_episode
     await loop._train_ready_batches()
     second = _lines(state_dir)[1]
     assert (second["step"], second["eval_episodes"], second["eval_reward_mean"]) == (2, 1, 1.0)
-    scalars, purges = read_scalars(state_dir / "tensorboard")
+    scalars, purges = read_tensorboard(state_dir / "tensorboard")
     assert sorted(scalars) == [1, 2] and purges == [1, 2]  # each process's file starts at its first step
 
 
@@ -332,7 +308,7 @@ def test_live_server_reports_eval_reward_and_status_survives_a_restart(tmp_path:
     (line,) = _lines(state_dir)
     assert status["latest_metrics"] == line and line["tokens_trained"] > 0
     assert (line["eval_episodes"], line["eval_reward_mean"], line["episodes"]) == (1, 0.25, 2)
-    scalars, _ = read_scalars(state_dir / "tensorboard")
+    scalars, _ = read_tensorboard(state_dir / "tensorboard")
     assert scalars[1] == {tag: pytest.approx(v, rel=1e-6) for tag, v in tensorboard_scalars(line)}
 
     with _serve(tiny_model, state_dir) as server:  # a restart: status shows step 1 before any new step

@@ -35,6 +35,7 @@ from agentjet.core.server.limits import BodyLimit
 from agentjet.core.serving import ChatLimits, ChatService
 from agentjet.core.state_lock import StateDirLock
 from agentjet.core.step.step_trainer import trainer_factory
+from agentjet.core.trackers.factory import check_installed
 from agentjet.core.training.loop import TrainingLoop
 from agentjet.core.types import ADMIN_ID
 
@@ -73,6 +74,8 @@ def _build_runtime(settings: ServerSettings, backend: Backend) -> Runtime:
     token, _ = admin_token(settings)
     signer = EpisodeKeySigner(load_or_create_secret(state_dir / "secret"))
     config = load_train_config(settings.config) if settings.config else None
+    if config is not None:
+        check_installed(config.report_to)  # refuse at start, not at the first step
     journal = Journal(state_dir / "journal.sqlite")
     try:
         records = journal.verify()

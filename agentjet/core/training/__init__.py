@@ -12,8 +12,7 @@ lazy_trainer.py  The training loop's trainer, built on the first update in a wor
                  stalls serving.
 loop.py          The training loop: turns ended train episodes into GRPO updates of the served policy.
 metrics.py       Training metrics as values: one step's numbers, an episode's merge report, TensorBoard tags (pure).
-metrics_log.py   Where metric lines go: `<state_dir>/metrics.jsonl` and TensorBoard event files in
-                 `<state_dir>/tensorboard/`.
+metrics_log.py   Where metric lines go: `<state_dir>/metrics.jsonl`, then each tracker of `TrainConfig.report_to`.
 pool.py          The pool: ended train episodes waiting for a step, by journal seq, and the seqs already consumed.
 quarantine.py    Episodes refused for training, for good, with the reason: so nothing a client sent poisons the
                  policy.

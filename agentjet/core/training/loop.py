@@ -39,6 +39,7 @@ from agentjet.core.engine import Engine
 from agentjet.core.errors import NonFiniteStep
 from agentjet.core.step.step_stats import StepStats
 from agentjet.core.step.step_trainer import StepTrainer, TrainerFactory, default_trainer
+from agentjet.core.trackers.factory import check_installed
 from agentjet.core.training import checkpoints
 from agentjet.core.training.batches import TrainingBatch, build_samples
 from agentjet.core.training.collect import Batch, PoolEpisode, build_strategy, pool_summary
@@ -98,7 +99,8 @@ class TrainingLoop:
         self._wake.set()
 
     def check_config(self, config: TrainConfig) -> None:
-        """Guard of PUT /swarm/config (`LazyTrainer.check_config`)."""
+        """Guard of PUT /swarm/config: its trackers are installed here (`LazyTrainer.check_config`)."""
+        check_installed(config.report_to)
         self.trainer.check_config(config)
 
     def config_changed(self) -> None:
@@ -106,8 +108,10 @@ class TrainingLoop:
         self._wake.set()
 
     def close(self) -> None:
-        """Release the trainer's processes (a `DistributedTrainer`'s workers) once serving has stopped."""
+        """Release the trainer's processes (a `DistributedTrainer`'s workers) and end the trackers' runs once
+        serving has stopped."""
         self.trainer.close()
+        self._metrics_log.close()
 
     def pool_stats(self) -> dict[str, Any]:
         """The pool for GET /swarm/status: per task group (oldest first) and the clients C4/C5 count."""
@@ -300,7 +304,7 @@ class TrainingLoop:
             metrics["trained_through_seq"] = self._pool.trained_through_seq
             metrics["episode_seqs"] = sorted(e.seq for e in batch.episodes)
             metrics["skipped_seqs"] = sorted(e.seq for e in batch.skipped)
-            await asyncio.to_thread(self._metrics_log.append, metrics)
+            await asyncio.to_thread(self._metrics_log.append, metrics, config)
             if trainer.steps % config.checkpoint_every == 0:
                 await self._checkpoint(trainer, config)
         return metrics
