@@ -30,6 +30,13 @@ def server_start(
     model: Annotated[str, typer.Option(help="registered model name or HF folder")] = "smollm2-135m",
     host: Annotated[str, typer.Option(help="interface to bind (keep loopback unless you mean it)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port")] = 8710,
+    uds: Annotated[
+        Path | None,
+        typer.Option(help="listen on this Unix socket instead of --host/--port (a container without network)"),
+    ] = None,
+    public_url: Annotated[
+        str | None, typer.Option(help="the base URL clients are told to use (default: the URL they came to)")
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="TrainConfig YAML")] = None,
     state_dir: StateDirOption = Path("state"),
     token: TokenOption = None,
@@ -72,7 +79,8 @@ def server_start(
     given = cli_token(ctx, token, token_file, None)
     try:
         settings = ServerSettings(
-            model=model, host=host, port=port, config=config, state_dir=state_dir, token=given,
+            model=model, host=host, port=port, uds=uds, public_url=public_url, config=config,
+            state_dir=state_dir, token=given,
             idle_timeout_s=idle_timeout_s, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
             max_request_bytes=max_request_bytes, max_connections=max_connections, api_docs=api_docs,
             device=device, dtype=dtype, backend=backend, vllm_python=vllm_python, vllm_url=vllm_url,

@@ -226,6 +226,9 @@ class ServerSettings(BaseSettings):
     model: str = Field("smollm2-135m", description="registered model name or HF folder path")
     host: str = "127.0.0.1"
     port: int = Field(8710, ge=0, le=65535)
+    uds: Path | None = Field(
+        None, description="listen on this Unix socket instead of host:port (a container without network)"
+    )
     state_dir: Path = Field(Path("state"), description="journal, token, secret, checkpoints")
     token: str | None = Field(None, description="admin token for /swarm/*; else token_file, else generated")
     token_file: Path | None = Field(None, description="file holding the admin token (first line)")
@@ -245,7 +248,9 @@ class ServerSettings(BaseSettings):
     end_wait_s: float = Field(30.0, ge=0, description="how long `end` waits for the episode's running calls")
     admission_timeout_s: float = Field(600.0, gt=0, description="longest wait of a call held during an update")
     config: Path | None = Field(None, description="TrainConfig YAML file")
-    public_url: str | None = Field(None, description="base URL clients use; default http://host:port")
+    public_url: str | None = Field(
+        None, description="base URL clients use; default: the URL the request came to (http://host:port)"
+    )
     idle_timeout_s: float = Field(300.0, gt=0, description="reclaim an episode idle this long")
     episode_ttl_s: float = Field(86400.0, gt=0, description="hard expiry of an episode key")
     janitor_interval_s: float = Field(5.0, gt=0, description="how often idle episodes are checked")

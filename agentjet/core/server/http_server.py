@@ -49,7 +49,8 @@ def uvicorn_config(app: FastAPI, *, host: str, port: int, log_level: str = "warn
         write_timeout_s=settings.write_timeout_s,
     )
     tls = _tls(settings)
-    if not is_loopback(host):
+    where: dict[str, Any] = {"uds": str(settings.uds)} if settings.uds else {"host": host, "port": port}
+    if settings.uds is None and not is_loopback(host):
         log.warning(
             "listening on %s, not loopback: anyone who can reach port %d can try tokens%s; "
             "see docs/security.md (TLS, reverse proxy)",
@@ -59,8 +60,7 @@ def uvicorn_config(app: FastAPI, *, host: str, port: int, log_level: str = "warn
         )
     return uvicorn.Config(
         app,
-        host=host,
-        port=port,
+        **where,
         http=guarded_protocol(limits),
         lifespan="on",
         log_level=log_level,

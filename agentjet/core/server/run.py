@@ -33,6 +33,8 @@ def preflight(settings: ServerSettings) -> None:
     from agentjet.core.server.app import admin_token, prepare_state_dir
     from agentjet.core.state_lock import StateDirLock
 
+    if settings.uds is not None and not settings.uds.parent.is_dir():
+        raise AgentJetError(f"cannot listen on {settings.uds}: its folder {settings.uds.parent} does not exist")
     prepare_state_dir(settings.state_dir)
     holder = StateDirLock(settings.state_dir).holder()
     if holder is not None:
@@ -62,7 +64,7 @@ class PreparedServer:
 
         settings, where = self.settings, self.where
         scheme = "https" if settings.ssl_certfile else "http"
-        address = f"{scheme}://{settings.host}:{settings.port}"
+        address = f"unix:{settings.uds}" if settings.uds else f"{scheme}://{settings.host}:{settings.port}"
         _say(f"agentjet server: model={settings.model} {address}  admin token: {settings.state_dir / 'token'}")
         served = "a vllm serve process" if settings.backend == "vllm" else "this process"
         _say(
