@@ -104,7 +104,7 @@ bench-serve: setup
 
 lint: setup
 	$(VENV)/bin/ruff check agentjet tests
-	$(VENV)/bin/mypy --strict agentjet/core agentjet/llm agentjet/tasks agentjet/bench agentjet/sandbox agentjet/vibe agentjet/a3r agentjet/chat agentjet/nightly
+	$(VENV)/bin/mypy --strict agentjet/core agentjet/llm agentjet/tasks agentjet/bench agentjet/sandbox agentjet/deploy agentjet/vibe agentjet/a3r agentjet/chat agentjet/nightly
 
 clean:
 	rm -rf $(VENV) .pytest_cache

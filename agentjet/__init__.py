@@ -7,6 +7,7 @@ bench/    Benchmarks behind `agentjet bench`: each measures one speed claim agai
 chat/     `agentjet chat`: a web page on loopback to talk to policies and inspect what servers captured.
 cli/      The `agentjet` command line (Typer). Only this package installs log handlers and prints.
 core/     The swarm training core. Public API only: what vibe, a3r and users may import.
+deploy/   Deployment: the swarm server as a container image built without a registry, and a compose example.
 llm/      One chat call to an LLM through litellm (a provider model name or an OpenAI-compatible URL): used by vibe
           and A3R alike.
 nightly/  Nightly regression benchmarks (`agentjet nightly`): speed and training quality per commit, judged over

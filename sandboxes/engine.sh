@@ -2,7 +2,8 @@
 # A private Docker engine for the sandboxes: its own socket, data root, exec root and pidfile under
 # one state dir, no bridge network, no iptables, no IP forwarding. It never touches a system dockerd.
 #
-#   sandboxes/engine.sh start          install docker.io/debootstrap/bubblewrap if missing, start, print the host
+#   sandboxes/engine.sh start          install docker.io/debootstrap/bubblewrap/docker-compose if missing, start,
+#                                      print the host
 #   sandboxes/engine.sh stop           stop the daemon this script started (from its pidfile)
 #   sandboxes/engine.sh status         exit 0 and print the host when it answers
 #   sandboxes/engine.sh with CMD...    start unless running, run CMD with AGENTJET_DOCKER_HOST set,
@@ -33,6 +34,7 @@ install_missing() {
     { command -v dockerd && command -v docker; } >/dev/null || missing+=(docker.io)
     command -v debootstrap >/dev/null || missing+=(debootstrap)
     command -v bwrap >/dev/null || missing+=(bubblewrap)
+    command -v docker-compose >/dev/null || missing+=(docker-compose)  # the deploy example's test (docs/deploy.md)
     [ ${#missing[@]} -eq 0 ] && return 0
     say "installing ${missing[*]}"
     # Keep apt from starting the system docker service (it would create docker0 and iptables rules).

@@ -53,10 +53,11 @@ def test_public_api_is_exactly_all() -> None:
 # ---- the layer contract: one way down, no circles, the public core above it -----------------------
 # DESIGN §2: a package imports only those below it. Imports inside functions and under TYPE_CHECKING
 # count too: a deferred import still couples the two, and a type-only circle is still a circle.
-LAYERS = ("core", "llm", "sandbox", "tasks", "vibe", "a3r", "bench", "nightly", "chat", "cli")
+LAYERS = ("core", "llm", "sandbox", "deploy", "tasks", "vibe", "a3r", "bench", "nightly", "chat", "cli")
 PUBLIC_CORE_ONLY = (
     "llm",
     "sandbox",
+    "deploy",
     "tasks",
     "vibe",
     "a3r",

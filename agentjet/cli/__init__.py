@@ -9,8 +9,9 @@ client.py         `agentjet client run`: run a task family (built-in or a client
                   sandboxed.
 credentials.py    Where CLI commands take a token from: `--token-file`, `AGENTJET_TOKEN`, a state dir's `token`
                   file.
-demo.py           `agentjet demo`: the swarm demo's flags; the demo itself (server, clients, table) is demo_run.py.
-demo_run.py       The swarm demo: one real server on loopback, several concurrent agent clients, no training.
+deploy.py         `agentjet deploy image|compose`: the swarm server as a container image, and a compose example.
+demo.py           `agentjet demo`, the swarm demo: one real server on loopback, several concurrent agent clients, no
+                  training.
 main.py           `agentjet`: the root app, assembled from one module per command group (see the package docstring).
 models.py         `agentjet models list|prepare` and `agentjet export`: models into the offline cache, trained
                   steps out of it.

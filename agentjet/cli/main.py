@@ -11,6 +11,7 @@ from agentjet.cli.campaign import campaign_app
 from agentjet.cli.chat import chat_command
 from agentjet.cli.client import client_app
 from agentjet.cli.demo import demo_command
+from agentjet.cli.deploy import deploy_app
 from agentjet.cli.models import export_command, models_app
 from agentjet.cli.nightly import nightly_app
 from agentjet.cli.sandbox import sandbox_app
@@ -46,6 +47,7 @@ app.add_typer(client_app, name="client")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(campaign_app, name="campaign")
 app.add_typer(nightly_app, name="nightly")
+app.add_typer(deploy_app, name="deploy")
 app.command("vibe")(vibe_command)
 app.command("demo")(demo_command)
 app.command("chat")(chat_command)

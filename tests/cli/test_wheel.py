@@ -90,6 +90,8 @@ def test_the_wheel_holds_the_package_data_and_no_tests(wheel: Path) -> None:
         "agentjet/nightly/references/merge.json",
         "agentjet/vibe/generate/templates/werewolves/client.py",
         "agentjet/chat/static/playground.js",
+        "agentjet/deploy/files/Dockerfile",
+        "agentjet/deploy/files/compose.yaml",
     ]
     missing = [name for name in expected if name not in names]
     assert not missing, f"not in the wheel: {missing}"
@@ -122,6 +124,8 @@ def test_the_installed_agentjet_runs_outside_the_checkout(fresh_venv: Path, tmp_
     assert shipped[0].startswith(str(fresh_venv))
     assert shipped[1] == image.inputs_hash()[:12]  # ... and the wheel's copy names the same sandbox image
     assert list(p.name for p in tmp_path.iterdir() if p.name != "cache") == []
+    compose = _agentjet(fresh_venv, tmp_path, "deploy", "compose", "--out", str(tmp_path / "deploy"))
+    assert compose.returncode == 0 and (tmp_path / "deploy" / "compose.yaml").is_file(), compose.stderr
 
 
 def test_the_installed_agentjet_prepares_tiny_and_serves_it(fresh_venv: Path, tmp_path: Path, free_port: int) -> None:
