@@ -4,9 +4,10 @@ state dir with a trained step: the chat's checkpoint policies, `agentjet export`
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -23,9 +24,12 @@ TRAIN = {
 
 
 @contextmanager
-def tiny_after_one_step(root: Path) -> Iterator[tuple[ServerProcess, SwarmClient]]:
-    """Start a `tiny` server on `root/state`, train one step and wait until it serves it; stop it on exit."""
-    (root / "train.yaml").write_text(yaml.safe_dump(TRAIN))
+def tiny_after_one_step(
+    root: Path, train: Mapping[str, Any] | None = None
+) -> Iterator[tuple[ServerProcess, SwarmClient]]:
+    """Start a `tiny` server on `root/state` (TRAIN, with `train`'s top-level keys on top), train one step and
+    wait until it serves it; stop it on exit."""
+    (root / "train.yaml").write_text(yaml.safe_dump({**TRAIN, **(train or {})}))
     server = ServerProcess(
         "tiny", root / "state", log_path=root / "server.log", flags=["--config", str(root / "train.yaml")]
     )

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 import yaml
 
-from agentjet.core import ServerProcess, SwarmClient
 from agentjet.core.config import TrackersConfig, TrainConfig
 from agentjet.core.errors import ConfigError
 from agentjet.core.trackers import factory
@@ -24,6 +21,7 @@ from agentjet.core.trackers.mlflow_run import default_tracking_uri, flat_params
 from agentjet.core.training.metrics import tensorboard_scalars
 from agentjet.core.training.metrics_log import MetricsLog
 from tests.core.tracker_readers import read_mlflow_history, read_tensorboard, read_wandb_run
+from tests.trained_tiny import tiny_after_one_step
 
 ALL = TrainConfig(report_to=("tensorboard", "wandb", "mlflow"), trackers=TrackersConfig(project="trackers-test"))
 LINES = [
@@ -176,41 +174,17 @@ def test_flat_params_name_nested_settings_by_dotted_path() -> None:
 # ---- a real server ------------------------------------------------------------------------------
 def test_a_server_trains_a_step_into_all_three_trackers(tmp_path: Path) -> None:
     """`agentjet server start --config` with report_to: the step's line reaches TensorBoard, wandb and MLflow,
-    and a PUT naming a tracker this server lacks is a 422 that keeps the old config."""
+    and a PUT naming a tracker that does not exist is a 422."""
     train = {
-        "collect": {"strategy": "tasks", "tasks": 1},
-        "grpo": {"group_size": 2},
         "report_to": ["tensorboard", "wandb", "mlflow"],
         "trackers": {"project": "live", "run_name": "tiny-run"},
     }
-    (tmp_path / "train.yaml").write_text(yaml.safe_dump(train))
+    with tiny_after_one_step(tmp_path, train) as (server, _):
+        bad = {"report_to": ["comet"]}
+        reply = httpx.put(f"{server.url}/swarm/config", json=bad, headers={"Authorization": f"Bearer {server.token}"})
+        assert reply.status_code == 422 and "report_to" in reply.json()["error"]["message"]
+    # the server has stopped cleanly: the wandb and MLflow runs are ended
     state = tmp_path / "state"
-    server = ServerProcess(
-        "tiny", state, log_path=tmp_path / "server.log", flags=["--config", str(tmp_path / "train.yaml")]
-    )
-    server.start()
-    try:
-        server.wait_ready(time.monotonic() + 120)
-        with SwarmClient(server.url, token=server.token) as client:
-            for reward in (1.0, 0.0):
-                with client.episode("the-task") as episode:
-                    agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
-                    agent.chat.completions.create(
-                        model="tiny", messages=[{"role": "user", "content": "hi"}], max_tokens=4
-                    )
-                    episode.end(reward=reward)
-            deadline = time.monotonic() + 120
-            while client.status()["step"] < 1:
-                assert time.monotonic() < deadline, "no update within 120 s"
-                time.sleep(0.2)
-            bad = {**train, "report_to": ["comet"]}
-            reply = httpx.put(
-                f"{server.url}/swarm/config", json=bad, headers={"Authorization": f"Bearer {server.token}"}
-            )
-            assert reply.status_code == 422 and "report_to" in reply.json()["error"]["message"]
-    finally:
-        server.stop()  # a clean stop ends the wandb and MLflow runs
-
     (line,) = [json.loads(x) for x in (state / "metrics.jsonl").read_text().splitlines()]
     expected = _expected([line])
     assert _close(read_tensorboard(state / "tensorboard")[0], expected)
