@@ -2,7 +2,8 @@
 
 Each client runs a two-turn agent with the official `openai` SDK inside an episode, scores the
 answer and reports the reward; the demo then shows what the server captured (token ids,
-logprobs, policy version) and its live statistics. This is the main job until vibe training.
+logprobs, policy version) and its live statistics. The server's modules load only when the demo runs: the
+CLI also starts inside sandboxes, whose image holds the client side only.
 """
 
 from __future__ import annotations
@@ -20,10 +21,6 @@ from rich.table import Table
 
 from agentjet.cli.one_shot import run_one_shot
 from agentjet.core import SwarmClient
-from agentjet.core.access.tokens import new_admin_token
-from agentjet.core.config import ServerSettings
-from agentjet.core.server.app import create_app
-from agentjet.core.testing import serve_in_thread
 
 __all__ = ["demo_command", "run_demo"]
 
@@ -60,6 +57,11 @@ def _agent(client: SwarmClient, index: int) -> dict[str, Any]:
 
 
 def run_demo(*, model: str, episodes: int, concurrency: int, state_dir: Path | None) -> None:
+    from agentjet.core.access.tokens import new_admin_token
+    from agentjet.core.config import ServerSettings
+    from agentjet.core.server.app import create_app
+    from agentjet.core.testing import serve_in_thread
+
     console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and CI get whole rows
     state = state_dir or Path(tempfile.mkdtemp(prefix="agentjet-demo-"))
     token = new_admin_token()

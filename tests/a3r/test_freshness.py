@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,12 @@ def test_a_local_member_starts_on_an_empty_state_dir_and_stops_a_leftover_server
         [sys.executable, "-c", "import time; time.sleep(120)", "--state-dir", str(state)], start_new_session=True
     )
     (home / "server.pid").write_text(f"{leftover.pid}\n")
+    # a leftover of an earlier process runs its own command line long since; until exec, a fresh child's
+    # /proc cmdline is still pytest's, and a pid naming no server of this dir is rightly left alone
+    deadline = time.monotonic() + 30
+    while str(state) not in " ".join(psutil.Process(leftover.pid).cmdline()):
+        assert time.monotonic() < deadline, "the stand-in leftover never started"
+        time.sleep(0.01)
     member = LocalMember("local-0", home, model="tiny")
     try:
         member.spawn()

@@ -96,3 +96,15 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.1)
+
+
+def test_the_cli_loads_without_the_server_side() -> None:
+    """Sandboxed clients start `python -m agentjet client run` on an image with the client's packages only:
+    building the app must import no server (fastapi, torch, transformers) until a command needs it."""
+    import subprocess
+    import sys
+
+    heavy = ("fastapi", "uvicorn", "torch", "transformers", "peft")
+    probe = f"import sys, agentjet.cli.main; print([m for m in {heavy!r} if m in sys.modules])"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert loaded.stdout.strip() == "[]"

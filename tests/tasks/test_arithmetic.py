@@ -82,9 +82,16 @@ def test_reward(reply: str, reward: float) -> None:
 
 
 def test_every_framework_is_accepted_and_others_are_not() -> None:
-    assert [Arithmetic(framework=f).framework for f in FRAMEWORKS] == ["openai", "langchain", "langgraph", "httpx"]
-    with pytest.raises(ValueError, match="openai, langchain, langgraph, httpx"):
-        Arithmetic(framework="autogen")
+    assert [Arithmetic(framework=f).framework for f in FRAMEWORKS] == [
+        "openai",
+        "langchain",
+        "langgraph",
+        "httpx",
+        "agentscope",
+        "autogen",
+    ]
+    with pytest.raises(ValueError, match="openai, langchain, langgraph, httpx, agentscope, autogen; got 'crewai'"):
+        Arithmetic(framework="crewai")
     with pytest.raises(ValueError, match="difficulty"):
         Arithmetic(difficulty=0)
 
