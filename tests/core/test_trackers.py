@@ -203,3 +203,17 @@ def _close(got: dict[int, dict[str, float]], want: dict[int, dict[str, float]]) 
         got[s].keys() == want[s].keys() and all(got[s][k] == pytest.approx(v, rel=1e-6) for k, v in want[s].items())
         for s in want
     )
+
+
+def test_mlflow_also_writes_a_file_store_where_one_is_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow 3 refuses `./mlruns` file stores unless MLFLOW_ALLOW_FILE_STORE=true; with it, a `file:` URI works."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = (tmp_path / "mlruns").as_uri()
+    config = TrainConfig(report_to=("mlflow",), trackers=TrackersConfig(mlflow_tracking_uri=uri))
+    metrics_log = MetricsLog(tmp_path / "state")
+    for line in LINES:
+        metrics_log.append(line, config)
+    metrics_log.close()
+    run = read_mlflow_history(uri, saved_run_id(tmp_path / "state", "mlflow") or "")
+    assert run["metrics"]["reward/reward_mean"] == [(1, 0.5), (2, 0.75), (3, 1.0)] and run["status"] == "FINISHED"
+    assert (tmp_path / "mlruns").is_dir() and not (tmp_path / "state" / "mlflow.db").exists()
