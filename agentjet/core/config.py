@@ -243,7 +243,12 @@ class ServerSettings(BaseSettings):
     header_timeout_s: float = Field(10.0, gt=0, description="time to send a request's head")
     body_timeout_s: float = Field(60.0, gt=0, description="time to send a request's body, once its head is in")
     write_timeout_s: float = Field(60.0, gt=0, description="longest stall of a client not reading its reply")
-    keep_alive_s: float = Field(5.0, gt=0, description="idle time before a keep-alive connection is closed")
+    keep_alive_s: float = Field(
+        65.0,
+        gt=0,
+        description="idle time before a keep-alive connection is closed: longer than clients' pools keep one "
+        "(httpx and the openai SDK: 5 s), so the client closes first and never sends on a connection being closed",
+    )
     max_connections: int = Field(1024, ge=1, description="open connections; more are refused with 503")
     end_wait_s: float = Field(30.0, ge=0, description="how long `end` waits for the episode's running calls")
     admission_timeout_s: float = Field(600.0, gt=0, description="longest wait of a call held during an update")

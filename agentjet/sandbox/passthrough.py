@@ -22,13 +22,32 @@ from typing import Any
 import httpx
 import uvicorn
 
-__all__ = ["HOP_BY_HOP", "Headers", "Message", "PassThrough", "Reply", "Scope", "ServerThread", "reply_headers"]
+__all__ = [
+    "CLIENT_KEEPALIVE_S",
+    "HOP_BY_HOP",
+    "UPSTREAM_KEEPALIVE_S",
+    "Headers",
+    "Message",
+    "PassThrough",
+    "Reply",
+    "Scope",
+    "ServerThread",
+    "reply_headers",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Headers = list[tuple[bytes, bytes]]
+
+# Keep-alive on both legs, so that the side that reuses an idle connection always closes it first. A server
+# that closes an idle connection just as its client sends a request on it makes that request fail with a
+# connection error (seen: two agent calls of one vibe run at once, whose SDK does not retry): the agents'
+# httpx pools drop idle connections after 5 s, so our listener keeps them 65 s (as the swarm server does,
+# `ServerSettings.keep_alive_s`); our own pool to the server drops them after 2 s, below any sane setting.
+CLIENT_KEEPALIVE_S = 65
+UPSTREAM_KEEPALIVE_S = 2.0
 
 HOP_BY_HOP = frozenset(
     b"connection keep-alive proxy-authenticate proxy-authorization te trailer transfer-encoding upgrade".split()
@@ -123,7 +142,8 @@ class PassThrough:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 timeout = httpx.Timeout(self.timeout_s, read=None, pool=None)
-                self.client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=256))
+                limits = httpx.Limits(max_connections=256, keepalive_expiry=UPSTREAM_KEEPALIVE_S)
+                self.client = httpx.AsyncClient(timeout=timeout, limits=limits)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.client is not None:
@@ -224,6 +244,7 @@ class ServerThread:
         self, app: PassThrough, *, name: str, sockets: Sequence[socket.socket] | None = None, **options: Any
     ) -> None:
         defaults: dict[str, Any] = {"lifespan": "on", "log_level": "warning", "access_log": False}
+        defaults |= {"timeout_keep_alive": CLIENT_KEEPALIVE_S}
         defaults |= {"proxy_headers": False, "server_header": False, "date_header": False}
         self._server = uvicorn.Server(uvicorn.Config(app, **(defaults | options)))
         sockets = list(sockets) if sockets is not None else None

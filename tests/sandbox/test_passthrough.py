@@ -261,3 +261,44 @@ def test_a_server_thread_that_cannot_listen_says_so(tmp_path: Path) -> None:
     )
     assert thread.start(10.0) is False
     thread.stop()
+
+
+def _http_get(conn: socket.socket, path: str) -> bytes:
+    """One keep-alive GET on an open connection; the whole reply (headers and a content-length body)."""
+    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data  # closed by the other side
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
+    while len(body) < length:
+        body += conn.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def test_an_idle_keep_alive_connection_outlives_the_agents_pools(upstream: tuple[Upstream, RunningServer]) -> None:
+    """Agents' httpx pools (the openai SDK's too) drop idle connections after 5 s. A listener that closed them
+    at 5 s too would race a request sent at that moment into a connection error; ours keeps them 65 s, so
+    the client always closes first (the swarm server too). Our own pool to the server drops them sooner."""
+    import time
+
+    import openai._constants
+
+    from agentjet.core.config import ServerSettings
+    from agentjet.sandbox.passthrough import CLIENT_KEEPALIVE_S, UPSTREAM_KEEPALIVE_S
+
+    sdk_expiry = openai._constants.DEFAULT_CONNECTION_LIMITS.keepalive_expiry or 0.0
+    assert CLIENT_KEEPALIVE_S > max(httpx.Limits().keepalive_expiry or 0.0, sdk_expiry) + 30
+    assert UPSTREAM_KEEPALIVE_S < ServerSettings().keep_alive_s and CLIENT_KEEPALIVE_S <= ServerSettings().keep_alive_s
+    _, running = upstream
+    with serving(PassThrough(running.url, timeout_s=10.0)) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            assert _http_get(conn, "/echo").startswith(b"HTTP/1.1 200")
+            time.sleep(6.0)  # idle longer than the 5 s uvicorn keeps a connection by default
+            assert _http_get(conn, "/echo").startswith(b"HTTP/1.1 200")
