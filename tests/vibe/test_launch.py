@@ -20,7 +20,7 @@ from agentjet.tasks.play import client_run
 from agentjet.tasks.play.runner import RunSettings
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.plan.spec import SuccessMetric
-from agentjet.vibe.report.writer import ReportInput, write_report
+from agentjet.vibe.report.writer import ReportInput, curve_series, write_report
 from agentjet.vibe.run import sandboxed_client
 from agentjet.vibe.run.client_process import ClientSettings, _argv, resolve_sandbox
 from agentjet.vibe.run.evaluation import HeldOutEval
@@ -251,3 +251,13 @@ def test_policies_apart_train_on_a_server_each_and_each_is_measured(tmp_path: Pa
         and "; village: success rate" in summary["outcome_line"]
     )
     assert summary["policy_outcomes"]["village"]["verdict"] in ("improved", "no change detectable", "worse")
+    # the chart has a train curve and a held-out curve for each policy, from its own server's metrics
+    assert sorted(record["policy_metrics"]) == ["village", "wolves"]
+    for name in ("wolves", "village"):
+        steps = [line["step"] for line in record["policy_metrics"][name]]
+        assert steps[:2] == [1, 2], name
+    series = {each.name: each for each in curve_series(ReportInput("a sentence", "done", started, training=record))}
+    assert sorted(series) == ["village", "wolves"]
+    assert series["village"].metrics == record["policy_metrics"]["village"] != series["wolves"].metrics
+    assert [p["step"] for p in series["village"].held_out] == [0, outcomes["village"].after.step]
+    assert files["curves.png"].stat().st_size > 0

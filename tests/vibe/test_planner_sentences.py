@@ -295,11 +295,15 @@ def test_separate_policies_map_each_trained_role_to_a_server(sentence: str, poli
     servers = spec.params["servers"]
     assert {role: servers[role] for role in spec.trained_roles} == {r: n for n, rs in policies.items() for r in rs}
     assert f"{len(policies)} separate policies, one server each" in spec_text(spec)
+    # the reward and the success are each side's, for its own policy, not one side's
+    assert spec.reward.startswith("Per game, for each trained side (its own policy): 1 when it wins")
+    assert spec.success_metric.description == "the share of held-out deals each trained side (its own policy) wins"
 
 
 def test_the_same_roles_with_one_shared_model_are_one_policy() -> None:
     assert _plan("can the seer and the witch share one model in werewolf?").shares_one_policy
-    assert _plan("make the seer better at werewolves").shares_one_policy
+    shared = _plan("make the seer better at werewolves")
+    assert shared.shares_one_policy and shared.reward.startswith("Per game, for the trained village side:")
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,11 @@ class FamilyInfo:
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
-    side = "village" if roles and roles[0] != "werewolf" else "werewolves"
+    servers = params.get("servers") or {}
+    if len(set(servers.values())) > 1:  # non-shared: each side's reward and wins count for its own policy
+        who = "each trained side (its own policy)"
+    else:
+        who = f"the trained {'village' if roles and roles[0] != 'werewolf' else 'werewolves'} side"
     talk = "with one line of talk per player at night (wolves) and by day" if params.get("discussion", True) else ""
     tolerance = float(params.get("invalid_tolerance", 0.0))
     if params.get("penalty") == "per_action":
@@ -67,9 +71,8 @@ def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
             "chat call showing the rules, its seat and role, recent events and every legal answer."
         ).replace("  ", " "),
         actors=[f"{r} (policy)" if r in roles else f"{r} (scripted heuristic player)" for r in WEREWOLF_ROLES],
-        reward=f"Per game, for the trained {side} side: 1 when it wins, 0 when it loses or the round cap ends "
-        f"it{penalty}.",
-        metric=f"the share of held-out deals the trained {side} side wins",
+        reward=f"Per game, for {who}: 1 when it wins, 0 when it loses or the round cap ends it{penalty}.",
+        metric=f"the share of held-out deals {who} wins",
         dataset="each item is a deal (a seating of the nine roles); train and eval deals never meet",
     )
 

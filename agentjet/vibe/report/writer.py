@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from agentjet.vibe.report.report_input import ReportInput
 from agentjet.vibe.report.report_text import render
 from agentjet.vibe.workspace import Workspace
 
-__all__ = ["REPORT_FILES", "ReportInput", "plot_curves", "run_summary", "write_report"]
+__all__ = ["REPORT_FILES", "CurveSeries", "ReportInput", "curve_series", "plot_curves", "run_summary", "write_report"]
 
 REPORT_FILES = tuple(sorted(RUN_OUTPUTS))
 
@@ -72,49 +73,82 @@ def _rounded(value: object) -> float | None:
     return round(float(value), 2) if isinstance(value, int | float) else None
 
 
+@dataclass(frozen=True)
+class CurveSeries:
+    """One policy's lines on the chart: its metrics lines and its held-out points (`name` None: the one policy)."""
+
+    name: str | None
+    metrics: Sequence[Mapping[str, Any]]
+    held_out: Sequence[Mapping[str, Any]] = ()
+
+    def label(self, what: str) -> str:
+        return what if self.name is None else f"{self.name}: {what}"
+
+
 def plot_curves(
-    metrics: Sequence[Mapping[str, Any]],
-    path: Path,
-    *,
-    title: str,
-    held_out: Sequence[Mapping[str, Any]] = (),
-    rate: str = "held-out success rate",
+    series: Sequence[CurveSeries], path: Path, *, title: str, rate: str = "held-out success rate"
 ) -> Path | None:
-    """Train reward per step, and the held-out success rate of each evaluated policy with its Wilson 95% bar
-    (PNG); None when there is nothing to draw."""
-    if not metrics and not held_out:
+    """Per policy: the train reward per step, and the held-out success rate of each evaluated policy with its
+    Wilson 95% bar (one colour each when policies trained apart); PNG, or None when there is nothing to draw."""
+    if not any(each.metrics or each.held_out for each in series):
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    steps = [int(line["step"]) for line in metrics]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-    top.plot(steps, [line.get("reward_mean") for line in metrics], marker="o", ms=3, label="train reward (mean)")
-    evals = [
-        (int(line["step"]), line["eval_reward_mean"]) for line in metrics if line.get("eval_reward_mean") is not None
-    ]
-    if evals and not held_out:
-        top.plot(*zip(*evals, strict=True), marker="s", ls="--", label="eval reward (mean)")
-    if held_out:
-        xs, ys = [int(p["step"]) for p in held_out], [float(p["rate"]) for p in held_out]
-        low = [y - float(p["ci95"][0]) for y, p in zip(ys, held_out, strict=True)]
-        high = [float(p["ci95"][1]) - y for y, p in zip(ys, held_out, strict=True)]
-        top.errorbar(xs, ys, yerr=[low, high], fmt="s-", lw=2, capsize=3, label=f"held-out {rate} (95% CI)")
+    for index, each in enumerate(series):
+        colour = f"C{index}" if len(series) > 1 else None
+        _plot_one(top, bottom, each, rate, colour)
     top.set_ylabel("reward / rate")
     top.set_title(title)
-    bottom.plot(steps, [line.get("group_reward_std") for line in metrics], color="tab:green", label="group reward std")
-    bottom.plot(steps, [line.get("loss") for line in metrics], color="tab:red", label="loss")
     bottom.set_xlabel("training step")
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
-        axes.legend(loc="best")
+        axes.legend(loc="best", fontsize="small")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _plot_one(top: Any, bottom: Any, each: CurveSeries, rate: str, colour: str | None) -> None:
+    """One policy's train reward and held-out rate (top), group reward std and loss (bottom)."""
+    metrics, held_out = each.metrics, each.held_out
+    steps = [int(line["step"]) for line in metrics]
+    top.plot(steps, [line.get("reward_mean") for line in metrics], marker="o", ms=3, color=colour,
+             label=each.label("train reward (mean)"))  # fmt: skip
+    evals = [
+        (int(line["step"]), line["eval_reward_mean"]) for line in metrics if line.get("eval_reward_mean") is not None
+    ]
+    if evals and not held_out:
+        top.plot(*zip(*evals, strict=True), marker="s", ls="--", color=colour, label=each.label("eval reward (mean)"))
+    if held_out:
+        xs, ys = [int(p["step"]) for p in held_out], [float(p["rate"]) for p in held_out]
+        low = [y - float(p["ci95"][0]) for y, p in zip(ys, held_out, strict=True)]
+        high = [float(p["ci95"][1]) - y for y, p in zip(ys, held_out, strict=True)]
+        top.errorbar(xs, ys, yerr=[low, high], fmt="s-", lw=2, capsize=3, color=colour,
+                     label=each.label(f"held-out {rate} (95% CI)"))  # fmt: skip
+    solo = colour is None
+    bottom.plot(steps, [line.get("group_reward_std") for line in metrics], color="tab:green" if solo else colour,
+                label=each.label("group reward std"))  # fmt: skip
+    bottom.plot(steps, [line.get("loss") for line in metrics], color="tab:red" if solo else colour, ls="--",
+                label=each.label("loss"))  # fmt: skip
+
+
+def curve_series(data: ReportInput) -> list[CurveSeries]:
+    """One series for a shared policy; one per policy (its own server's metrics and held-out curve) apart."""
+    training = data.training or {}
+    apart = training.get("policy_outcomes") or {}
+    if not apart:
+        return [CurveSeries(None, _metrics(data), held_out_points(training.get("outcome")))]
+    lines = training.get("policy_metrics") or {}
+    return [
+        CurveSeries(name, [m for m in lines.get(name) or [] if isinstance(m.get("step"), int)], held_out_points(each))
+        for name, each in apart.items()
+    ]
 
 
 def _generated_files(workspace: Path) -> list[tuple[str, int]]:
@@ -128,10 +162,9 @@ def write_report(workspace: Workspace, data: ReportInput, *, commit: bool = True
     summary = run_summary(data)
     outcome = (data.training or {}).get("outcome")
     curves = plot_curves(
-        _metrics(data),
+        curve_series(data),
         root / "curves.png",
         title=f"{summary['family'] or 'task'} on {summary['model']}",
-        held_out=held_out_points(outcome),
         rate=str((outcome or {}).get("rate", "success rate")),
     )
     files = {"report.md": root / "report.md", "run.json": root / "run.json"}

@@ -369,6 +369,9 @@ def training_record(run: TrainingRun, result: WatchResult) -> dict[str, Any]:
     return {
         **result.to_dict(),
         "metrics": result.metrics,
+        "policy_metrics": {  # policies apart: each server's own lines (the watcher reads the first policy's)
+            name: _Metrics(s.state_dir, run.step_at_launch).update(None) for name, s in run.policy_servers.items()
+        },
         "sandbox": "none (unsandboxed, by the user's choice)" if run.sandbox == "none" else run.sandbox,
         "server": {"model": server.model, "url": server.url, "how": how, "cold_start_s": server.cold_start_s},
         "policy_servers": {
