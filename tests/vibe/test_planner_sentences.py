@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentjet.tasks.registry import load_family
+from agentjet.tasks.tool_use import LEVELS
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
 from agentjet.vibe.plan.spec import TaskSpec
@@ -179,12 +180,73 @@ HELD_OUT = [
     Row("train the model to output the first word only, 2 minutes", "word", minutes=2),
 ]
 
+# A second set written by a later session as a new user would (2026-12-04), run once before any change for them:
+# 19 of the 23 that name a built-in family planned as intended; "a mafia-style game" trained the wolves, "with
+# discussion turned off" and "don't let them talk" kept talk on (or did not say so), "the villager team" trained
+# the plain villager alone, and "add and subtract ..." / "multiply two ... numbers" were refused. Fixed since.
+SECOND_HELD_OUT = [
+    Row("teach the seer to find wolves faster", "werewolves", {"discussion": True}, roles=["seer"]),
+    Row("I want the witch and the hunter to get smarter at werewolf", "werewolves", roles=["witch", "hunter"]),
+    Row("get the villagers to vote out werewolves more often, 10 minutes", "werewolves", roles=VILLAGE, minutes=10),
+    Row(
+        "werewolf game where wolves and villagers are separate networks",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("RL on a mafia-style social deduction game, the good guys only", "werewolves", roles=VILLAGE),
+    Row(
+        "a 1.5B model that plays werewolf as the wolf pack, 5 steps", "werewolves", roles=WOLVES, steps=5, model="1.5B"
+    ),
+    Row(
+        "train werewolves with discussion turned off, 2 steps, the villager team",
+        "werewolves",
+        {"discussion": False},
+        roles=VILLAGE,
+        steps=2,
+    ),
+    Row(
+        "make both wolves and village learn, each their own weights",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("let the hunter and seer share one model, villagers scripted", "werewolves", roles=["seer", "hunter"]),
+    Row(
+        "we need a werewolf bot for the villagers side with its own model for the wolves too",
+        "werewolves",
+        roles=BOTH,
+        policies=[WOLVES, VILLAGE],
+    ),
+    Row("train the werewolves, don't let them talk", "werewolves", {"discussion": False}, roles=WOLVES),
+    Row("train something to add and subtract three-digit numbers", "arithmetic", {"difficulty": 5}),
+    Row("get a 0.5B qwen to multiply two 2-digit numbers", "arithmetic", {"difficulty": 4}, model="qwen 0.5B"),
+    Row("improve math word problems accuracy, harder ones please, 30 min", "arithmetic", {"difficulty": 3}, minutes=30),
+    Row("grade school math, level 3, 20 steps", "arithmetic", {"difficulty": 3}, steps=20),
+    Row(
+        "arithmetic with numbers up to 1000, quick run of 5 minutes",
+        "arithmetic",
+        {"difficulty": 5},
+        steps=QUICK_STEPS,
+        minutes=5,
+    ),
+    Row("make my model better at 24-game style puzzles with 4 numbers", "countdown", {"difficulty": 2}),
+    Row("solve countdown with six numbers and a three digit target", "countdown", {"difficulty": 4}),
+    Row("countdown but easy, 3 numbers", "countdown", {"difficulty": 1}),
+    Row("fine-tune the policy to use tools to compute a grocery bill with 4 items", "tool_use", {"difficulty": 3}),
+    Row("an agent that calls a calculator tool and a price lookup, easy lists", "tool_use", {"difficulty": 1}),
+    Row("shopping total with two items, up to 5 of each", "tool_use", {"difficulty": 2}),
+    Row("say the word pineapple", "word"),
+]
+
 
 def _plan(sentence: str) -> TaskSpec:
     return plan(sentence, llm=None, gpu=False, model_roots=[])
 
 
-@pytest.mark.parametrize("row", ROWS + HELD_OUT, ids=[r.sentence[:60] for r in ROWS + HELD_OUT])
+@pytest.mark.parametrize(
+    "row", ROWS + HELD_OUT + SECOND_HELD_OUT, ids=[r.sentence[:60] for r in ROWS + HELD_OUT + SECOND_HELD_OUT]
+)
 def test_sentence_table(row: Row) -> None:
     spec = _plan(row.sentence)
     assert spec.family == row.family
@@ -321,3 +383,64 @@ def test_discussion_defaults_on_when_a_village_role_trains(sentence: str, discus
     assert spec.params["discussion"] is discussion
     if discussion and "talk" not in sentence:
         assert "discussion on (the default when a village role trains)" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "discussion"),
+    [
+        ("train the wolves in werewolves with discussion turned off", False),
+        ("werewolves as the seer, discussion disabled", False),
+        ("turn off the discussion and train the village in werewolves", False),
+        ("train the village in werewolves but skip the discussion", False),
+        ("werewolves for the wolves, keep the talk off", False),
+        ("werewolves: the wolves can't talk", False),
+        ("train the wolves in werewolves with discussion turned on", True),
+        ("train the wolves in werewolves, discussion enabled", True),
+        ("train the wolves in werewolves, the wolves talk out their plans", True),
+    ],
+)
+def test_discussion_said_in_any_phrasing_is_kept(sentence: str, discussion: bool) -> None:
+    assert _plan(sentence).params["discussion"] is discussion
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [
+        ("train the wolves in a mafia-like game", WOLVES),
+        ("a werewolf-style game: teach the seer", ["seer"]),
+        ("the seer's team in werewolves", VILLAGE),
+        ("werewolves: the werewolf team", WOLVES),
+    ],
+)
+def test_a_games_kind_is_no_role_and_a_roles_team_is_its_side(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles
+
+
+@pytest.mark.parametrize(
+    ("sentence", "note"),
+    [
+        ("teach a model to multiply numbers", "posed as the arithmetic family's generated word problems"),
+        ("train addition of two numbers", "posed as the arithmetic family's generated word problems"),
+        ("make the game of 24 easier for my model", "the game of 24 is played as countdown"),
+    ],
+)
+def test_a_task_a_family_only_approximates_says_how(sentence: str, note: str) -> None:
+    assert note in _text(_plan(sentence))
+
+
+def test_word_problems_asked_by_name_need_no_such_note() -> None:
+    assert "posed as" not in _text(_plan("math word problems where you add and subtract numbers"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "difficulty"),
+    [
+        ("shopping lists with tools, up to 9 of each item", 3),
+        ("tool use with quantities up to 1", 1),
+        ("a calculator agent, at most 5 apiece", 2),
+    ],
+)
+def test_how_many_of_each_item_sets_the_tool_use_level(sentence: str, difficulty: int) -> None:
+    spec = _plan(sentence)
+    assert spec.params["difficulty"] == difficulty
+    assert f"-> level {difficulty} ({LEVELS[difficulty].items} items, quantities up to" in _text(spec)

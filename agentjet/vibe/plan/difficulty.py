@@ -2,7 +2,7 @@
 
 Pure. Each family's knobs are read from the family's own `LEVELS` (agentjet/tasks), so a level
 always means what the task generates: countdown's count of given numbers and target range,
-arithmetic's operations and amount size, tool use's items and prices. A cue the family has no
+arithmetic's operations and amount size, tool use's items, quantities and prices. A cue the family has no
 knob for ("5x5" for countdown, "12 players" anywhere) is named as ignored, never dropped silently.
 """
 
@@ -86,6 +86,8 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
     levels = tool_use.LEVELS
     if cue.kind == "count" and cue.noun in _ITEM_NOUNS:
         level = _nearest(cue.value, {k: v.items for k, v in levels.items()})
+    elif cue.kind == "quantity":
+        level = _nearest(cue.value, {k: v.max_quantity for k, v in levels.items()})
     elif cue.kind in _RANGE_KINDS:
         level = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:

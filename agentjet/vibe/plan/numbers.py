@@ -3,7 +3,8 @@
 Pure. `with_digits("five numbers, twenty-one steps")` -> "5 numbers, 21 steps". `read_cues` finds what a
 sentence says about the size of a puzzle, never what it means for a family (`difficulty.py` maps that):
 counts of things ("with 6 numbers", "a 4-item list", "two-step problems"), digits ("3-digit targets"),
-bounds ("up to 100", "targets over 200"), grid sizes ("5x5"), werewolves rounds and players.
+bounds ("up to 100", "targets over 200"), how many of each thing ("up to 5 of each"), grid sizes ("5x5"),
+werewolves rounds and players.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ _KEEP_ONE = re.compile(
     r"(?:\bone(?=\s+of\b|\s+another\b|[\s-]+word\b|\s+side\b|\s+for\b)|(?<=\bthe )one\b|(?<=\bno )one\b)"
 )
 
-CueKind = Literal["count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations"]
+CueKind = Literal["count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity"]
 _COUNT_NOUNS = r"(?:numbers?|operands?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
     r"(?:(?:word\s+|math\s+|maths\s+|arithmetic\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
@@ -49,6 +50,11 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
     ("players", re.compile(r"\b(\d+)[\s-]*(?:players?|people|seats)\b")),
+    ("quantity", re.compile(  # how many of each thing: "up to 5 of each", "quantities up to 9"
+        r"\b(?:up to|at most|no more than|max(?:imum)?(?: of)?)\s+(\d+)\s+"
+        r"(?:of each|each|apiece|of every \w+|per item)\b|"
+        r"\bquantit(?:y|ies)\s+(?:of\s+)?(?:up to|at most|below|under|of at most|no more than|<=?)\s+(\d+)\b"
+    )),
     ("at_most", re.compile(
         r"\b(?:up to|under|below|less than|at most|no more than|not above|not over|max(?:imum)?(?: of)?|within|"
         r"smaller than|no bigger than|no larger than|to|<=?)\s+(\d+)\b(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|"
@@ -111,7 +117,8 @@ def read_cues(text: str) -> tuple[Cue, ...]:
             if any(start <= match.start() < end for start, end in taken):
                 continue
             second = int(match.group(2)) if kind == "grid" else None
-            found.append((match.start(), Cue(kind, int(match.group(1)), match.group(0), second)))
+            value = int(next(group for group in match.groups() if group is not None))
+            found.append((match.start(), Cue(kind, value, match.group(0), second)))
             taken.append(match.span())
     for match in _BETWEEN.finditer(text):
         low, high = sorted((int(match.group(1)), int(match.group(2))))

@@ -9,6 +9,7 @@ JSON TaskSpec it writes, validated, with one retry that shows it the validation 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")
     if info.recipe:
         assumptions.append(info.recipe)
-    if family == "arithmetic" and ("grade" in reading.text or "gsm" in reading.text):
-        assumptions.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
+    assumptions.extend(_what_the_family_poses(family, reading.text))
     prose = info.prose(params, roles)
     trained = roles or [a.removesuffix(" (policy)") for a in prose.actors if a.endswith("(policy)")]
     return TaskSpec(
@@ -137,6 +137,31 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         assumptions=assumptions,
         planner=DETERMINISTIC,
     )
+
+
+_BARE_OPERATIONS = re.compile(
+    r"\b(?:adds?|adding|addition|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|division|"
+    r"times tables?)\b"
+)
+_WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
+_GAME_OF_24 = re.compile(r"\b(?:24[- ]game|game of 24|make 24)\b")
+
+
+def _what_the_family_poses(family: str, text: str) -> list[str]:
+    """Where the sentence names a task a family only approximates, the assumption that says how."""
+    if family == "arithmetic" and ("grade" in text or "gsm" in text):
+        return ["grade-school math means the generated word problems (GSM8K itself is not downloaded)"]
+    if family == "arithmetic" and _BARE_OPERATIONS.search(text) and not _WORDED.search(text):
+        return [
+            "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
+            "+, -, x and / on integers; there is no family of bare expressions)"
+        ]
+    if family == "countdown" and _GAME_OF_24.search(text):
+        return [
+            "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
+            "not fixed at 24"
+        ]
+    return []
 
 
 def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> int:

@@ -51,12 +51,14 @@ _OPPONENT = frozenset(
 _DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
-    r"benchmark|setting|village|town|rules|simulation|variant)\b"
+    r"benchmark|setting|village|town|rules|simulation|variant)\b|"
+    r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b"  # "a mafia-style game": the game's kind
 )
 _ROLE_AFTER = re.compile(
     r"^(?:'s)?\s+(?:side|team|faction|camp|players?|roles?|pack|should|must|need|needs|learn|learns|to|get|gets|"
     r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote)\b"
 )
+_SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
     r"^\s+(?:(?:are|is|stay|remain|will be|being)\s+)?(?:scripted|heuristic|rule-based|bots|fixed)\b"
 )
@@ -120,7 +122,10 @@ def read_roles(text: str) -> RoleReading:
             continue
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
             continue
-        mentions.append(RoleMention(word, ROLE_ALIASES[word], trained=_is_trained(before, after)))
+        roles = ROLE_ALIASES[word]
+        if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
+            roles = _WOLVES if roles == _WOLVES else _SIDE
+        mentions.append(RoleMention(word, roles, trained=_is_trained(before, after)))
     separate = bool(_SEPARATE.search(text))
     grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
     return RoleReading(

@@ -49,7 +49,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
-        r"\b(?:24 game|game of 24|make 24)\b",
+        r"\b(?:24[- ]game|game of 24|make 24)\b",
     ),
     "arithmetic": (
         r"\barithmetics?\b",
@@ -60,7 +60,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bgrade[- ]school\b",
         r"\bnumeracy\b",
         r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
-        r"\b(?:add|adding|multiply|multiplying|subtract|subtracting|divide|dividing) (?:up )?(?:two |the )?numbers\b",
+        r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
+        r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
     ),
     "word": (
         r"\b(?:say|says|repeat|repeats|echo|echoes|output|print|"
@@ -105,14 +106,21 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
     ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
+_TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
-    r"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|speech|debate)\b|"
-    r"\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|\bdiscussion off\b"
+    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
+    r"\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
+    rf"\b{_TALK_WORD}\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled)\b|"
+    rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
+    rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
+    rf"\b(?:disabl(?:e|ed|ing)|skip(?:ped|ping)?|drop(?:ped|ping)?|remov(?:e|ed|ing))\s+(?:the\s+)?{_TALK_WORD}\b|"
+    r"\b(?:don'?t|do not|never|nobody|no one|can'?t|cannot|mustn'?t|shouldn'?t)\s+"
+    r"(?:let\s+(?:them|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?(?:talk|discuss|chat|speak|debate)\b"
 )
 _TALK = re.compile(
     r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
     r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
-    r"\bdiscussion on\b|\btalking\b"
+    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b"
 )
 # Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
 _VOCABULARY = frozenset(
