@@ -444,3 +444,32 @@ def test_how_many_of_each_item_sets_the_tool_use_level(sentence: str, difficulty
     spec = _plan(sentence)
     assert spec.params["difficulty"] == difficulty
     assert f"-> level {difficulty} ({LEVELS[difficulty].items} items, quantities up to" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "policies"),
+    [
+        (
+            "werewolves with talking, train the village, separate model for the seer",
+            {"village": ["villager", "witch", "hunter"], "seer": ["seer"]},
+        ),
+        (
+            "train the village in werewolves with a separate model for the witch and one for the hunter",
+            {"village": ["villager", "seer"], "witch": ["witch"], "hunter": ["hunter"]},
+        ),
+        (
+            "werewolves, train both sides, own model for the seer",
+            {"wolves": WOLVES, "village": ["villager", "witch", "hunter"], "seer": ["seer"]},
+        ),
+        ("train my agent to play the werewolf game as every role", {"wolves": WOLVES, "village": VILLAGE}),
+        (
+            "separate models for the werewolf game, train the seer and the wolves",
+            {"wolves": WOLVES, "village": ["seer"]},
+        ),
+    ],
+)
+def test_a_role_given_its_own_model_is_split_from_its_side(sentence: str, policies: dict[str, list[str]]) -> None:
+    spec = _plan(sentence)
+    assert {p.name: p.roles for p in spec.policies} == policies
+    assert spec.params["servers"] == {role: name for name, roles in policies.items() for role in roles}
+    load_family(spec.family, spec.params)

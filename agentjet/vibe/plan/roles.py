@@ -80,6 +80,13 @@ _SHARED = re.compile(
     rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each))|"
     rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
 )
+_SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
+    rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"
+    r"(?:for|of)\s+(?:the\s+|its\s+|their\s+)?(?P<role>[a-z' -]+)"
+)
+_ONE_MORE_FOR = re.compile(
+    r"^\s*(?:,\s*|\band\s+|,\s*and\s+)(?:1|one|another)\s+(?:more\s+)?for\s+(?:the\s+)?(?P<role>[a-z' -]+)"
+)
 _PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:\w+\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
@@ -103,6 +110,7 @@ class RoleReading:
     separate: bool  # "separate models", "each side its own model", "two policies", "not shared"
     shared: bool  # "one shared model", "the same model"
     grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
+    apart: tuple[str, ...] = ()  # roles given a model of their own by name ("a separate model for the seer")
 
     @property
     def trained(self) -> tuple[RoleMention, ...]:
@@ -128,7 +136,17 @@ def read_roles(text: str) -> RoleReading:
         mentions.append(RoleMention(word, roles, trained=_is_trained(before, after)))
     separate = bool(_SEPARATE.search(text))
     grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
+    apart: list[str] = []
+    for found in _SEPARATE_FOR.finditer(text):
+        end = found.start("role")
+        while (named := _ROLE.match(text, end)) and not _NOT_A_ROLE_AFTER.match(text[named.end() :]):
+            apart.extend(r for r in ROLE_ALIASES[named.group(0)] if r not in apart)
+            more = _ONE_MORE_FOR.match(text[named.end() :])  # "... for the witch and one for the hunter"
+            if more is None:
+                break
+            end = named.end() + more.start("role")
     return RoleReading(
+        apart=tuple(apart),
         mentions=tuple(mentions),
         both_sides=bool(_BOTH_SIDES.search(text)),
         separate=separate,

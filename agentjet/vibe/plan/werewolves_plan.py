@@ -68,7 +68,7 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
     for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate else ():
-        if side not in chosen:
+        if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
     return chosen
 
@@ -89,9 +89,14 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
     if not separate:
         (only,) = ordered.values()
         return [Policy(name=SHARED_POLICY, roles=only)]
-    grouping = roles.grouping or ("side" if len(ordered) > 1 else "role")
-    if grouping == "side":
-        policies = [Policy(name=side, roles=found) for side, found in ordered.items()]
+    # a grouping only counts with separate models asked for ("as every role" alone is no split per role)
+    grouping = (roles.grouping if roles.separate else None) or ("side" if len(ordered) > 1 or roles.apart else "role")
+    if grouping == "side":  # one policy a side, less the roles named to have their own ("... for the seer")
+        policies = [
+            Policy(name=role, roles=[role]) for found in ordered.values() for role in found if role in roles.apart
+        ]
+        rest = {side: [r for r in found if r not in roles.apart] for side, found in ordered.items()}
+        policies += [Policy(name=side, roles=found) for side, found in rest.items() if found]
     else:
         policies = [Policy(name=role, roles=[role]) for found in ordered.values() for role in found]
     policies = sorted(policies, key=lambda p: WEREWOLF_ROLES.index(p.roles[0]))
