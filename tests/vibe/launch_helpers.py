@@ -163,14 +163,17 @@ class StepRecorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def _loop(self) -> None:
+    def _poll(self) -> None:
         headers = {"Authorization": f"Bearer {self.token}"}
+        try:
+            body = httpx.get(f"{self.url}/swarm/status", headers=headers, timeout=5).json()
+            self.steps.append(int(body["step"]))
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+
+    def _loop(self) -> None:
         while not self._stop.is_set():
-            try:
-                body = httpx.get(f"{self.url}/swarm/status", headers=headers, timeout=5).json()
-                self.steps.append(int(body["step"]))
-            except (httpx.HTTPError, ValueError, KeyError):
-                pass
+            self._poll()
             time.sleep(0.05)
 
     def __enter__(self) -> StepRecorder:
@@ -180,3 +183,4 @@ class StepRecorder:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+        self._poll()  # the step the run ended at: a step reached in the last poll interval counts too
