@@ -145,7 +145,7 @@ def vibe_command(
     Without --llm (or AGENTJET_VIBE_LLM) a deterministic planner maps the sentence onto the built-in task families
     and says so; a sentence it cannot map is refused and nothing is written.
     """
-    from agentjet.vibe.driver import resume_vibe, run_vibe
+    from agentjet.vibe.driver import check_request, resume_vibe, run_vibe
     from agentjet.vibe.plan.train_overrides import parse_train_overrides
     from agentjet.vibe.progress import make_progress
     from agentjet.vibe.state import VibeOptions, new_run_id
@@ -173,6 +173,22 @@ def vibe_command(
     if dry_run:
         _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, train=overrides,
                  as_json=as_json)  # fmt: skip
+    options = VibeOptions(
+        llm=llm,
+        model=model,
+        steps=steps,
+        budget_minutes=budget,
+        eval_items=eval_items,
+        train=overrides,
+        workdir=str(workdir),
+        max_repairs=max_repairs,
+    )
+    if text is not None:
+        try:
+            check_request(text, options)  # before the run's first progress line: a mistake is one line, nothing run
+        except AgentJetError as exc:
+            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from exc
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
@@ -181,16 +197,6 @@ def vibe_command(
             if resume is not None:
                 result = resume_vibe(resume, workdir, progress=progress)
             else:
-                options = VibeOptions(
-                    llm=llm,
-                    model=model,
-                    steps=steps,
-                    budget_minutes=budget,
-                    eval_items=eval_items,
-                    train=overrides,
-                    workdir=str(workdir),
-                    max_repairs=max_repairs,
-                )
                 result = run_vibe(text or "", options, run_id=run_id, progress=progress)
     except KeyboardInterrupt:
         typer.secho(f"interrupted: resume with agentjet vibe --resume {run_id} --workdir {workdir}", err=True)

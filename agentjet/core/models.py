@@ -22,7 +22,16 @@ from typing import Any
 
 from agentjet.core.errors import ModelError
 
-__all__ = ["MODELS", "ModelSpec", "cache_dir", "is_prepared", "model_loading", "prepare_model", "resolve_model"]
+__all__ = [
+    "MODELS",
+    "ModelSpec",
+    "cache_dir",
+    "check_model",
+    "is_prepared",
+    "model_loading",
+    "prepare_model",
+    "resolve_model",
+]
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +167,18 @@ def resolve_model(name_or_path: str) -> Path:
     """Map a registered name (preparing it if needed) or a folder path to a checked folder."""
     if name_or_path in MODELS:
         return _check_folder(prepare_model(name_or_path))
+    return _check_folder(_folder_of(name_or_path))
+
+
+def check_model(name_or_path: str) -> None:
+    """Raise `ModelError` unless `name_or_path` is a registered name or a loadable model folder; prepares
+    nothing, so a command can refuse a mistyped `--model` before it starts any long work."""
+    if name_or_path not in MODELS:
+        _check_folder(_folder_of(name_or_path))
+
+
+def _folder_of(name_or_path: str) -> Path:
     path = Path(name_or_path).expanduser()
     if path.exists() or os.sep in name_or_path or name_or_path.startswith("."):
-        return _check_folder(path.resolve())
+        return path.resolve()
     raise ModelError(f"unknown model {name_or_path!r}; known: {', '.join(MODELS)} (or pass a folder path)")

@@ -23,6 +23,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
+from agentjet.core.models import check_model
 from agentjet.vibe.context import NodeFn, VibeContext
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.graph import build_graph, resolve_nodes
@@ -30,7 +31,7 @@ from agentjet.vibe.progress import NullProgress, ProgressSink
 from agentjet.vibe.runs import checkpoint_path, list_runs, lock_path, new_paths, open_checkpointer, remove_new, run_lock
 from agentjet.vibe.state import RunStatus, VibeOptions, VibeState, initial_state, is_run_id, new_run_id
 
-__all__ = ["RunResult", "pending_nodes", "resume_vibe", "run_vibe"]
+__all__ = ["RunResult", "check_request", "pending_nodes", "resume_vibe", "run_vibe"]
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,15 @@ def _context(
     return VibeContext(run_id, options, workspace, progress or NullProgress(), llm, sandbox_factory)
 
 
+def check_request(sentence: str, options: VibeOptions) -> None:
+    """Raise VibeError/ModelError for a request no run can start from (an empty sentence, a `--model` that
+    is neither registered nor a model folder), before anything is written or shown as a run."""
+    if not sentence.strip():
+        raise VibeError('say what to train, e.g. agentjet vibe "train a 7B to play werewolves"')
+    if options.model is not None:
+        check_model(options.model)
+
+
 def run_vibe(
     sentence: str,
     options: VibeOptions | None = None,
@@ -121,8 +131,7 @@ def run_vibe(
 ) -> RunResult:
     """Run the whole graph for `sentence`; the workspace is `<workdir>/<run_id>/`. Raises VibeError before it starts."""
     options = options or VibeOptions()
-    if not sentence.strip():
-        raise VibeError('say what to train, e.g. agentjet vibe "train a 7B to play werewolves"')
+    check_request(sentence, options)
     run_id = run_id or new_run_id(sentence)
     if not is_run_id(run_id):
         raise VibeError(f"run id {run_id!r} must be lowercase letters, digits and -")

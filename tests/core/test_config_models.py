@@ -8,7 +8,7 @@ import pytest
 
 from agentjet.core.config import TrainConfig, load_train_config
 from agentjet.core.errors import ConfigError, ModelError
-from agentjet.core.models import resolve_model
+from agentjet.core.models import check_model, resolve_model
 
 
 def test_train_config_defaults_and_yaml(tmp_path: Path) -> None:
@@ -39,6 +39,17 @@ def test_invalid_config_names_the_problem(tmp_path: Path, text: str, fragment: s
 def test_resolve_registered_and_folder(tiny_model: Path) -> None:
     assert resolve_model("tiny") == tiny_model
     assert resolve_model(str(tiny_model)) == tiny_model
+
+
+def test_check_model_refuses_what_resolve_would_without_preparing(tmp_path: Path, tiny_model: Path) -> None:
+    check_model("smollm2-135m")  # registered: accepted whether prepared or not
+    check_model(str(tiny_model))
+    for bad, fragment in [("gpt-9", "unknown model 'gpt-9'"), (str(tmp_path / "nope"), "does not exist")]:
+        with pytest.raises(ModelError, match=fragment):
+            check_model(bad)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelError, match="no config.json"):
+        check_model(str(tmp_path / "empty"))
 
 
 def test_unknown_and_broken_models_give_clear_errors(tmp_path: Path) -> None:

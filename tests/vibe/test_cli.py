@@ -61,6 +61,31 @@ def test_a_bad_llm_setting_is_an_error_before_anything_runs(tmp_path: Path) -> N
     assert not workdir.exists()
 
 
+_BAD_MODEL = "error: unknown model 'smolm'; known: smollm2-135m"
+_NO_FOLDER = "error: model folder /no/such/model does not exist"
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["train a 7B to play werewolves", "--model", "smolm"], _BAD_MODEL),
+        (["train a 7B to play werewolves", "--model", "smolm", "--dry-run"], _BAD_MODEL),
+        (["train a 7B to play werewolves", "--model", "/no/such/model"], _NO_FOLDER),
+        (["train a 7B to play werewolves", "--model", "/no/such/model", "--dry-run"], _NO_FOLDER),
+        (["   "], 'error: say what to train, e.g. agentjet vibe "train a 7B to play werewolves"'),
+    ],
+)
+def test_a_request_no_run_can_start_from_is_one_line_and_writes_nothing(
+    args: list[str], error: str, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "runs"
+    result = runner.invoke(app, ["vibe", *args, "--workdir", str(workdir)])
+    assert result.exit_code == 2
+    assert result.output.startswith(error), result.output  # no run line before it
+    assert len(result.output.strip().splitlines()) == 1
+    assert not workdir.exists()
+
+
 def test_an_unreachable_llm_fails_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a loopback port nobody listens on
         sock.bind(("127.0.0.1", 0))

@@ -2,7 +2,8 @@
 
 A model of 1B or more trains only on a CUDA GPU; any model other than the embedded
 `smollm2-135m` must already be on disk (the AgentJet model cache or the Hugging Face hub
-cache: nothing is downloaded). Whenever the request cannot be honoured the run trains
+cache: nothing is downloaded). A `--model` that is neither a registered name nor a model folder is
+refused. Whenever the request cannot be honoured the run trains
 `smollm2-135m` and the note says so in plain words. `--model` always wins.
 """
 
@@ -13,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from agentjet.core.models import check_model
 
 __all__ = ["EMBEDDED", "ModelChoice", "choose_model", "default_roots", "has_cuda", "size_in_billions"]
 
@@ -61,6 +64,7 @@ def choose_model(
 ) -> ModelChoice:
     """The model to train for a request like "7B", "qwen 0.5B", "qwen", "a small model" or None."""
     if override:
+        check_model(override)  # a mistyped --model fails here, in one line, not at the server's start
         asked = f" (the sentence asked for {requested})" if requested else ""
         return ModelChoice(override, f"--model {override} given: training it{asked}")
     if requested is None:
