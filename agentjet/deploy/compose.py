@@ -53,7 +53,11 @@ def write_compose(out: Path, settings: ComposeSettings, *, force: bool = False) 
     existing = [path.name for path in targets if path.exists()]
     if existing and not force:
         raise SandboxError(f"{out} already has {', '.join(existing)}; pass --force to replace them")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # `out` or a folder above it is a file, or not writable
+        reason = f"--out {out}: cannot make that folder ({exc.strerror}); give a folder for the files"
+        raise SandboxError(reason) from exc
     for name in COMPOSE_FILES:
         shutil.copyfile(files_dir() / name, out / name)
     (out / ".env").write_text("# read by docker compose for ${...} in compose.yaml\n" + "\n".join(lines) + "\n")

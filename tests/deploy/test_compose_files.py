@@ -136,3 +136,13 @@ def test_the_image_tag_follows_its_inputs(tmp_path: Path) -> None:
     wheel.write_bytes(b"two")
     assert image_inputs_hash("sha256:base", gpu=False, wheel=wheel) != one
     assert (files_dir() / "Dockerfile").read_text().count("ARG BASE") == 1
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_an_out_that_is_a_file_is_refused_in_one_line(tmp_path: Path, below: str) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    out = a_file / below if below else a_file
+    with pytest.raises(SandboxError, match=f"--out {out}: cannot make that folder"):
+        write_compose(out, ComposeSettings(image="agentjet/server:test"))
+    assert a_file.read_text() == "mine"
