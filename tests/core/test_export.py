@@ -128,6 +128,8 @@ def test_f16_gguf_halves_the_matrices_and_keeps_norms_f32(trained: tuple[Path, l
         (["--step", "7"], "has no step 7; steps there: 1"),
         (["--gguf-type", "q4"], "--gguf-type q4: one of f32, f16"),
         (["--out", "{existing}"], "exists and is not empty"),
+        (["--out", "{existing}/mine.txt"], "exists and is not empty"),  # a file
+        (["--out", "{existing}/mine.txt/sub"], "sub: cannot write there"),  # under a file
     ],
 )
 def test_export_mistakes_are_one_line_and_write_nothing(

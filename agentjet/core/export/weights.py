@@ -70,8 +70,11 @@ def _fresh_out(out: Path) -> Path:
     """A staging folder beside `out`; `out` itself must not exist or be empty (nothing of the user's is replaced)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ModelError(f"{out} exists and is not empty: give a new --out folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    except OSError as exc:  # a file on the way, or a folder we may not write to
+        raise ModelError(f"--out {out}: cannot write there ({exc.strerror}); give a new folder") from exc
 
 
 def merge_into(weights: StepWeights, folder: Path, *, base: str | None = None) -> None:
