@@ -473,3 +473,16 @@ def test_a_role_given_its_own_model_is_split_from_its_side(sentence: str, polici
     assert {p.name: p.roles for p in spec.policies} == policies
     assert spec.params["servers"] == {role: name for name, roles in policies.items() for role in roles}
     load_family(spec.family, spec.params)
+
+
+def test_epochs_are_read_as_steps_and_said_so() -> None:
+    spec = _plan("train werewolf agents for 3 epochs")
+    assert spec.budget.steps == 3
+    assert "'3 epochs' read as 3 training steps" in _text(spec)
+    assert _plan("train werewolves for 2 epochs and 5 steps").budget.steps == 5  # steps said outright win
+
+
+def test_one_operation_alone_is_named_as_out_of_reach() -> None:
+    spec = _plan("word problems but only addition")
+    assert spec.family == "arithmetic"
+    assert "'addition' alone cannot be asked for" in _text(spec)

@@ -151,10 +151,16 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
     """Where the sentence names a task a family only approximates, the assumption that says how."""
     if family == "arithmetic" and ("grade" in text or "gsm" in text):
         return ["grade-school math means the generated word problems (GSM8K itself is not downloaded)"]
-    if family == "arithmetic" and _BARE_OPERATIONS.search(text) and not _WORDED.search(text):
+    operation = _BARE_OPERATIONS.search(text)
+    if family == "arithmetic" and operation and not _WORDED.search(text):
         return [
             "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
             "+, -, x and / on integers; there is no family of bare expressions)"
+        ]
+    if family == "arithmetic" and operation and re.search(r"\b(?:only|just|nothing but|purely)\b", text):
+        return [
+            f"'{operation.group(0)}' alone cannot be asked for: the arithmetic family draws each step's operation "
+            "from +, -, x and / at every level"
         ]
     if family == "countdown" and _GAME_OF_24.search(text):
         return [
@@ -205,6 +211,12 @@ def _budget(
             assumptions.append(f"--steps {steps} overrides the {reading.steps} steps in the sentence")
     elif reading.steps is not None:
         steps = reading.steps
+    elif reading.epochs is not None and reading.epochs > 0:
+        steps = reading.epochs
+        assumptions.append(
+            f"'{reading.epochs} epochs' read as {steps} training steps: a vibe budget counts updates (each on a few "
+            "train items), not passes over the train split"
+        )
     elif reading.quick:
         steps = QUICK_STEPS
         assumptions.append(f"a quick run asked for: {QUICK_STEPS} training steps")

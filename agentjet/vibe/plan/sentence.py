@@ -86,6 +86,7 @@ _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b"
 )
+_EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
 _MINUTES = re.compile(r"\b(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b")
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
@@ -149,6 +150,7 @@ class Reading:
     roles: RoleReading  # werewolves roles trained and opposed, separate/shared models
     discussion: bool | None
     is_text_request: bool  # "write me a poem": asks for text, not training
+    epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -197,6 +199,7 @@ def read_sentence(sentence: str) -> Reading:
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
+        epochs=int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None,
     )
 
 
