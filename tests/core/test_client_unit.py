@@ -688,6 +688,17 @@ def test_watch_status_live_keeps_polling_an_offline_server(dead_url: str) -> Non
         assert watch_status(swarm, interval_s=0.0, console=console, polls=3) == 0
     text = console.export_text()
     assert f"server at {dead_url} is not reachable" in text and "retrying every 0s" in text
+    assert text.count("is not reachable") == 3  # not a terminal: every poll printed as it came
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_watch_status_redraws_in_place_only_on_a_terminal(dead_url: str, terminal: bool) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=200, color_system=None, force_terminal=terminal)
+    with SwarmClient(dead_url, TOKEN, retries=1) as swarm:
+        assert watch_status(swarm, interval_s=0.0, console=console, polls=3) == 0
+    assert ("\x1b[1A" in out.getvalue() or "\x1b[2K" in out.getvalue()) is terminal  # cursor moves: rich's Live
+    assert out.getvalue().count("is not reachable") == (4 if terminal else 3)  # Live draws its last frame again
 
 
 def test_watch_status_stops_when_the_server_refuses(fake: FakeServer) -> None:

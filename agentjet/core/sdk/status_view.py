@@ -239,7 +239,26 @@ def _poll(client: SwarmClient) -> tuple[RenderableType, _Outcome]:
         return Text(refused, style="red"), "failed"
 
 
+def _watch_plain(client: SwarmClient, interval_s: float, console: Console, polls: int | None) -> int:
+    """Not a terminal (a pipe, a log file): each poll printed in turn, so the output shows as it comes."""
+    done = 0
+    while polls is None or done < polls:
+        view, outcome = _poll(client)
+        console.print(view)
+        if outcome == "unreachable":
+            console.print(Text(f"retrying every {interval_s:g}s; Ctrl-C to quit", style="dim"))
+        console.file.flush()
+        if outcome == "failed":
+            return 1
+        done += 1
+        if polls is None or done < polls:
+            time.sleep(interval_s)
+    return 0
+
+
 def _watch_live(client: SwarmClient, interval_s: float, console: Console, polls: int | None) -> int:
+    if not console.is_terminal:  # rich's Live draws only its last frame there: nothing would show until exit
+        return _watch_plain(client, interval_s, console, polls)
     done = 0
     with Live(console=console, auto_refresh=False, transient=False) as live:
         while polls is None or done < polls:
