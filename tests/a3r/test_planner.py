@@ -66,7 +66,7 @@ def test_prose_without_an_llm_says_add_front_matter_or_configure_one(tmp_path: P
         plan_from_file(path)
     message = str(caught.value)
     assert message.startswith(f"{path}:1: ")
-    assert "front matter" in message and "campaigns/README.md" in message and ENV_LLM in message
+    assert "front matter" in message and "agentjet campaign examples" in message and ENV_LLM in message
 
 
 def test_prose_becomes_a_plan_through_the_llm(tmp_path: Path) -> None:

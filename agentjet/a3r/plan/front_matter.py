@@ -19,8 +19,9 @@ from agentjet.a3r.errors import PlanError
 __all__ = ["NO_FRONT_MATTER", "FrontMatter", "has_front_matter", "split_front_matter"]
 
 NO_FRONT_MATTER = (
-    "the plan has no YAML front matter (a block between --- lines at the top): add one (format and examples in "
-    "campaigns/README.md), or let the LLM planner write it from the prose by configuring an LLM "
+    "the plan has no YAML front matter (a block between --- lines at the top): add one (`agentjet campaign "
+    "examples` lists plans to copy; the format: campaigns/README.md in the source), or let the LLM planner "
+    "write it from the prose by configuring an LLM "
     "(--llm MODEL_OR_URL or the AGENTJET_CAMPAIGN_LLM env var)"
 )
 _FENCE = "---"
