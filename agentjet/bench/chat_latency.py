@@ -67,25 +67,25 @@ _WARM_UP_SEED = 100_000
 _PAGE_TIMEOUT_MS = 300_000
 
 # Installed before each send: a capture listener on window fires before the page's own submit
-# handler starts the fetch; the observer keeps the time of the first text node in a reply's text.
+# handler starts the fetch; the observer keeps the time the reply first shows text.
 _WATCH_FIRST_TOKEN = """() => {
   window.__firstTokenMs = null;
   let sent = null;
   window.addEventListener("submit", () => { sent = performance.now(); }, { capture: true, once: true });
-  const observer = new MutationObserver((records) => {
-    for (const record of records) {
-      for (const node of record.addedNodes) {
-        const parent = node.parentElement;
-        if (node.nodeType === Node.TEXT_NODE && sent !== null && parent && parent.classList.contains("text")
-            && parent.closest(".turn.assistant")) {
-          window.__firstTokenMs = performance.now() - sent;
-          observer.disconnect();
-          return;
-        }
+  const columns = document.getElementById("columns");
+  // any DOM change after the submit: the first time an assistant turn holds text, however it got there
+  // (a text node added, a span added with its text, or a text node grown)
+  const observer = new MutationObserver(() => {
+    if (sent === null) return;
+    for (const text of columns.querySelectorAll(".turn.assistant .text")) {
+      if (text.textContent.length) {
+        window.__firstTokenMs = performance.now() - sent;
+        observer.disconnect();
+        return;
       }
     }
   });
-  observer.observe(document.getElementById("columns"), { childList: true, subtree: true });
+  observer.observe(columns, { childList: true, subtree: true, characterData: true });
 }"""
 
 

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from agentjet.core.launch.child_process import log_tail, pid_alive, process_mentions, stop_process_group
     from agentjet.core.launch.server_process import ServerProcess
     from agentjet.core.logs import error_line, log_to_stderr
+    from agentjet.core.models import check_model
     from agentjet.core.scripted_server import serve_scripted
     from agentjet.core.sdk.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
     from agentjet.core.sdk.client_core import TOKEN_ENV
@@ -108,6 +109,7 @@ __all__ = [
     "TokenNotFound",
     "TrainConfig",
     "TrainingDown",
+    "check_model",
     "describe_validation_error",
     "error_line",
     "log_tail",
@@ -126,7 +128,7 @@ _HOME.update(
 )
 _HOME.update(describe_validation_error="config")
 _HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
-_HOME.update(ServerProcess="launch.server_process")
+_HOME.update(ServerProcess="launch.server_process", check_model="models")
 _CHILD_PROCESS = ("log_tail", "pid_alive", "process_mentions", "stop_process_group")
 _HOME.update({name: "launch.child_process" for name in _CHILD_PROCESS})
 

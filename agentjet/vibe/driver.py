@@ -23,7 +23,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from agentjet.core.models import check_model
+from agentjet.core import check_model
 from agentjet.vibe.context import NodeFn, VibeContext
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.graph import build_graph, resolve_nodes

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentjet.core.models import check_model
+from agentjet.core import check_model
 
 __all__ = ["EMBEDDED", "ModelChoice", "choose_model", "default_roots", "has_cuda", "size_in_billions"]
 
