@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from rich.console import Console, Group, RenderableType
@@ -239,15 +239,16 @@ def _poll(client: SwarmClient) -> tuple[RenderableType, _Outcome]:
         return Text(refused, style="red"), "failed"
 
 
-def _watch_plain(client: SwarmClient, interval_s: float, console: Console, polls: int | None) -> int:
-    """Not a terminal (a pipe, a log file): each poll printed in turn, so the output shows as it comes."""
+def _poll_each(
+    client: SwarmClient, interval_s: float, polls: int | None, show: Callable[[RenderableType], None]
+) -> int:
+    """Poll until `polls` (or forever), handing each view to `show`; 1 when the server refuses."""
     done = 0
     while polls is None or done < polls:
         view, outcome = _poll(client)
-        console.print(view)
         if outcome == "unreachable":
-            console.print(Text(f"retrying every {interval_s:g}s; Ctrl-C to quit", style="dim"))
-        console.file.flush()
+            view = Group(view, Text(f"retrying every {interval_s:g}s; Ctrl-C to quit", style="dim"))
+        show(view)
         if outcome == "failed":
             return 1
         done += 1
@@ -257,22 +258,15 @@ def _watch_plain(client: SwarmClient, interval_s: float, console: Console, polls
 
 
 def _watch_live(client: SwarmClient, interval_s: float, console: Console, polls: int | None) -> int:
-    if not console.is_terminal:  # rich's Live draws only its last frame there: nothing would show until exit
-        return _watch_plain(client, interval_s, console, polls)
-    done = 0
+    if not console.is_terminal:  # rich's Live draws only its last frame there: each poll is printed as it comes
+
+        def show_next(view: RenderableType) -> None:
+            console.print(view)
+            console.file.flush()
+
+        return _poll_each(client, interval_s, polls, show_next)
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        while polls is None or done < polls:
-            view, outcome = _poll(client)
-            if outcome == "unreachable":
-                hint = Text(f"retrying every {interval_s:g}s; Ctrl-C to quit", style="dim")
-                view = Group(view, hint)
-            live.update(view, refresh=True)
-            if outcome == "failed":
-                return 1
-            done += 1
-            if polls is None or done < polls:
-                time.sleep(interval_s)
-    return 0
+        return _poll_each(client, interval_s, polls, lambda view: live.update(view, refresh=True))
 
 
 def watch_status(
