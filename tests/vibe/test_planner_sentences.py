@@ -11,6 +11,7 @@ import pytest
 
 from agentjet.tasks.registry import load_family
 from agentjet.tasks.tool_use import LEVELS
+from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
 from agentjet.vibe.plan.spec import TaskSpec
@@ -239,14 +240,61 @@ SECOND_HELD_OUT = [
     Row("say the word pineapple", "word"),
 ]
 
+# A third set (2026-12-04, a later session, as a new user would), run once before any change for them: 19 of the 27
+# planned fully as intended. Refused: a sentence naming a role but no game ("the hunter should shoot ...") and
+# 'always say "banana" and nothing else'. Assumptions untrue or missing: "the wolves left scripted" was called a
+# side one policy cannot also train, "single digits" was quoted as '1 digits', "harder to detect" was read as a
+# difficulty werewolves lacks, the word family's sentences did not say that the named word is one of many, "five
+# items" did not say that 4 is the most there is, and One Night Ultimate Werewolf went unremarked. Fixed since.
+THIRD_HELD_OUT = [
+    Row("teach the wolves to coordinate their night kills", "werewolves", {"discussion": False}, roles=WOLVES),
+    Row("I'd like my werewolf agent to be a better witch, please", "werewolves", roles=["witch"]),
+    Row("get the seer good at werewolves in under 10 min", "werewolves", roles=["seer"], minutes=10),
+    Row("werewolves with the town trained and the wolves left scripted", "werewolves", roles=VILLAGE),
+    Row("play werewolf as both teams sharing one model", "werewolves", roles=WOLVES),
+    Row(
+        "train the wolves and the seer, each with its own model",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+    Row("can you make the bad guys win more in mafia, 12 steps", "werewolves", roles=WOLVES, steps=12),
+    Row("werewolf where the village talks during the day, train the villagers", "werewolves", roles=VILLAGE),
+    Row("make a 14B great at one night ultimate werewolf", "werewolves", roles=WOLVES, model="14B"),
+    Row("the hunter should shoot the right person more often", "werewolves", {"discussion": True}, roles=["hunter"]),
+    Row("teach it to play werewolves as the good side using a 360M model", "werewolves", roles=VILLAGE, model="360M"),
+    Row("improve llama 3 8b at werewolves as a villager", "werewolves", roles=["villager"], model="llama 8B"),
+    Row("make the werewolves harder to detect, with separate models for each wolf", "werewolves", roles=WOLVES),
+    Row(
+        "werewolves seer vs wolves, separate models",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+    Row("RL fine-tune for countdown with 5 numbers", "countdown", {"difficulty": 3}),
+    Row("countdown numbers game, target up to 999, 25 steps", "countdown", {"difficulty": 4}, steps=25),
+    Row(
+        "train the policy to reach a target number from a set of numbers using + - * /", "countdown", {"difficulty": 1}
+    ),
+    Row("make a model good at mental math with two-digit multiplication", "arithmetic", {"difficulty": 4}),
+    Row("train on grade school math for an hour", "arithmetic", {"difficulty": 1}, minutes=60),
+    Row("arithmetic, easy level, 8 steps, 0.5B", "arithmetic", {"difficulty": 1}, steps=8, model="0.5B"),
+    Row("teach a model basic addition of single digits", "arithmetic", {"difficulty": 1}),
+    Row("agent that uses a calculator tool to add up prices, five items per list", "tool_use", {"difficulty": 3}),
+    Row("tool calling: look up prices and sum them, hard lists", "tool_use", {"difficulty": 3}),
+    Row("train a function-calling agent on shopping lists, 15 minutes", "tool_use", {"difficulty": 1}, minutes=15),
+    Row("make the model reply with only the word ok", "word"),
+    Row('train it to always say "banana" and nothing else', "word"),
+    Row("train a 7B to play werewolves, 3 steps, quick", "werewolves", roles=WOLVES, steps=3, model="7B"),
+]
+ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT
+
 
 def _plan(sentence: str) -> TaskSpec:
     return plan(sentence, llm=None, gpu=False, model_roots=[])
 
 
-@pytest.mark.parametrize(
-    "row", ROWS + HELD_OUT + SECOND_HELD_OUT, ids=[r.sentence[:60] for r in ROWS + HELD_OUT + SECOND_HELD_OUT]
-)
+@pytest.mark.parametrize("row", ALL_ROWS, ids=[r.sentence[:60] for r in ALL_ROWS])
 def test_sentence_table(row: Row) -> None:
     spec = _plan(row.sentence)
     assert spec.family == row.family
@@ -486,3 +534,117 @@ def test_one_operation_alone_is_named_as_out_of_reach() -> None:
     spec = _plan("word problems but only addition")
     assert spec.family == "arithmetic"
     assert "'addition' alone cannot be asked for" in _text(spec)
+
+
+# --- the third set's fixes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "werewolves with the town trained and the wolves left scripted",
+        "train the seer; the wolves are played by bots",
+        "train the villagers, wolves kept as heuristic",
+        "werewolf: the witch learns, the werewolves stay scripted",
+    ],
+)
+def test_a_side_called_scripted_in_any_phrasing_is_not_said_to_be_dropped(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert "werewolf" not in spec.trained_roles
+    assert "named too" not in _text(spec)
+
+
+def test_one_model_for_both_sides_says_it_cannot_and_how_to_ask() -> None:
+    text = _text(_plan("play werewolf as both teams sharing one model"))
+    assert "one model for both sides was asked for, but one shared policy plays one side" in text
+    assert "say 'separate models'" in text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        ("teach a model basic addition of single digits", "'single digits' -> level 1"),
+        ("countdown with six numbers", "'six numbers' -> level 4"),
+        ("arithmetic with numbers up to a hundred", "'up to a hundred' -> level"),
+        ("a shopping agent, twenty-five of each at most, a 3-item list", "'3-item' -> level 2"),
+    ],
+)
+def test_a_numeric_cue_is_quoted_as_written(sentence: str, quoted: str) -> None:
+    assert quoted in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "note"),
+    [
+        ("agent that uses a calculator tool to add up prices, five items per list", "prices up to 50: the most there"),
+        ("countdown with 9 numbers", "targets 100-999: the most there is"),
+        ("arithmetic word problems with 8 operations", "the most there is"),
+    ],
+)
+def test_a_count_past_the_top_level_says_so(sentence: str, note: str) -> None:
+    assert note in _text(_plan(sentence))
+
+
+def test_a_count_within_the_levels_is_not_called_the_most() -> None:
+    assert "the most there is" not in _text(_plan("countdown with 4 numbers"))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "make the werewolves harder to detect",
+        "make the seer hard to fool in werewolves",
+        "train the wolves to be difficult to catch",
+    ],
+)
+def test_hard_to_do_something_is_no_difficulty(sentence: str) -> None:
+    assert "difficulty" not in _text(_plan(sentence))
+
+
+def test_harder_to_solve_is_still_a_level() -> None:
+    assert _plan("countdown puzzles that are harder to solve").params["difficulty"] == 3
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [
+        ("the hunter should shoot the right person more often", ["hunter"]),
+        ("make the hunters aim better", ["hunter"]),
+        ("the witch should save more people with her potions", ["witch"]),
+    ],
+)
+def test_a_role_of_the_game_names_the_game(sentence: str, roles: list[str]) -> None:
+    spec = _plan(sentence)
+    assert spec.family == "werewolves" and spec.trained_roles == roles
+    assert "no game is named, but" in _text(spec)
+
+
+@pytest.mark.parametrize("sentence", ["train a doctor assistant", "the town needs a better planner", "play chess"])
+def test_generic_words_alone_do_not_name_the_game(sentence: str) -> None:
+    with pytest.raises(PlanRefused):
+        _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        ('train it to always say "banana" and nothing else', "banana"),
+        ("make the model reply with only the word ok", "ok"),
+        ("answer with 'yes'", "yes"),
+        ("say hello and nothing else", "hello"),
+    ],
+)
+def test_a_named_word_is_said_to_be_one_of_many(sentence: str, word: str) -> None:
+    spec = _plan(sentence)
+    assert spec.family == "word"
+    assert f"'{word}' among others, not '{word}' alone" in _text(spec)
+
+
+def test_a_word_sentence_naming_no_word_gets_no_such_note() -> None:
+    assert "among others" not in _text(_plan("train smollm to repeat the word I give it"))
+    assert "among others" not in _text(_plan("one-word answers only"))
+
+
+def test_one_night_ultimate_werewolf_is_said_to_be_the_built_in_game() -> None:
+    assert "there is no one-night variant" in _text(_plan("make a 14B great at one night ultimate werewolf"))
+    assert "one-night" not in _text(_plan("train the wolves in werewolves"))

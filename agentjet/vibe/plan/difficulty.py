@@ -55,45 +55,57 @@ def _nearest(count: int, counts: Mapping[int, int]) -> int:
     return min(sorted(counts), key=lambda level: (abs(counts[level] - count), level))
 
 
+def _beyond(wanted: int, counts: Mapping[int, int]) -> str:
+    """': the most there is' when a count asked for is past every level's (5 items where level 3 has 4)."""
+    return ": the most there is" if wanted > max(counts.values()) else ""
+
+
 def _countdown(cue: Cue) -> tuple[int, str] | None:
     levels = countdown.LEVELS
+    more = ""
     if cue.kind == "count" and cue.noun in _NUMBER_NOUNS or cue.kind == "operations":
         wanted = cue.value if cue.kind == "count" else cue.value + 1
-        level = _nearest(wanted, {k: v.numbers for k, v in levels.items()})
+        counts = {k: v.numbers for k, v in levels.items()}
+        level, more = _nearest(wanted, counts), _beyond(wanted, counts)
     elif cue.kind in _RANGE_KINDS:
         level = _closest(_span(cue), {k: (v.target_min, v.target_max) for k, v in levels.items()})
     else:
         return None
     found = levels[level]
-    return level, f"{found.numbers} given numbers, targets {found.target_min}-{found.target_max}"
+    return level, f"{found.numbers} given numbers, targets {found.target_min}-{found.target_max}{more}"
 
 
 def _arithmetic(cue: Cue) -> tuple[int, str] | None:
     levels = arithmetic.LEVELS
+    more = ""
     if cue.kind == "operations" or cue.kind == "count" and cue.noun in _NUMBER_NOUNS:
         wanted = cue.value if cue.kind == "operations" else max(cue.value - 1, 1)
-        level = _nearest(wanted, {k: ops for k, (ops, _) in levels.items()})
+        counts = {k: ops for k, (ops, _) in levels.items()}
+        level, more = _nearest(wanted, counts), _beyond(wanted, counts)
     elif cue.kind in _RANGE_KINDS or cue.kind == "grid":
         want = (1, max(cue.value, cue.second or 0)) if cue.kind == "grid" else _span(cue)
         level = _closest(want, {k: (1, size) for k, (_, size) in levels.items()})
     else:
         return None
     ops, size = levels[level]
-    return level, f"{ops} operation{'s' if ops > 1 else ''}, amounts up to {size}"
+    return level, f"{ops} operation{'s' if ops > 1 else ''}, amounts up to {size}{more}"
 
 
 def _tool_use(cue: Cue) -> tuple[int, str] | None:
     levels = tool_use.LEVELS
+    more = ""
     if cue.kind == "count" and cue.noun in _ITEM_NOUNS:
-        level = _nearest(cue.value, {k: v.items for k, v in levels.items()})
+        counts = {k: v.items for k, v in levels.items()}
+        level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
     elif cue.kind == "quantity":
-        level = _nearest(cue.value, {k: v.max_quantity for k, v in levels.items()})
+        counts = {k: v.max_quantity for k, v in levels.items()}
+        level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
     elif cue.kind in _RANGE_KINDS:
         level = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:
         return None
     found = levels[level]
-    return level, f"{found.items} items, quantities up to {found.max_quantity}, prices up to {found.max_price}"
+    return level, f"{found.items} items, quantities up to {found.max_quantity}, prices up to {found.max_price}{more}"
 
 
 _KNOBS: dict[str, Callable[[Cue], tuple[int, str] | None]] = {

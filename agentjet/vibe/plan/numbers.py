@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Cue", "CueKind", "read_cues", "with_digits"]
+__all__ = ["Cue", "CueKind", "as_written", "read_cues", "with_digits"]
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -108,8 +108,20 @@ def _times(match: re.Match[str]) -> str:
     return str(int(match.group(1)) * (100 if match.group(2) == "hundred" else 1000))
 
 
-def read_cues(text: str) -> tuple[Cue, ...]:
-    """The numeric cues of `text` (lowercase, number words already digits), in the order written."""
+_NUMBER_AS_WRITTEN = r"(?:\d+|a (?:hundred|thousand)|" + re.sub(r"\(\?P<\w+>", "(?:", _NUMBER_WORDS.pattern) + ")"
+
+
+def as_written(words: str, said: str) -> str:
+    """`words` of the digit-form text as `said` wrote them ("1 digits" -> "single digits"); `words` if not found."""
+    parts = re.split(r"(\d+)", words)
+    pattern = "".join(_NUMBER_AS_WRITTEN if part.isdigit() else re.escape(part) for part in parts)
+    found = re.search(r"(?<![\w-])" + pattern, said)
+    return found.group(0) if found else words
+
+
+def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
+    """The numeric cues of `text` (lowercase, number words already digits), in the order written; with `said`
+    (the same text before `with_digits`) each cue's `words` are quoted as the sentence wrote them."""
     found: list[tuple[int, Cue]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _CUES:
@@ -118,9 +130,11 @@ def read_cues(text: str) -> tuple[Cue, ...]:
                 continue
             second = int(match.group(2)) if kind == "grid" else None
             value = int(next(group for group in match.groups() if group is not None))
-            found.append((match.start(), Cue(kind, value, match.group(0), second)))
+            words = as_written(match.group(0), said) if said is not None else match.group(0)
+            found.append((match.start(), Cue(kind, value, words, second)))
             taken.append(match.span())
     for match in _BETWEEN.finditer(text):
         low, high = sorted((int(match.group(1)), int(match.group(2))))
-        found.append((match.start(), Cue("at_least", low, match.group(0), high)))
+        words = as_written(match.group(0), said) if said is not None else match.group(0)
+        found.append((match.start(), Cue("at_least", low, words, high)))
     return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))

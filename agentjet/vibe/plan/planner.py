@@ -91,11 +91,19 @@ def plan(
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if reading.is_text_request:
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
-    if not reading.families:
+    game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
+    if not reading.families and not game_roles:
         raise _refusal(sentence, reading, "no built-in task family matches it")
-    family = reading.families[0]
+    family = reading.families[0] if reading.families else "werewolves"
     info = CATALOG[family]
     assumptions = [f"planned without an LLM: the keywords of the sentence map it onto the built-in {family} family"]
+    if not reading.families:
+        words = list(dict.fromkeys(game_roles))
+        named = ", ".join(f"'{word}'" for word in words)
+        assumptions[0] = (
+            f"planned without an LLM: no game is named, but {named} {'is a role' if len(words) == 1 else 'are roles'} "
+            "of the built-in werewolves family, so that game is played"
+        )
     if len(reading.families) > 1:
         others = ", ".join(reading.families[1:])
         assumptions.append(f"the sentence also fits {others}; {family} was chosen as the more specific match")
@@ -139,12 +147,28 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     )
 
 
+# Role words that name the werewolves game on their own ("the seer should ...", "make the wolves win"): not the
+# generic ones (town, doctor, detective, good guys) that other requests use too
+_GAME_ROLE_WORDS = frozenset(
+    "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
+    + ["wolf pack", "plain villager"]
+)
 _BARE_OPERATIONS = re.compile(
     r"\b(?:adds?|adding|addition|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|division|"
     r"times tables?)\b"
 )
 _WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
 _GAME_OF_24 = re.compile(r"\b(?:24[- ]game|game of 24|make 24)\b")
+_NAMED_WORD = re.compile(
+    r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|\bword\s+[\"'\u2018\u201c](?P<word2>[a-z]+)|"
+    r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: with)?\s+"
+    r"(?:just |only |exactly |always )?"
+    r"(?:[\"'\u2018\u201c](?P<quoted>[a-z]+)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
+)
+_NOT_A_NAMED_WORD = frozenset(
+    {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
+)
+_VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
 def _what_the_family_poses(family: str, text: str) -> list[str]:
@@ -162,12 +186,31 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
             f"'{operation.group(0)}' alone cannot be asked for: the arithmetic family draws each step's operation "
             "from +, -, x and / at every level"
         ]
+    if family == "word" and (named := _named_word(text)):
+        return [
+            f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
+            f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"
+        ]
+    if family == "werewolves" and _VARIANT.search(text):
+        return [
+            "One Night Ultimate Werewolf is played as the built-in game: 9 players, as many nights and days as it "
+            "takes (there is no one-night variant)"
+        ]
     if family == "countdown" and _GAME_OF_24.search(text):
         return [
             "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
             "not fixed at 24"
         ]
     return []
+
+
+def _named_word(text: str) -> str | None:
+    """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
+    for match in _NAMED_WORD.finditer(text):
+        word = match.group("word") or match.group("word2") or match.group("quoted") or match.group("bare")
+        if word not in _NOT_A_NAMED_WORD:
+            return str(word)
+    return None
 
 
 def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> int:

@@ -60,7 +60,9 @@ _ROLE_AFTER = re.compile(
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
-    r"^\s+(?:(?:are|is|stay|remain|will be|being)\s+)?(?:scripted|heuristic|rule-based|bots|fixed)\b"
+    r"^\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets)\s+)?"
+    r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+|a\s+)?"
+    r"(?:scripted|heuristic|rule-based|bots?|fixed|scripts?|rules)\b"
 )
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(

@@ -69,6 +69,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested )*word\b",
         r"\bfirst word\b",
+        r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: with)?)\s+"
+        r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\bword (?:echo|repetition|game)\b",
     ),
@@ -107,6 +109,9 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
     ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
+# "harder to detect", "easy to beat": the word describes how a player is to others, not the puzzle's level
+_NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crack|work)\w+)"
+
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
     rf"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
@@ -182,7 +187,9 @@ def read_sentence(sentence: str) -> Reading:
     text = with_digits(words)
     families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     name = _MODEL_NAME.search(text)
-    phrase = next(((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat, text))), None)
+    phrase = next(
+        ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
+    )
     return Reading(
         text=text,
         families=families,
@@ -195,7 +202,7 @@ def read_sentence(sentence: str) -> Reading:
         level=_level(text),
         level_word=phrase[0] if phrase else None,
         level_phrase=phrase[1] if phrase else None,
-        cues=read_cues(text),
+        cues=read_cues(text, said=words),
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),

@@ -80,8 +80,9 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
     if len(ordered) > 1 and not separate:
         first, *others = ordered
         for side in others:
+            named = "one model for both sides was asked for" if roles.shared else f"the {side} side is named too"
             assumptions.append(
-                f"the {side} side is named too, but one shared policy plays one side, so only the "
+                f"{named}, but one shared policy plays one side (its reward is that side's result), so only the "
                 f"{', '.join(ordered[first])} of the {first} side train (the other side stays scripted); say "
                 "'separate models' to give each side its own policy"
             )
@@ -101,9 +102,10 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
         policies = [Policy(name=role, roles=[role]) for found in ordered.values() for role in found]
     policies = sorted(policies, key=lambda p: WEREWOLF_ROLES.index(p.roles[0]))
     if len(policies) == 1:
+        pack = " (the three werewolves are one role and share it)" if policies[0].roles == ["werewolf"] else ""
         assumptions.append(
             f"separate models asked for, but only {', '.join(policies[0].roles)} train: one policy, shared with "
-            "nothing else"
+            f"nothing else{pack}"
         )
         return [policies[0].model_copy(update={"name": SHARED_POLICY})]
     split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
