@@ -21,7 +21,7 @@ from typing import Any
 from agentjet.core import ConfigError
 from agentjet.tasks.base import TaskFamily
 
-__all__ = ["FAMILIES", "load_family", "parse_params"]
+__all__ = ["FAMILIES", "family_params", "load_family", "parse_params"]
 
 FAMILIES: dict[str, str] = {
     "word": "agentjet.tasks.word:FirstWord",
@@ -61,6 +61,17 @@ def load_family(spec: str, params: Mapping[str, Any] | None = None) -> TaskFamil
         f"unknown task {spec!r}: registered tasks are {', '.join(sorted(FAMILIES))}; "
         "or give the path to a .py client file defining TASK or make_task(**params)"
     )
+
+
+def family_params(name: str) -> tuple[str, ...]:
+    """The parameter names a registered family's constructor takes (empty for an unknown name)."""
+    if name not in FAMILIES:
+        return ()
+    try:
+        signature = inspect.signature(_import_class(name))
+    except (ConfigError, TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def _import_class(name: str) -> Callable[..., Any]:

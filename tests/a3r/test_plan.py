@@ -144,6 +144,19 @@ BAD_PLANS: list[tuple[str, str, int, str | None, str]] = [
     ("body key", MINIMAL + "\nbody: hi", 4, "body", "prose after the front matter"),
     ("bad name", "name: '../x'\ntask: {family: word}", 2, "name", "pattern"),
     ("bad metric", MINIMAL + "\nobjective:\n  metric: loss", 5, "objective.metric", "eval_reward"),
+    ("unknown model", MINIMAL + "\nmodel: gpt-7", 4, "model", "unknown model 'gpt-7'"),
+    ("unknown model choice", SPACE + "model: [tiny, qwen-9b]", 5, "search_space.model.choices.1", "'qwen-9b'"),
+    ("bad task param", "name: x\ntask: {family: arithmetic, params: {difficulty: 9}}", 3, "task.params", "got 9"),
+    ("unknown task param", "name: x\ntask: {family: word, params: {level: 2}}", 3, "task.params", "accepted:"),
+    ("bad task choice", SPACE + "task.difficulty: [1, 7]", 5, "search_space.task.difficulty", "7: task 'arithmetic'"),
+    ("bad task range end", SPACE + "task.max_tokens: {low: 0, high: 8}", 5, "search_space.task.max_tokens", ">= 1"),
+    (
+        "a task param searched bare",
+        SPACE + "temperature: [0.5, 1.0]",
+        5,
+        "search_space.temperature",
+        "search it as task.temperature",
+    ),
 ]
 
 
@@ -397,3 +410,13 @@ def test_shorthands_an_unseen_plan_may_use(tmp_path: Path) -> None:
         with pytest.raises(PlanError) as caught:
             parse_plan(_plan(front))
         assert caught.value.key == key and words in str(caught.value), front
+
+
+def test_a_remote_pool_serves_its_own_model_so_the_name_is_not_checked() -> None:
+    plan = parse_plan(_plan(MINIMAL + "\nmodel: llama-70b-on-the-cluster\npool: [http://gpu-a:8710]"))
+    assert plan.model == "llama-70b-on-the-cluster"
+
+
+def test_good_task_params_and_choices_pass() -> None:
+    plan = parse_plan(_plan(SPACE + "task.difficulty: [1, 5]\n  task.temperature: {low: 0.5, high: 1.0}"))
+    assert set(plan.search_space) == {"task.difficulty", "task.temperature"}

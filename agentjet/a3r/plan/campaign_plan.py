@@ -20,6 +20,7 @@ from agentjet.a3r.errors import PlanError
 from agentjet.a3r.plan.front_matter import split_front_matter
 from agentjet.a3r.plan.messages import describe_error
 from agentjet.a3r.plan.params import (
+    TASK_PREFIX,
     ParamSpec,
     apply_params,
     check_spec,
@@ -30,8 +31,8 @@ from agentjet.a3r.plan.params import (
     split_params,
 )
 from agentjet.a3r.plan.pool_spec import PoolSpec, parse_pool
-from agentjet.core import TrainConfig
-from agentjet.tasks.registry import FAMILIES
+from agentjet.core import ConfigError, ModelError, TrainConfig, check_model
+from agentjet.tasks.registry import FAMILIES, family_params, load_family
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -336,7 +337,10 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
             if plan.sampler.name == "grid":
                 grid_values(name, spec)
         except PlanError as exc:
-            problems.append((("search_space", name), exc.reason))
+            hint = ""
+            if plan.task.family is not None and name in family_params(plan.task.family):
+                hint = f" ({name!r} is a parameter of the {plan.task.family} family: search it as {TASK_PREFIX}{name})"
+            problems.append((("search_space", name), exc.reason + hint))
             continue
         if d.target in targets and not name.startswith("task."):
             problems.append((("search_space", name), f"{targets[d.target]} and {name} both set {d.target}"))
@@ -347,6 +351,7 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
                 "the pool has server URLs, and a remote server cannot switch models: search over models on "
                 "local:N servers only, or leave model out of the search space",
             ))  # fmt: skip
+    problems += _check_models(plan) + _check_task_params(plan)
     task = plan.task
     for key in ("workspace", "client"):
         value: Path | None = getattr(task, key)
@@ -358,6 +363,47 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
             problems.append((("task", key), f"{wanted} does not exist"))
         task = task.model_copy(update={key: resolved})
     return plan.model_copy(update={"task": task}), problems
+
+
+def _check_models(plan: CampaignPlan) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every model a local trial would serve is registered or a model folder (a remote server serves its own)."""
+    if plan.pool.servers:
+        return []
+    searched = plan.search_space.get("model")
+    named = [(("model",), plan.model)] if searched is None else []
+    if searched is not None and searched.choices is not None:
+        named = [(("search_space", "model", "choices", i), str(c)) for i, c in enumerate(searched.choices)]
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for loc, name in named:
+        try:
+            check_model(name)
+        except ModelError as exc:
+            problems.append((loc, str(exc)))
+    return problems
+
+
+def _check_task_params(plan: CampaignPlan) -> list[tuple[tuple[str | int, ...], str]]:
+    """A built-in family is built with the plan's params, and with each value the search space may give one
+    (choices, or a range's ends), so `difficulty: 9` fails here rather than in every trial."""
+    family = plan.task.family
+    if family is None or family == SYNTHETIC:
+        return []
+    try:
+        load_family(family, plan.task.params)
+    except ConfigError as exc:
+        return [(("task", "params"), str(exc))]
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for name, spec in plan.search_space.items():
+        if not name.startswith(TASK_PREFIX):
+            continue
+        values = spec.choices if spec.choices is not None else (spec.low, spec.high)
+        for value in dict.fromkeys(values):
+            try:
+                load_family(family, {**plan.task.params, name.removeprefix(TASK_PREFIX): value})
+            except ConfigError as exc:
+                problems.append((("search_space", name), f"{value!r}: {exc}"))
+                break
+    return problems
 
 
 def render_plan(plan: CampaignPlan) -> str:
