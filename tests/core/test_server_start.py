@@ -183,3 +183,31 @@ def test_run_server_refuses_a_start_in_one_line_and_leaves_nothing_behind(
     assert run_server({"model": "tiny", "state_dir": state, "token": "short"}, log_level="WARNING") == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "at least 24" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda tmp: {"config": tmp / "missing.yaml"}, "cannot read config"),
+        (lambda tmp: {"config": _written(tmp / "bad.yaml", "optim: {lr: abc}\n")}, "optim.lr"),
+        (lambda tmp: {"config": _written(tmp / "list.yaml", "- 1\n")}, "must be a mapping"),
+        (lambda tmp: {"state_dir": _written(tmp / "a-file", "x")}, "it is a file, not a folder"),
+        (lambda tmp: {"state_dir": _written(tmp / "a-file", "x") / "below"}, "cannot use"),
+    ],
+)
+def test_a_bad_config_or_state_dir_is_one_line_before_anything_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], dict[str, Any]], words: str
+) -> None:
+    """Refused in preflight, not in the app's lifespan (which would print a traceback and leave a state dir)."""
+    from agentjet.core import run_server
+
+    fields = {"model": "tiny", "state_dir": tmp_path / "state", **make(tmp_path)}
+    assert run_server(fields, log_level="WARNING") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and words in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "state").exists()
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

@@ -27,6 +27,7 @@ from agentjet.core.backends.base import Backend
 from agentjet.core.config import ServerSettings, load_train_config
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.journal import Journal
+from agentjet.core.errors import AgentJetError
 from agentjet.core.placement import resolve_placement
 from agentjet.core.server import client_routes, engine_routes, episode_routes, openai_routes, token_routes
 from agentjet.core.server.deps import Runtime
@@ -53,8 +54,13 @@ def default_backend(settings: ServerSettings) -> Backend:
 
 def prepare_state_dir(state_dir: Path) -> None:
     """Create the state dir owner-only: it holds the admin token, the key secret and every prompt."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(state_dir, 0o700)
+    if state_dir.exists() and not state_dir.is_dir():
+        raise AgentJetError(f"cannot use {state_dir} as the state dir: it is a file, not a folder")
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(state_dir, 0o700)
+    except OSError as exc:
+        raise AgentJetError(f"cannot use {state_dir} as the state dir: {exc.strerror or exc}") from exc
 
 
 def admin_token(settings: ServerSettings) -> tuple[str, bool]:

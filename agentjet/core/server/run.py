@@ -29,12 +29,16 @@ __all__ = ["PreparedServer", "prepare_server", "preflight", "run_server"]
 
 def preflight(settings: ServerSettings) -> None:
     """Everything about the state dir that can refuse a start, checked before uvicorn: one sentence each."""
+    from agentjet.core.config import load_train_config
     from agentjet.core.episodes.journal import Journal
     from agentjet.core.server.app import admin_token, prepare_state_dir
     from agentjet.core.state_lock import StateDirLock
+    from agentjet.core.trackers.factory import check_installed
 
     if settings.uds is not None and not settings.uds.parent.is_dir():
         raise AgentJetError(f"cannot listen on {settings.uds}: its folder {settings.uds.parent} does not exist")
+    if settings.config is not None:  # a config the lifespan would refuse is refused here, in one sentence
+        check_installed(load_train_config(settings.config).report_to)
     prepare_state_dir(settings.state_dir)
     holder = StateDirLock(settings.state_dir).holder()
     if holder is not None:
