@@ -370,7 +370,7 @@ def _check_models(plan: CampaignPlan) -> list[tuple[tuple[str | int, ...], str]]
     if plan.pool.servers:
         return []
     searched = plan.search_space.get("model")
-    named = [(("model",), plan.model)] if searched is None else []
+    named: list[tuple[tuple[str | int, ...], str]] = [(("model",), plan.model)] if searched is None else []
     if searched is not None and searched.choices is not None:
         named = [(("search_space", "model", "choices", i), str(c)) for i, c in enumerate(searched.choices)]
     problems: list[tuple[tuple[str | int, ...], str]] = []
