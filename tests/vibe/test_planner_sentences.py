@@ -648,3 +648,15 @@ def test_a_word_sentence_naming_no_word_gets_no_such_note() -> None:
 def test_one_night_ultimate_werewolf_is_said_to_be_the_built_in_game() -> None:
     assert "there is no one-night variant" in _text(_plan("make a 14B great at one night ultimate werewolf"))
     assert "one-night" not in _text(_plan("train the wolves in werewolves"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [
+        ("train the seer to beat the werewolves and the witch to heal them", ["seer", "witch"]),
+        ("train the witch to save the seer and the hunter to shoot wolves", ["witch", "hunter"]),
+        ("teach the seer to find the wolves and the witch", ["seer"]),  # no verb of its own: still find's object
+    ],
+)
+def test_a_role_with_its_own_verb_after_and_is_trained(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles

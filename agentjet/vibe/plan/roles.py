@@ -64,6 +64,8 @@ _SCRIPTED_AFTER = re.compile(
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+|a\s+)?"
     r"(?:scripted|heuristic|rule-based|bots?|fixed|scripts?|rules)\b"
 )
+_NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
+_OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
@@ -168,6 +170,8 @@ def _is_role_use(before: str, after: str) -> bool:
 def _is_trained(before: str, after: str) -> bool:
     if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before):
         return False
+    if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
+        return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
     return _governor(before) not in _OPPONENT
 
 
