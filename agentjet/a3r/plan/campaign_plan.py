@@ -30,9 +30,10 @@ from agentjet.a3r.plan.params import (
     needs_restart,
     split_params,
 )
+from agentjet.a3r.plan.plan_checks import check_models, check_task_params
 from agentjet.a3r.plan.pool_spec import PoolSpec, parse_pool
-from agentjet.core import ConfigError, ModelError, TrainConfig, check_model
-from agentjet.tasks.registry import FAMILIES, family_params, load_family
+from agentjet.core import TrainConfig
+from agentjet.tasks.registry import FAMILIES, family_params
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -351,7 +352,11 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
                 "the pool has server URLs, and a remote server cannot switch models: search over models on "
                 "local:N servers only, or leave model out of the search space",
             ))  # fmt: skip
-    problems += _check_models(plan) + _check_task_params(plan)
+    if not plan.pool.servers:  # a remote server serves its own model
+        searched = plan.search_space.get("model")
+        problems += check_models(plan.model, searched.choices if searched is not None else None)
+    if plan.task.family is not None and plan.task.family != SYNTHETIC:
+        problems += check_task_params(plan.task.family, plan.task.params, plan.search_space)
     task = plan.task
     for key in ("workspace", "client"):
         value: Path | None = getattr(task, key)
@@ -363,47 +368,6 @@ def _check(plan: CampaignPlan, base_dir: Path | None) -> tuple[CampaignPlan, lis
             problems.append((("task", key), f"{wanted} does not exist"))
         task = task.model_copy(update={key: resolved})
     return plan.model_copy(update={"task": task}), problems
-
-
-def _check_models(plan: CampaignPlan) -> list[tuple[tuple[str | int, ...], str]]:
-    """Every model a local trial would serve is registered or a model folder (a remote server serves its own)."""
-    if plan.pool.servers:
-        return []
-    searched = plan.search_space.get("model")
-    named: list[tuple[tuple[str | int, ...], str]] = [(("model",), plan.model)] if searched is None else []
-    if searched is not None and searched.choices is not None:
-        named = [(("search_space", "model", "choices", i), str(c)) for i, c in enumerate(searched.choices)]
-    problems: list[tuple[tuple[str | int, ...], str]] = []
-    for loc, name in named:
-        try:
-            check_model(name)
-        except ModelError as exc:
-            problems.append((loc, str(exc)))
-    return problems
-
-
-def _check_task_params(plan: CampaignPlan) -> list[tuple[tuple[str | int, ...], str]]:
-    """A built-in family is built with the plan's params, and with each value the search space may give one
-    (choices, or a range's ends), so `difficulty: 9` fails here rather than in every trial."""
-    family = plan.task.family
-    if family is None or family == SYNTHETIC:
-        return []
-    try:
-        load_family(family, plan.task.params)
-    except ConfigError as exc:
-        return [(("task", "params"), str(exc))]
-    problems: list[tuple[tuple[str | int, ...], str]] = []
-    for name, spec in plan.search_space.items():
-        if not name.startswith(TASK_PREFIX):
-            continue
-        values = spec.choices if spec.choices is not None else (spec.low, spec.high)
-        for value in dict.fromkeys(values):
-            try:
-                load_family(family, {**plan.task.params, name.removeprefix(TASK_PREFIX): value})
-            except ConfigError as exc:
-                problems.append((("search_space", name), f"{value!r}: {exc}"))
-                break
-    return problems
 
 
 def render_plan(plan: CampaignPlan) -> str:
