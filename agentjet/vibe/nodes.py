@@ -112,11 +112,14 @@ def generate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
 def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Tests, dataset schema, dry and real episodes in the sandbox; a failed check goes to repair."""
+    from agentjet.vibe.check.validate import Check
     from agentjet.vibe.check.validate import validate as run_checks
 
-    report = run_checks(_workspace(state), _spec(state), sandbox=ctx.sandbox())
-    for check in report.checks:
-        ctx.progress.log(f"validate {check.name}: {'ok' if check.ok else 'FAILED'}: {check.summary}")
+    def said(check: Check) -> None:
+        took = f" ({check.seconds:.1f}s)" if check.seconds else ""
+        ctx.progress.log(f"validate {check.name}: {'ok' if check.ok else 'FAILED'}: {check.summary}{took}")
+
+    report = run_checks(_workspace(state), _spec(state), sandbox=ctx.sandbox(), on_check=said)
     if not report.ok:
         failed = ", ".join(f"{c.name} ({c.summary})" for c in report.failures)
         raise NodeFailed(f"validation failed: {failed}", logs=report.logs(), report=report.to_dict())

@@ -138,7 +138,9 @@ def test_failing_workspace_tests_fail_the_tests_check_and_skip_the_episodes(tmp_
     ws = Workspace(tmp_path / "run").init()
     generate(spec, ws, llm=None)
     ws.write("reward.py", ws.read("reward.py").replace("    return value\n", "    return 1.0\n"))  # pays everything
-    report = validate(ws, spec, sandbox=docker)
+    heard: list[str] = []
+    report = validate(ws, spec, sandbox=docker, on_check=lambda check: heard.append(check.name))
+    assert heard == ["tests", "dataset", "dry_run", "real_run"]  # each as it ends, skipped ones too
     assert _checks(report) == {
         "tests": (False, False),
         "dataset": (True, False),

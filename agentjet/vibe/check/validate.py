@@ -113,25 +113,35 @@ def validate(
     sandbox: Sandbox | None = None,
     server: SwarmAccess | None = None,
     options: ValidateOptions | None = None,
+    on_check: Callable[[Check], None] | None = None,
 ) -> Report:
     """Run the checks; a failed check is in the report (never raised). VibeError only when no sandbox works.
 
     `server` serves the real policy for check 4 (reused, e.g. the run's own server); without one a
-    server for `spec.model` is started for the check and stopped after."""
+    server for `spec.model` is started for the check and stopped after. `on_check` hears each check as
+    it ends (progress: the real episodes take most of a minute on a CPU)."""
     options = options or ValidateOptions()
     root = workspace.path if isinstance(workspace, Workspace) else Path(workspace).resolve()
     sandbox = sandbox or open_sandbox()
-    checks = [_timed(lambda: _tests(sandbox, root, options)), _timed(lambda: _dataset(root, spec))]
+    checks: list[Check] = []
+
+    def add(check: Check) -> None:
+        checks.append(check)
+        if on_check is not None:
+            on_check(check)
+
+    add(_timed(lambda: _tests(sandbox, root, options)))
+    add(_timed(lambda: _dataset(root, spec)))
     if all(check.ok for check in checks):
-        checks.append(_timed(lambda: _dry_run(sandbox, root, options)))
+        add(_timed(lambda: _dry_run(sandbox, root, options)))
     else:
-        checks.append(Check("dry_run", False, "skipped: an earlier check failed", skipped=True))
+        add(Check("dry_run", False, "skipped: an earlier check failed", skipped=True))
     if not options.real:
-        checks.append(Check("real_run", True, "skipped: not asked for", skipped=True))
+        add(Check("real_run", True, "skipped: not asked for", skipped=True))
     elif all(check.ok for check in checks):
-        checks.append(_timed(lambda: _real_run(sandbox, root, spec, server, options)))
+        add(_timed(lambda: _real_run(sandbox, root, spec, server, options)))
     else:
-        checks.append(Check("real_run", False, "skipped: an earlier check failed", skipped=True))
+        add(Check("real_run", False, "skipped: an earlier check failed", skipped=True))
     return Report(tuple(checks), sandbox.name)
 
 
