@@ -287,7 +287,32 @@ THIRD_HELD_OUT = [
     Row('train it to always say "banana" and nothing else', "word"),
     Row("train a 7B to play werewolves, 3 steps, quick", "werewolves", roles=WOLVES, steps=3, model="7B"),
 ]
-ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT
+# A fourth, short set (same day, after the third's fixes), run once before any change: 8 of 10. "a werewolf-playing
+# LLM that wins as the village" trained the wolves (a hyphenated game word is no role now), and "wolves vs village,
+# train both, same weights" dropped the village without a word ("train both" now asks for both sides).
+FOURTH_HELD_OUT = [
+    Row("I want a werewolf-playing LLM that wins as the village", "werewolves", roles=VILLAGE),
+    Row("finetune with RL so the witch uses her poison well, 6 steps", "werewolves", roles=["witch"], steps=6),
+    Row("werewolves: wolves vs village, train both, same weights", "werewolves", roles=WOLVES),
+    Row(
+        "train the model on countdown puzzles, medium difficulty, half an hour",
+        "countdown",
+        {"difficulty": 2},
+        minutes=30,
+    ),
+    Row("get better at arithmetic with three operations per problem", "arithmetic", {"difficulty": 3}),
+    Row("teach tool use for shopping carts with up to 3 items", "tool_use", {"difficulty": 2}),
+    Row("make it answer with one word", "word"),
+    Row(
+        "train a 70B on werewolves as the werewolves team using separate models per role",
+        "werewolves",
+        roles=WOLVES,
+        model="70B",
+    ),
+    Row("please train the seer", "werewolves", roles=["seer"]),
+    Row("werewolf with 2 rounds max, train the wolves", "werewolves", {"max_rounds": 2}, roles=WOLVES),
+]
+ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -660,3 +685,10 @@ def test_one_night_ultimate_werewolf_is_said_to_be_the_built_in_game() -> None:
 )
 def test_a_role_with_its_own_verb_after_and_is_trained(sentence: str, roles: list[str]) -> None:
     assert _plan(sentence).trained_roles == roles
+
+
+def test_train_both_with_one_model_says_why_only_one_side_trains() -> None:
+    text = _text(_plan("werewolves: wolves vs village, train both, same weights"))
+    assert "one model for both sides was asked for" in text
+    spec = _plan("werewolves: wolves vs village, train both, separate weights")
+    assert [p.roles for p in spec.policies] == [WOLVES, VILLAGE]

@@ -52,7 +52,8 @@ _DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
     r"benchmark|setting|village|town|rules|simulation|variant)\b|"
-    r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b"  # "a mafia-style game": the game's kind
+    r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b|"  # "a mafia-style game": the game's kind
+    r"^-(?:playing|player|players|bot|bots|agent|agents|game|games)\b"  # "a werewolf-playing LLM": the game
 )
 _ROLE_AFTER = re.compile(
     r"^(?:'s)?\s+(?:side|team|faction|camp|players?|roles?|pack|should|must|need|needs|learn|learns|to|get|gets|"
@@ -69,7 +70,8 @@ _OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|\bself[- ]play\b|\bagainst each other\b"
+    r"\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|\bself[- ]play\b|\bagainst each other\b|"
+    r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|\bboth (?:of them|learn|train|improve)\b"
 )
 _MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
 _SEPARATE = re.compile(
