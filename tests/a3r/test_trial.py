@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentjet.a3r.errors import CampaignError, PoolError, ServerLost
+from agentjet.a3r.errors import CampaignError, PlanError, PoolError, ServerLost
 from agentjet.a3r.plan.campaign_plan import CampaignPlan, parse_plan, trial_setup
 from agentjet.a3r.pool.local_server import LocalMember
 from agentjet.a3r.pool.members import PoolMember
@@ -105,10 +105,12 @@ def test_a_trial_on_a_down_member_is_lost_before_it_starts(tmp_path: Path) -> No
 
 
 def test_a_task_that_cannot_be_built_fails_the_trial_before_the_server_is_touched() -> None:
-    plan = parse_plan(TINY_PLAN.replace("difficulty: 1", "difficulty: 99"))
-    with ServerPool.synthetic(1) as pool:
+    with pytest.raises(PlanError, match="task.params.*difficulty"):  # a fixed bad param is refused with the plan
+        parse_plan(TINY_PLAN.replace("difficulty: 1", "difficulty: 99"))
+    plan = parse_plan(TINY_PLAN)
+    with ServerPool.synthetic(1) as pool:  # a trial's own params (an enqueued trial) are checked again
         with pytest.raises(CampaignError, match="cannot build the trial's task.*difficulty"):
-            _run(pool.members[0], plan, {"lr": 1e-3})
+            _run(pool.members[0], plan, {"lr": 1e-3, "task.difficulty": 99})
         with pytest.raises(CampaignError, match="only synthetic trials"):  # a model trial needs a real server
             _run(pool.members[0], parse_plan(TINY_PLAN), {"lr": 1e-3})
 
