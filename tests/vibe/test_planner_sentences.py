@@ -312,7 +312,47 @@ FOURTH_HELD_OUT = [
     Row("please train the seer", "werewolves", roles=["seer"]),
     Row("werewolf with 2 rounds max, train the wolves", "werewolves", {"max_rounds": 2}, roles=WOLVES),
 ]
-ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT
+# A fifth set of 25 (2026-12-04, a new session), run once before any change: 21 of 25. Amounts past every level
+# ("four-digit numbers") fell to level 1 instead of the top; "multi-step" and "several operations" were no cue;
+# "respond only with the word yes" and "a parrot that says hello" were refused.
+FIFTH_HELD_OUT = [
+    Row("teach my agent to survive longer as a villager in werewolves", "werewolves", roles=["villager"]),
+    Row("train the werewolf team to win, 10 minutes", "werewolves", roles=WOLVES, minutes=10),
+    Row("improve how the village votes in a werewolf game with discussion", "werewolves", roles=VILLAGE),
+    Row("I need the witch and hunter trained together on one model", "werewolves", roles=["witch", "hunter"]),
+    Row("RL on werewolves, village side, 2 hours", "werewolves", roles=VILLAGE, minutes=120),
+    Row(
+        "both wolves and seer should improve, separate weights",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+    Row("make the model win werewolf games as the impostors", "werewolves", roles=WOLVES),
+    Row("get qwen 1.5b better at playing the seer", "werewolves", roles=["seer"], model="qwen 1.5B"),
+    Row(
+        "train a model to play werewolf with at most 3 rounds as the villagers",
+        "werewolves",
+        {"max_rounds": 3},
+        roles=VILLAGE,
+    ),
+    Row("train a 1B to be a convincing liar as a wolf, 20 min", "werewolves", roles=WOLVES, minutes=20, model="1B"),
+    Row("teach simple sums with numbers under 10", "arithmetic", {"difficulty": 1}),
+    Row("arithmetic with four-digit numbers, 40 steps", "arithmetic", {"difficulty": 5}, steps=40),
+    Row("improve multi-step arithmetic (several operations per question)", "arithmetic", {"difficulty": 3}),
+    Row("a math tutor model for addition and subtraction, quick test", "arithmetic", steps=QUICK_STEPS),
+    Row("countdown with 6 numbers and targets up to 1000", "countdown", {"difficulty": 4}),
+    Row("solve countdown puzzles, easiest setting", "countdown", {"difficulty": 1}),
+    Row("use four numbers to make 24", "countdown", {"difficulty": 2}),
+    Row("train an agent to call a price lookup tool and add totals, 2 items", "tool_use", {"difficulty": 1}),
+    Row("tool use: calculator, very hard", "tool_use", {"difficulty": 3}),
+    Row("function calling with long receipts of 8 items", "tool_use", {"difficulty": 3}),
+    Row("respond only with the word yes", "word"),
+    Row("train a parrot that says hello", "word"),
+    Row("make it output exactly one word: blue", "word"),
+    Row("werewolves for 5 steps on SmolLM2", "werewolves", roles=WOLVES, steps=5, model="smollm"),
+    Row("a werewolf bot that gets the seer killed less", "werewolves", roles=["seer"]),
+]
+ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -374,6 +414,47 @@ def test_a_cue_the_family_has_no_knob_for_is_named_as_ignored() -> None:
     assert "'harder' read as difficulty 3" in _text(spec)
     spec = _plan("werewolves as the seer in a 12-player game")
     assert "'12-player' is ignored: the game always seats 9 players" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "level", "said"),
+    [
+        ("arithmetic with four-digit numbers", 5, "'four-digit' -> level 5 (5 operations, amounts up to 500: the most"),
+        ("arithmetic problems in the thousands", 5, "'in the thousands' -> level 5"),
+        ("countdown targets in the hundreds", 4, "'in the hundreds' -> level 4 (6 given numbers, targets 100-999)"),
+        ("countdown with targets under 5", 1, "'under 5' -> level 1 (3 given numbers, targets 10-50: the least"),
+        ("multi-step math problems", 2, "'multi-step' -> level 2 (2 operations"),
+        ("arithmetic with several operations", 3, "'several operations' -> level 3 (3 operations"),
+    ],
+)
+def test_a_cue_past_every_level_or_said_without_a_number_still_sets_the_level(
+    sentence: str, level: int, said: str
+) -> None:
+    spec = _plan(sentence)
+    assert spec.params["difficulty"] == level
+    assert said in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        ("train a parrot that says hello", "hello"),
+        ("make it always say yes.", "yes"),
+        ("model should say please every time", "please"),
+        ("make it output exactly one word: blue", "blue"),
+        ("respond only with the word yes", "yes"),
+    ],
+)
+def test_a_word_said_at_the_end_of_the_sentence_asks_for_the_word_family(sentence: str, word: str) -> None:
+    spec = _plan(sentence)
+    assert spec.family == "word"
+    assert f"'{word}' among others, not '{word}' alone" in _text(spec)
+
+
+@pytest.mark.parametrize("sentence", ["train a model to say it", "teach a model to answer correctly"])
+def test_saying_no_particular_word_is_no_word_task(sentence: str) -> None:
+    with pytest.raises(PlanRefused, match="no built-in task family matches"):
+        _plan(sentence)
 
 
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:

@@ -39,15 +39,20 @@ def _span(cue: Cue) -> tuple[int, int]:
     return (cue.value, cue.second if cue.second is not None else cue.value * 10)
 
 
-def _closest(want: tuple[int, int], ranges: Mapping[int, tuple[int, int]]) -> int:
-    """The level whose range overlaps `want` most (intersection over union; ties go to the easier level)."""
+def _closest(want: tuple[int, int], ranges: Mapping[int, tuple[int, int]]) -> tuple[int, str]:
+    """The level whose range overlaps `want` most (intersection over union; ties go to the easier level); where no
+    level's range reaches `want` (4-digit amounts, the top level's go to 500), the nearest end, and a note saying so."""
 
     def overlap(level: int) -> float:
         low, high = ranges[level]
         inter = max(0, min(high, want[1]) - max(low, want[0]) + 1)
         return inter / (max(high, want[1]) - min(low, want[0]) + 1)
 
-    return max(sorted(ranges), key=lambda level: (overlap(level), -level))
+    if any(overlap(level) > 0 for level in ranges):
+        return max(sorted(ranges), key=lambda level: (overlap(level), -level)), ""
+    if want[0] > max(high for _, high in ranges.values()):
+        return max(ranges), ": the most there is"
+    return min(ranges), ": the least there is"
 
 
 def _nearest(count: int, counts: Mapping[int, int]) -> int:
@@ -68,7 +73,7 @@ def _countdown(cue: Cue) -> tuple[int, str] | None:
         counts = {k: v.numbers for k, v in levels.items()}
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
     elif cue.kind in _RANGE_KINDS:
-        level = _closest(_span(cue), {k: (v.target_min, v.target_max) for k, v in levels.items()})
+        level, more = _closest(_span(cue), {k: (v.target_min, v.target_max) for k, v in levels.items()})
     else:
         return None
     found = levels[level]
@@ -84,7 +89,7 @@ def _arithmetic(cue: Cue) -> tuple[int, str] | None:
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
     elif cue.kind in _RANGE_KINDS or cue.kind == "grid":
         want = (1, max(cue.value, cue.second or 0)) if cue.kind == "grid" else _span(cue)
-        level = _closest(want, {k: (1, size) for k, (_, size) in levels.items()})
+        level, more = _closest(want, {k: (1, size) for k, (_, size) in levels.items()})
     else:
         return None
     ops, size = levels[level]
@@ -101,7 +106,7 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
         counts = {k: v.max_quantity for k, v in levels.items()}
         level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
     elif cue.kind in _RANGE_KINDS:
-        level = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
+        level, more = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:
         return None
     found = levels[level]

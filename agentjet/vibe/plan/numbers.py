@@ -2,9 +2,9 @@
 
 Pure. `with_digits("five numbers, twenty-one steps")` -> "5 numbers, 21 steps". `read_cues` finds what a
 sentence says about the size of a puzzle, never what it means for a family (`difficulty.py` maps that):
-counts of things ("with 6 numbers", "a 4-item list", "two-step problems"), digits ("3-digit targets"),
-bounds ("up to 100", "targets over 200"), how many of each thing ("up to 5 of each"), grid sizes ("5x5"),
-werewolves rounds and players.
+counts of things ("with 6 numbers", "a 4-item list", "two-step problems", "multi-step": 2), digits
+("3-digit targets"), bounds ("up to 100", "targets over 200", "in the thousands"), how many of each thing
+("up to 5 of each"), grid sizes ("5x5"), werewolves rounds and players.
 """
 
 from __future__ import annotations
@@ -65,6 +65,13 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|{_COUNT_NOUNS}))"
     )),
 )  # fmt: skip
+# Counts said without a number: "multi-step problems" (2 or more), "several operations" (about 3)
+_VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (2, re.compile(r"\bmulti[\s-]?step\b")),
+    (3, re.compile(r"\b(?:several|multiple|many)\s+(?:arithmetic\s+)?(?:operations?|ops)\b")),
+)
+_MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
+_MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
 _BETWEEN = re.compile(r"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?))")
 
 
@@ -133,6 +140,13 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
             words = as_written(match.group(0), said) if said is not None else match.group(0)
             found.append((match.start(), Cue(kind, value, words, second)))
             taken.append(match.span())
+    for value, pattern in _VAGUE_COUNTS:
+        for match in pattern.finditer(text):
+            words = as_written(match.group(0), said) if said is not None else match.group(0)
+            found.append((match.start(), Cue("operations", value, words)))
+    for match in _MAGNITUDE.finditer(text):
+        low = _MAGNITUDES[match.group(1)]
+        found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))
     for match in _BETWEEN.finditer(text):
         low, high = sorted((int(match.group(1)), int(match.group(2))))
         words = as_written(match.group(0), said) if said is not None else match.group(0)

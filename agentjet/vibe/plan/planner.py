@@ -20,7 +20,7 @@ from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import choose_model, has_cuda
-from agentjet.vibe.plan.sentence import Reading, read_sentence
+from agentjet.vibe.plan.sentence import SAYS_A_WORD, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
     Budget,
@@ -160,7 +160,10 @@ _BARE_OPERATIONS = re.compile(
 _WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
 _GAME_OF_24 = re.compile(r"\b(?:24[- ]game|game of 24|make 24)\b")
 _NAMED_WORD = re.compile(
-    r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|\bword\s+[\"'\u2018\u201c](?P<word2>[a-z]+)|"
+    r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
+    r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
+    + SAYS_A_WORD
+    + "|"
     r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: with)?\s+"
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted>[a-z]+)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
@@ -207,7 +210,7 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
 def _named_word(text: str) -> str | None:
     """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
     for match in _NAMED_WORD.finditer(text):
-        word = match.group("word") or match.group("word2") or match.group("quoted") or match.group("bare")
+        word = next(w for w in match.group("word", "word2", "said", "quoted", "bare") if w)
         if word not in _NOT_A_NAMED_WORD:
             return str(word)
     return None

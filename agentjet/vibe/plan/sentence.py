@@ -17,6 +17,12 @@ from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
 
 __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 
+# "a bot that says hello", "make it always say yes.": one word said, closing the sentence (not "say it", "say more")
+SAYS_A_WORD = (
+    r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
+    r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything))?"
+    r"\s*[.!]?\s*$"
+)
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -65,7 +71,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "word": (
         r"\b(?:say|says|repeat|repeats|echo|echoes|output|print|"
-        r"(?:reply|replies|answer|answers|respond|responds) with)\s+"
+        r"(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)? with)\s+"
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested )*word\b",
         r"\bfirst word\b",
@@ -73,6 +79,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\bword (?:echo|repetition|game)\b",
+        SAYS_A_WORD,
     ),
 }
 
