@@ -352,7 +352,42 @@ FIFTH_HELD_OUT = [
     Row("werewolves for 5 steps on SmolLM2", "werewolves", roles=WOLVES, steps=5, model="smollm"),
     Row("a werewolf bot that gets the seer killed less", "werewolves", roles=["seer"]),
 ]
-ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT
+# A sixth set of 20 the same session, run once before any change: 16 of 20. Roles left out ("but not the wolves",
+# "everyone except the werewolves", "don't train the seer, train the witch") were trained, and "a learning rate of
+# 1e-4" was dropped without a word; now left-out roles are not trained and the settings go over the recipe.
+SIXTH_HELD_OUT = [
+    Row("train werewolves, but not the wolves", "werewolves", roles=VILLAGE),
+    Row("werewolves: everyone except the werewolves should learn", "werewolves", roles=VILLAGE),
+    Row("don't train the seer, train the witch", "werewolves", roles=["witch"]),
+    Row("Werewolf!!! make my AI win as wolf \N{WOLF FACE}", "werewolves", roles=WOLVES),
+    Row(
+        "i want to finetune a qwen2.5-7b-instruct to play werewolf as villager",
+        "werewolves",
+        roles=["villager"],
+        model="qwen 7B",
+    ),
+    Row("werewolves with 3 steps and a learning rate of 1e-4", "werewolves", roles=WOLVES, steps=3),
+    Row("teach mistral 7b the countdown game for 100 steps", "countdown", steps=100, model="mistral 7B"),
+    Row("arithmetic: add two numbers up to 100", "arithmetic", {"difficulty": 4}),
+    Row(
+        "let the seer and witch share a model and the wolves get their own",
+        "werewolves",
+        roles=["werewolf", "seer", "witch"],
+        policies=[WOLVES, ["seer", "witch"]],
+    ),
+    Row("GRPO on countdown, difficulty 3, 45 minutes", "countdown", {"difficulty": 3}, minutes=45),
+    Row("a shopping assistant that adds up a grocery list using tools", "tool_use", {"difficulty": 1}),
+    Row("train something that answers with a single word", "word"),
+    Row("RL the werewolves side for 1 hour on a 3B", "werewolves", roles=WOLVES, minutes=60, model="3B"),
+    Row("make the model better at math", "arithmetic", {"difficulty": 1}),
+    Row("werewolf game where wolves are trained and the seer is scripted", "werewolves", roles=WOLVES),
+    Row("I'd like to see the village win more. werewolves. 8 steps", "werewolves", roles=VILLAGE, steps=8),
+    Row("easy countdown, 10 steps, then stop", "countdown", {"difficulty": 1}, steps=10),
+    Row("calculator tool agent, 4 items, quantities up to 3", "tool_use", {"difficulty": 3}),
+    Row("tool-use agent with 5 products", "tool_use", {"difficulty": 3}),
+    Row("werewolves, seer only, no discussion", "werewolves", {"discussion": False}, roles=["seer"]),
+]
+ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -455,6 +490,64 @@ def test_a_word_said_at_the_end_of_the_sentence_asks_for_the_word_family(sentenc
 def test_saying_no_particular_word_is_no_word_task(sentence: str) -> None:
     with pytest.raises(PlanRefused, match="no built-in task family matches"):
         _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles", "said"),
+    [
+        ("train the village but not the seer", ["villager", "witch", "hunter"], "'seer' left out, as asked"),
+        ("villagers, not wolves", VILLAGE, "'wolves' left out"),
+        ("werewolves where the wolves are not trained", VILLAGE, "'wolves' left out"),
+        ("werewolves, the hunter stays untrained, train the rest of the village", ["villager", "seer", "witch"], ""),
+        ("train everyone except the wolves and the seer", ["villager", "witch", "hunter"], "'wolves', 'seer' left"),
+        ("don't touch the wolves", VILLAGE, "the policy trains villager, seer, witch, hunter"),
+        ("teach the werewolves, not the villagers", WOLVES, "'villagers' left out"),
+        ("not only the seer but also the witch should improve", ["seer", "witch"], ""),  # "not only" leaves none out
+        ("make sure the wolves do not win: train the villagers", VILLAGE, ""),
+        ("make the wolves lose more often", VILLAGE, "named as the opponents"),
+        ("the wolves should win less often", VILLAGE, "named as the opponents"),
+        ("the village never wins, fix that", VILLAGE, ""),
+    ],
+)
+def test_a_role_left_out_or_wanted_to_lose_is_not_trained(sentence: str, roles: list[str], said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.trained_roles == roles
+    assert said in _text(spec)
+
+
+def test_all_roles_but_one_with_separate_models_splits_the_rest_by_side() -> None:
+    spec = _plan("train all roles except the seer, separate models")
+    assert [p.roles for p in spec.policies] == [WOLVES, ["villager", "witch", "hunter"]]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "train", "said"),
+    [
+        ("werewolves with a learning rate of 1e-4", {"optim": {"lr": 1e-4}}, "'learning rate of 1e-4' sets optim.lr"),
+        (
+            "arithmetic, lr 5e-4, groups of 16, lora rank 8",
+            {"optim": {"lr": 5e-4}, "grpo": {"group_size": 16}, "lora": {"rank": 8}},
+            "'lora rank 8' sets lora.rank=8 over the family's recipe",
+        ),
+        ("train the seer, rank 4 lora", {"lora": {"rank": 4}}, "'rank 4' sets lora.rank=4"),
+        ("countdown with group size 1", {"grpo": {"group_size": 8}}, "'group size 1' ignored: grpo.group_size"),
+    ],
+)
+def test_training_settings_in_the_sentence_go_over_the_recipe(
+    sentence: str, train: dict[str, dict[str, Any]], said: str
+) -> None:
+    spec = _plan(sentence)
+    for section, values in train.items():
+        assert values.items() <= spec.train[section].items()
+    assert said in _text(spec)
+
+
+def test_a_setting_is_no_difficulty_cue_and_the_flag_wins_over_the_sentence() -> None:
+    spec = _plan("arithmetic, groups of 16")
+    assert spec.params["difficulty"] == 1 and "'groups of 16' ignored" not in _text(spec)
+    spec = plan("countdown, lr 1e-3", llm=None, gpu=False, model_roots=[], train={"optim": {"lr": 3e-4}})
+    assert spec.train["optim"]["lr"] == 3e-4
+    assert "--train, over the recipe: optim.lr=0.0003" in _text(spec)
 
 
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:

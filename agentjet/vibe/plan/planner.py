@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentjet.core import ConfigError
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
@@ -30,7 +31,7 @@ from agentjet.vibe.plan.spec import (
     TaskSpec,
     merge_overrides,
 )
-from agentjet.vibe.plan.train_overrides import describe_overrides
+from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -81,11 +82,28 @@ def plan(
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
     if eval_items is not None:
         update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
+    said, notes = _said_settings(reading)
+    assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
     if train:
-        update["train"] = merge_overrides(dict(draft.train), train)
+        recipe = merge_overrides(recipe, train)
         given = ", ".join(describe_overrides(train))
-        update["assumptions"] = [*draft.assumptions, f"training settings from --train, over the recipe: {given}"]
-    return draft.model_copy(update=update)
+        assumptions.append(f"training settings from --train, over the recipe: {given}")
+    return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
+
+
+def _said_settings(reading: Reading) -> tuple[dict[str, Any], list[str]]:
+    """The training settings the sentence states, checked, as overrides of the recipe, and a note on each."""
+    overrides: dict[str, Any] = {}
+    notes: list[str] = []
+    for setting in reading.settings:
+        try:
+            checked = parse_train_overrides([f"{setting.key}={setting.value}"])
+        except ConfigError as exc:
+            notes.append(f"'{setting.words}' ignored: {str(exc).removeprefix('--train: ')}")
+            continue
+        overrides = merge_overrides(overrides, checked)
+        notes.append(f"'{setting.words}' sets {setting.key}={setting.value:g} over the family's recipe")
+    return overrides, notes
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:

@@ -4,7 +4,8 @@ Pure. Roles are read in any ordinary phrasing: "as the seer", "make the seer bet
 find the wolves" (villagers trained, wolves the opponents), "the seer and the doctor", "improve the wolf",
 "wolves should win more". The game's own name ("play werewolves", "at mafia") is no role. A mention is an
 opponent when a verb or preposition of opposition governs it ("against", "beat", "find", "catch", "vote out",
-"fool", "protect", ...), or when it is called scripted.
+"fool", "protect", ...), or when it is called scripted. A mention is left out ("but not the wolves", "everyone except
+the seer", "don't train the witch"): the planner trains the rest of its side, or the other side.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ _SCRIPTED_AFTER = re.compile(
 )
 _NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
 _OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
+# "but not the wolves", "everyone except the seer", "don't train the witch": a role left out (the text up to the
+# word that governs the mention); "the seer is not trained", "the hunter stays untrained": the same, said after it
+_LEFT_OUT_BEFORE = re.compile(
+    r"(?:\b(?:not|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|instead of|minus|without|"
+    r"leave out|leaving out|skip|skipping)|\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+"
+    r"(?:train|training|improve|teach|touch|update|change))$"
+)
+_LEFT_OUT_AFTER = re.compile(
+    r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
+    r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
+    r"(?:is|are|stays?|remains?|left|kept)\s+untrained)\b"
+)
+# "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
+_LOSES_AFTER = re.compile(
+    r"^\s+(?:(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
+    r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)|"
+    r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom))\b"
+)
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
@@ -100,11 +119,12 @@ Grouping = Literal["side", "role"]
 
 @dataclass(frozen=True)
 class RoleMention:
-    """One role word as written, and whether the sentence trains it or names it as an opponent."""
+    """One role word as written, and whether the sentence trains it, names it as an opponent, or leaves it out."""
 
     word: str
     roles: tuple[str, ...]
     trained: bool
+    left_out: bool = False  # "but not the wolves": neither trained nor called the opponent
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,11 @@ class RoleReading:
 
     @property
     def opponents(self) -> tuple[RoleMention, ...]:
-        return tuple(m for m in self.mentions if not m.trained)
+        return tuple(m for m in self.mentions if not m.trained and not m.left_out)
+
+    @property
+    def left_out(self) -> tuple[RoleMention, ...]:
+        return tuple(m for m in self.mentions if m.left_out)
 
 
 def read_roles(text: str) -> RoleReading:
@@ -139,6 +163,9 @@ def read_roles(text: str) -> RoleReading:
         roles = ROLE_ALIASES[word]
         if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
             roles = _WOLVES if roles == _WOLVES else _SIDE
+        if _LEFT_OUT_BEFORE.search(_up_to_governor(before)) or _LEFT_OUT_AFTER.match(after):
+            mentions.append(RoleMention(word, roles, trained=False, left_out=True))
+            continue
         mentions.append(RoleMention(word, roles, trained=_is_trained(before, after)))
     separate = bool(_SEPARATE.search(text))
     grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
@@ -170,7 +197,7 @@ def _is_role_use(before: str, after: str) -> bool:
 
 
 def _is_trained(before: str, after: str) -> bool:
-    if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before):
+    if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before) or _LOSES_AFTER.match(after):
         return False
     if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
@@ -179,9 +206,15 @@ def _is_trained(before: str, after: str) -> bool:
 
 def _governor(before: str) -> str:
     """The nearest word before a mention that is not role-list glue ("find" in "find the seer and the wolves")."""
-    words = re.findall(r"[\w'&+/-]+|,", before)
-    for word in reversed(words):
-        if word in _GLUE or _ROLE.fullmatch(word):
+    head = _up_to_governor(before)
+    found = re.search(r"[\w'&+/-]+$|,$", head)
+    return found.group(0) if found else ""
+
+
+def _up_to_governor(before: str) -> str:
+    """`before` up to and with its governing word ("train werewolves, but not" of "... but not the seer or the")."""
+    for word in reversed(list(re.finditer(r"[\w'&+/-]+|,", before))):
+        if word.group(0) in _GLUE or _ROLE.fullmatch(word.group(0)):
             continue
-        return str(word)
+        return before[: word.end()]
     return ""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from agentjet.vibe.plan.numbers import Cue, read_cues, with_digits
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
+from agentjet.vibe.plan.train_words import TrainSetting, read_train_settings, without_settings
 
 __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 
@@ -33,7 +34,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bsocial[- ]deduction\b",
         r"\bhidden[- ]role\b",
         r"\b(?:seers?|villagers?|townsfolk)\b",
-        r"\b(?:witch|hunter|doctor|detective|village|town)\b.*\b(?:game|play|playing|vote|votes|night|lynch)\b",
+        r"\b(?:witch|hunter|doctor|detective|village|town)\b.*\b(?:game|play|playing|vote|votes|night|lynch|wins?)\b",
     ),
     "tool_use": (
         r"\btools?\b",
@@ -163,6 +164,7 @@ class Reading:
     discussion: bool | None
     is_text_request: bool  # "write me a poem": asks for text, not training
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
+    settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -194,6 +196,7 @@ def read_sentence(sentence: str) -> Reading:
     text = with_digits(words)
     families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     name = _MODEL_NAME.search(text)
+    settings = read_train_settings(text)
     phrase = next(
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
     )
@@ -209,7 +212,8 @@ def read_sentence(sentence: str) -> Reading:
         level=_level(text),
         level_word=phrase[0] if phrase else None,
         level_phrase=phrase[1] if phrase else None,
-        cues=read_cues(text, said=words),
+        cues=read_cues(without_settings(text, settings), said=words),
+        settings=settings,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),

@@ -70,7 +70,26 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
-    return chosen
+    return _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
+
+
+def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
+    """`chosen` less the roles the sentence leaves out; with nothing else named, the rest of the left-out roles'
+    side ("everyone except the seer": villager, witch, hunter), or the other side ("but not the wolves")."""
+    out = {r for m in roles.left_out for r in m.roles}
+    words = ", ".join(dict.fromkeys(f"'{m.word}'" for m in roles.left_out))
+    kept = {side: found - out for side, found in chosen.items() if found - out}
+    if not kept:
+        side = _side(roles.left_out[0].roles)
+        rest = ({"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)) - out
+        if not rest:
+            side = _VILLAGE if side == _WOLVES else _WOLVES
+            rest = ({"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)) - out
+        kept = {side: rest}
+    if kept:
+        trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
+        assumptions.append(f"{words} left out, as asked: the policy trains {trained}")
+    return kept
 
 
 def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:
