@@ -129,6 +129,20 @@ def test_refusals_name_the_families_and_how_to_configure_an_llm(sentence: str, w
     assert "--llm" in message and "AGENTJET_VIBE_LLM" in message
 
 
+@pytest.mark.parametrize(
+    ("sentence", "flags", "words"),
+    [
+        ("train werewolves 0 steps", {}, "a run of 0 steps cannot be planned: say a step count from 1 to 100000"),
+        ("countdown for 200000 steps", {}, "200000 steps"),
+        ("countdown", {"steps": 0}, "0 steps"),
+        ("train werewolves in 0 minutes", {}, "a time limit of 0 minutes leaves no time to train"),
+    ],
+)
+def test_a_budget_that_cannot_run_is_refused_in_one_sentence(sentence: str, flags: dict[str, Any], words: str) -> None:
+    with pytest.raises(PlanRefused, match=words):
+        plan(sentence, llm=None, gpu=False, model_roots=[], **flags)
+
+
 def test_every_guess_is_an_assumption() -> None:
     spec = _plan("train a 7B to play werewolves")
     text = " ".join(spec.assumptions)

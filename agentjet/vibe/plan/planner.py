@@ -39,6 +39,7 @@ __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
 DETERMINISTIC = "deterministic"
 DEFAULT_STEPS = 10
 QUICK_STEPS = 3  # "a quick run", "a smoke test"
+_MAX_STEPS = 100_000  # Budget's bound
 _LEVEL_OF_WORD: dict[str, Callable[[int], int]] = {
     "easy": lambda top: 1,
     "medium": lambda top: 2,
@@ -289,6 +290,10 @@ def _budget(
         assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
+    if steps < 1 or steps > _MAX_STEPS:
+        raise PlanRefused(f"a run of {steps} steps cannot be planned: say a step count from 1 to {_MAX_STEPS}")
+    if minutes is not None and minutes <= 0:
+        raise PlanRefused(f"a time limit of {minutes:g} minutes leaves no time to train: say a limit above 0")
     return Budget(steps=steps, minutes=minutes)
 
 
