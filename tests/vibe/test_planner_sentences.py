@@ -387,7 +387,46 @@ SIXTH_HELD_OUT = [
     Row("tool-use agent with 5 products", "tool_use", {"difficulty": 3}),
     Row("werewolves, seer only, no discussion", "werewolves", {"discussion": False}, roles=["seer"]),
 ]
-ALL_ROWS = ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
+# A seventh set of 15, longer and chattier, the same session: 13 of 15. "the mafia party game where it plays the
+# doctor" trained the wolves ("mafia party game" is the game now), and "eval on 32 games" was dropped (a held-out
+# count in the sentence now sets the eval items; tests below).
+SEVENTH_HELD_OUT = [
+    Row(
+        "Hi! I'm a researcher and I'd love to see whether RL can teach a small LM to be a good seer in werewolf. "
+        "Can we try 6 steps?",
+        "werewolves",
+        roles=["seer"],
+        steps=6,
+        model="a small model",
+    ),
+    Row("train an agent for the mafia party game where it plays the doctor", "werewolves", roles=["witch"]),
+    Row("our bot keeps losing as a werewolf; make it stronger in 15 minutes", "werewolves", roles=WOLVES, minutes=15),
+    Row("werewolves 9 players, train villagers with discussion, eval on 32 games", "werewolves", roles=VILLAGE),
+    Row("we want the witch to stop wasting her potions", "werewolves", roles=["witch"]),
+    Row("countdown: 3 numbers, easy targets", "countdown", {"difficulty": 1}),
+    Row(
+        "make a 0.5b model solve countdown puzzles with targets between 100 and 999",
+        "countdown",
+        {"difficulty": 4},
+        model="0.5B",
+    ),
+    Row("train a model on addition problems with numbers between 1 and 20", "arithmetic", {"difficulty": 2}),
+    Row("learn to use tools to compute the cost of 3 products, 20 steps", "tool_use", {"difficulty": 2}, steps=20),
+    Row("teach a model to say ok", "word"),
+    Row("I want a reasoning model for math puzzles, about 30 min of training", "arithmetic", minutes=30),
+    Row("werewolf seer training on llama-3.2-1b", "werewolves", roles=["seer"], model="llama 1B"),
+    Row("play as the werewolves and beat the villagers in 5 steps", "werewolves", roles=WOLVES, steps=5),
+    Row(
+        "werewolves, hunter and witch, separate models for each",
+        "werewolves",
+        roles=["witch", "hunter"],
+        policies=[["witch"], ["hunter"]],
+    ),
+    Row("RL fine-tune so the agent answers each shopping question correctly", "tool_use", {"difficulty": 1}),
+]
+ALL_ROWS = (
+    ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
+) + SEVENTH_HELD_OUT
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -548,6 +587,29 @@ def test_a_setting_is_no_difficulty_cue_and_the_flag_wins_over_the_sentence() ->
     spec = plan("countdown, lr 1e-3", llm=None, gpu=False, model_roots=[], train={"optim": {"lr": 3e-4}})
     assert spec.train["optim"]["lr"] == 3e-4
     assert "--train, over the recipe: optim.lr=0.0003" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "items", "level"),
+    [
+        ("werewolves, train villagers, eval on 32 games", 32, None),
+        ("tool use, evaluate on 16 items", 16, 1),  # "16 items" is the held-out count, not a list of 16 items
+        ("arithmetic with 64 held-out problems, 3 numbers", 64, 2),
+        ("countdown, test it on 8 puzzles", 8, 1),
+    ],
+)
+def test_a_held_out_count_in_the_sentence_sets_the_eval_items(sentence: str, items: int, level: int | None) -> None:
+    spec = _plan(sentence)
+    assert spec.dataset.eval_items == items
+    assert f"{items} held-out items a round" in _text(spec)
+    assert spec.params.get("difficulty") == level
+
+
+def test_the_eval_items_flag_wins_and_a_count_of_0_is_refused() -> None:
+    spec = plan("countdown, test on 8 puzzles", llm=None, gpu=False, model_roots=[], eval_items=24)
+    assert spec.dataset.eval_items == 24
+    with pytest.raises(PlanRefused, match="0 held-out items cannot be planned"):
+        _plan("countdown, test on 0 puzzles")
 
 
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:

@@ -13,7 +13,7 @@ roles.py         Which werewolves roles a sentence trains, names as opponents or
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
 spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
-train_words.py   Training settings a sentence states in words ("a learning rate of 1e-4", "groups of 16").
+train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
                  measured recipe.
 werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them, talk

@@ -40,6 +40,7 @@ DETERMINISTIC = "deterministic"
 DEFAULT_STEPS = 10
 QUICK_STEPS = 3  # "a quick run", "a smoke test"
 _MAX_STEPS = 100_000  # Budget's bound
+_MAX_ITEMS = 100_000  # DatasetPlan's bound
 _LEVEL_OF_WORD: dict[str, Callable[[int], int]] = {
     "easy": lambda top: 1,
     "medium": lambda top: 2,
@@ -81,9 +82,14 @@ def plan(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
-    if eval_items is not None:
-        update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
     said, notes = _said_settings(reading)
+    if eval_items is None and reading.eval_count is not None:
+        eval_items = reading.eval_count.items
+        notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
+    if eval_items is not None:
+        if not 1 <= eval_items <= _MAX_ITEMS:
+            raise PlanRefused(f"{eval_items} held-out items cannot be planned: say 1 to {_MAX_ITEMS}")
+        update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
     assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
     if train:
         recipe = merge_overrides(recipe, train)

@@ -51,7 +51,7 @@ _OPPONENT = frozenset(
 )
 _DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")
 _NOT_A_ROLE_AFTER = re.compile(
-    r"^\s+(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
+    r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
     r"benchmark|setting|village|town|rules|simulation|variant)\b|"
     r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b|"  # "a mafia-style game": the game's kind
     r"^-(?:playing|player|players|bot|bots|agent|agents|game|games)\b"  # "a werewolf-playing LLM": the game

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from agentjet.vibe.plan.numbers import Cue, read_cues, with_digits
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
-from agentjet.vibe.plan.train_words import TrainSetting, read_train_settings, without_settings
+from agentjet.vibe.plan.train_words import EvalCount, TrainSetting, blanked, read_eval_count, read_train_settings
 
 __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 
@@ -165,6 +165,7 @@ class Reading:
     is_text_request: bool  # "write me a poem": asks for text, not training
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
+    eval_count: EvalCount | None = None  # "evaluate on 32 games": held-out items a round
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -196,7 +197,7 @@ def read_sentence(sentence: str) -> Reading:
     text = with_digits(words)
     families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     name = _MODEL_NAME.search(text)
-    settings = read_train_settings(text)
+    settings, held = read_train_settings(text), read_eval_count(text)
     phrase = next(
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
     )
@@ -212,8 +213,9 @@ def read_sentence(sentence: str) -> Reading:
         level=_level(text),
         level_word=phrase[0] if phrase else None,
         level_phrase=phrase[1] if phrase else None,
-        cues=read_cues(without_settings(text, settings), said=words),
+        cues=read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=words),
         settings=settings,
+        eval_count=held,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),

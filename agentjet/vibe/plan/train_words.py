@@ -1,8 +1,9 @@
-"""Training settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8".
+"""Run settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8", and how
+many held-out items to measure on ("evaluate on 32 games").
 
-Pure. Each setting is the TrainConfig key it sets, the value and the words it came from, so the planner can put
-it over the family's measured recipe and say so; `without_settings` blanks them out of the text before numeric
-difficulty cues are read (the 16 of "groups of 16" is no count of anything in the puzzle).
+Pure. Each training setting is the TrainConfig key it sets, the value and the words it came from, so the planner
+can put it over the family's measured recipe and say so; `blanked` takes them out of the text before numeric
+difficulty cues are read (the 16 of "groups of 16" or "eval on 16 items" is no count of anything in the puzzle).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["TrainSetting", "read_train_settings", "without_settings"]
+__all__ = ["EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_train_settings"]
 
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
@@ -44,9 +45,33 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
     return tuple(found.values())
 
 
-def without_settings(text: str, settings: tuple[TrainSetting, ...]) -> str:
-    """`text` with each setting's words blanked (same length, so positions hold)."""
-    for setting in settings:
-        start, end = setting.span
+_THINGS = r"(?:games?|deals?|items?|problems?|puzzles?|questions?|words?|lists?|episodes?|examples?|tasks?)"
+_EVAL_COUNT = re.compile(
+    rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
+    rf"(?:it\s+|them\s+|the model\s+)?(?:on|over|with|against|using)\s+(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\b|"
+    rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b"
+)
+
+
+@dataclass(frozen=True)
+class EvalCount:
+    """How many held-out items the sentence asks to measure on, and its words."""
+
+    items: int
+    words: str
+    span: tuple[int, int]
+
+
+def read_eval_count(text: str) -> EvalCount | None:
+    """"evaluate on 32 games", "64 held-out problems" -> 32, 64; None when the sentence does not say."""
+    match = _EVAL_COUNT.search(text)
+    if match is None:
+        return None
+    return EvalCount(int(match.group(1) or match.group(2)), match.group(0), match.span())
+
+
+def blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each span blanked (same length, so positions hold)."""
+    for start, end in spans:
         text = text[:start] + " " * (end - start) + text[end:]
     return text
