@@ -581,6 +581,44 @@ def test_training_settings_in_the_sentence_go_over_the_recipe(
     assert said in _text(spec)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "group", "tasks", "said"),
+    [
+        ("werewolves with 16 games per step", 8, 2, "sets collect.tasks=2 (2 groups of 8 an update)"),
+        ("werewolves, 4 games per step", 4, 1, "sets grpo.group_size=4, collect.tasks=1"),
+        ("arithmetic, 20 episodes per update", 8, 2, "16, the nearest multiple of the group size"),
+        ("arithmetic, groups of 4, 12 games per step", 4, 3, "3 groups of 4 an update"),
+        ("countdown, 3 puzzles per step", 8, 3, "'3 puzzles per step' sets collect.tasks=3"),
+        ("countdown, 1 game per step", 8, 2, "'1 game per step' ignored: grpo.group_size"),
+    ],
+)
+def test_episodes_or_tasks_per_step_split_into_groups_and_tasks(
+    sentence: str, group: int, tasks: int, said: str
+) -> None:
+    spec = _plan(sentence)
+    assert (spec.train["grpo"]["group_size"], spec.train["collect"]["tasks"]) == (group, tasks)
+    assert said in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "turns", "said"),
+    [
+        ("tool use with max 2 turns", 2, "'max 2 turns' -> max_turns=2 model calls an episode (fewer than the 7"),
+        ("tool calling, 4 items, at most 20 turns", 20, "'at most 20 turns' -> max_turns=20 model calls an episode"),
+        ("tool use, 10 turns max", 10, "'10 turns max' -> max_turns=10"),
+    ],
+)
+def test_an_agents_turns_set_tool_use_max_turns(sentence: str, turns: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.params["max_turns"] == turns
+    assert said in _text(spec)
+    load_family(spec.family, spec.params)
+
+
+def test_turns_in_a_family_without_them_are_named_as_ignored() -> None:
+    assert "'within 3 calls' ignored: the countdown family" in _text(_plan("countdown within 3 calls"))
+
+
 def test_a_setting_is_no_difficulty_cue_and_the_flag_wins_over_the_sentence() -> None:
     spec = _plan("arithmetic, groups of 16")
     assert spec.params["difficulty"] == 1 and "'groups of 16' ignored" not in _text(spec)

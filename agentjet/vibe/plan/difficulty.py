@@ -121,12 +121,13 @@ _KNOBS: dict[str, Callable[[Cue], tuple[int, str] | None]] = {
 
 
 def level_from_cues(family: str, cues: Sequence[Cue]) -> CueLevel:
-    """The hardest level any cue asks for in `family`; cues of werewolves (rounds, players) are left to it."""
+    """The hardest level any cue asks for in `family`; werewolves' rounds and players and tool use's turns are left
+    to the planner."""
     knob = _KNOBS.get(family)
     levels, reasons, ignored = [], [], []
     for cue in cues:
-        if family == "werewolves" and cue.kind in ("rounds", "players"):
-            continue
+        if family == "werewolves" and cue.kind in ("rounds", "players") or family == "tool_use" and cue.kind == "turns":
+            continue  # not a level: the planner sets these params itself
         found = knob(cue) if knob is not None else None
         if found is None:
             ignored.append(cue.words)

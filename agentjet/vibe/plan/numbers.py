@@ -4,7 +4,7 @@ Pure. `with_digits("five numbers, twenty-one steps")` -> "5 numbers, 21 steps". 
 sentence says about the size of a puzzle, never what it means for a family (`difficulty.py` maps that):
 counts of things ("with 6 numbers", "a 4-item list", "two-step problems", "multi-step": 2), digits
 ("3-digit targets"), bounds ("up to 100", "targets over 200", "in the thousands"), how many of each thing
-("up to 5 of each"), grid sizes ("5x5"), werewolves rounds and players.
+("up to 5 of each"), grid sizes ("5x5"), werewolves rounds and players, an agent's turns ("at most 6 turns").
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ _KEEP_ONE = re.compile(
     r"(?:\bone(?=\s+of\b|\s+another\b|[\s-]+word\b|\s+side\b|\s+for\b)|(?<=\bthe )one\b|(?<=\bno )one\b)"
 )
 
-CueKind = Literal["count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity"]
+CueKind = Literal[
+    "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns"
+]
 _COUNT_NOUNS = r"(?:numbers?|operands?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
     r"(?:(?:word\s+|math\s+|maths\s+|arithmetic\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
@@ -50,6 +52,10 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
     ("players", re.compile(r"\b(\d+)[\s-]*(?:players?|people|seats)\b")),
+    ("turns", re.compile(  # how many calls an agent gets: "at most 6 turns", "10 turns max"
+        r"\b(?:max(?:imum)?(?: of)?|at most|up to|no more than|limit(?:ed)? to|within)\s+(\d+)\s+"
+        r"(?:turns?|tool calls?|model calls?|calls?)\b|\b(\d+)[\s-]*turns?\s+(?:max(?:imum)?|at most|limit)\b"
+    )),
     ("quantity", re.compile(  # how many of each thing: "up to 5 of each", "quantities up to 9"
         r"\b(?:up to|at most|no more than|max(?:imum)?(?: of)?)\s+(\d+)\s+"
         r"(?:of each|each|apiece|of every \w+|per item)\b|"

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentjet.core import ConfigError
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
+from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
@@ -32,6 +33,7 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
+from agentjet.vibe.plan.train_words import EPISODES_PER_STEP
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -82,7 +84,7 @@ def plan(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
-    said, notes = _said_settings(reading)
+    said, notes = _said_settings(reading, dict(draft.train))
     if eval_items is None and reading.eval_count is not None:
         eval_items = reading.eval_count.items
         notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
@@ -98,19 +100,34 @@ def plan(
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
 
 
-def _said_settings(reading: Reading) -> tuple[dict[str, Any], list[str]]:
+def _said_settings(reading: Reading, recipe: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The training settings the sentence states, checked, as overrides of the recipe, and a note on each."""
     overrides: dict[str, Any] = {}
     notes: list[str] = []
     for setting in reading.settings:
+        if setting.key == EPISODES_PER_STEP:
+            group = int(merge_overrides(recipe, overrides).get("grpo", {}).get("group_size", 8))
+            pairs, how = _episodes_per_step(int(setting.value), group)
+        else:
+            pairs, how = [f"{setting.key}={setting.value}"], f"sets {setting.key}={setting.value:g}"
         try:
-            checked = parse_train_overrides([f"{setting.key}={setting.value}"])
+            checked = parse_train_overrides(pairs)
         except ConfigError as exc:
             notes.append(f"'{setting.words}' ignored: {str(exc).removeprefix('--train: ')}")
             continue
         overrides = merge_overrides(overrides, checked)
-        notes.append(f"'{setting.words}' sets {setting.key}={setting.value:g} over the family's recipe")
+        notes.append(f"'{setting.words}' {how} over the family's recipe")
     return overrides, notes
+
+
+def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
+    """Episodes an update as GRPO groups x task groups: 16 with groups of 8 -> 2 tasks; 4 -> one group of 4."""
+    if episodes < group:
+        pairs = [f"grpo.group_size={episodes}", "collect.tasks=1"]
+        return pairs, f"sets grpo.group_size={episodes}, collect.tasks=1 (one group of {episodes} an update)"
+    tasks = max(1, round(episodes / group))
+    exact = "" if tasks * group == episodes else f"; {tasks * group}, the nearest multiple of the group size"
+    return [f"collect.tasks={tasks}"], f"sets collect.tasks={tasks} ({tasks} groups of {group} an update{exact})"
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
@@ -139,6 +156,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     elif info.levels:
         difficulty = _difficulty(reading, info, assumptions)
         params, roles, name = {"difficulty": difficulty}, [], f"{family}-d{difficulty}"
+        if family == "tool_use":
+            params |= _tool_turns(reading, difficulty, assumptions)
     else:
         params, roles, name = {}, [], family
     if not info.levels:
@@ -266,6 +285,18 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
 
 def _ignored_cues(reading: Reading, family: str, assumptions: list[str]) -> None:
     _note_ignored(level_from_cues(family, reading.cues).ignored, family, assumptions)
+
+
+def _tool_turns(reading: Reading, difficulty: int, assumptions: list[str]) -> dict[str, Any]:
+    """`max_turns` from "at most 6 turns", with a note when it is fewer than a list of the level needs."""
+    cue = next((c for c in reading.cues if c.kind == "turns" and c.value >= 1), None)
+    if cue is None:
+        return {}
+    items = TOOL_LEVELS[difficulty].items
+    needed = 2 * items + 3  # the family's default: a lookup and a note each item, the sum, the note, the answer
+    short = "" if cue.value >= needed else f" (fewer than the {needed} a list of {items} items takes by default)"
+    assumptions.append(f"'{cue.words}' -> max_turns={cue.value} model calls an episode{short}")
+    return {"max_turns": cue.value}
 
 
 def _note_ignored(ignored: tuple[str, ...], family: str, assumptions: list[str]) -> None:
