@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -55,6 +56,18 @@ def _processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def _remove_group(path: Path, timeout_s: float = 10.0) -> None:
+    """rmdir a run's cgroup, retried while the kernel still counts a just-killed (unreaped) process in it."""
+    deadline = time.monotonic() + timeout_s
+    while path.is_dir():
+        try:
+            path.rmdir()
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _mount_bases() -> set[Path]:
@@ -255,8 +268,7 @@ def test_a_killed_host_process_takes_its_sandbox_down(bwrap: BwrapBackend, tmp_p
         host.kill()
         for base in layout.bases.values():  # the dead host could not remove its group; the next sweep would
             for name in _run_groups(layout) - before:
-                if (base / name).is_dir():
-                    os.rmdir(base / name)
+                _remove_group(base / name)
         for left in _mount_bases() - bases_before:  # empty mount points, as the dead host left them
             for child in left.iterdir():
                 child.rmdir()
