@@ -424,9 +424,33 @@ SEVENTH_HELD_OUT = [
     ),
     Row("RL fine-tune so the agent answers each shopping question correctly", "tool_use", {"difficulty": 1}),
 ]
+# An eighth set of 20 the same session, the four small families only: 16 of 20. "make 100 from 4 numbers", "an agent
+# that looks up product prices ...", "make it say banana, 5 steps" and "repeat after me: hello" were refused.
+EIGHTH_HELD_OUT = [
+    Row("get my model to do long division", "arithmetic", {"difficulty": 1}),
+    Row("subtraction drills for a 1B model", "arithmetic", model="1B"),
+    Row("teach multiplication tables up to 12", "arithmetic", {"difficulty": 1}),
+    Row("math word problems about money, medium difficulty", "arithmetic", {"difficulty": 2}),
+    Row("improve accuracy on GSM8K-style questions", "arithmetic"),
+    Row("solve arithmetic expressions like 3 + 4 * 2", "arithmetic"),
+    Row("the numbers game from the TV show, six numbers", "countdown", {"difficulty": 4}),
+    Row("find an expression that equals the target using given numbers", "countdown", {"difficulty": 1}),
+    Row("countdown puzzles but only 3 numbers", "countdown", {"difficulty": 1}),
+    Row("make 100 from 4 numbers", "countdown", {"difficulty": 2}),
+    Row("an agent that looks up product prices and writes the total in its notes", "tool_use"),
+    Row("shopping list totals with tools, up to 9 of each item", "tool_use", {"difficulty": 3}),
+    Row("tool use, prices under 50, 3 items", "tool_use", {"difficulty": 3}),
+    Row("train function calling", "tool_use", {"difficulty": 1}),
+    Row("agent with a notepad and a calculator", "tool_use"),
+    Row("echo the given word back", "word"),
+    Row("answer with the first word of the prompt", "word"),
+    Row("one-word replies only", "word"),
+    Row("make it say banana, 5 steps", "word", steps=5),
+    Row("repeat after me: hello", "word"),
+]
 ALL_ROWS = (
     ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + SEVENTH_HELD_OUT
+) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT)
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -525,7 +549,15 @@ def test_a_word_said_at_the_end_of_the_sentence_asks_for_the_word_family(sentenc
     assert f"'{word}' among others, not '{word}' alone" in _text(spec)
 
 
-@pytest.mark.parametrize("sentence", ["train a model to say it", "teach a model to answer correctly"])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "train a model to say it",
+        "teach a model to answer correctly",
+        "teach it to say hello to users, politely",
+        "get better grades with numbers",
+    ],
+)
 def test_saying_no_particular_word_is_no_word_task(sentence: str) -> None:
     with pytest.raises(PlanRefused, match="no built-in task family matches"):
         _plan(sentence)

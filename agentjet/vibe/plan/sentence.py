@@ -18,11 +18,11 @@ from agentjet.vibe.plan.train_words import EvalCount, TrainSetting, blanked, rea
 
 __all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
 
-# "a bot that says hello", "make it always say yes.": one word said, closing the sentence (not "say it", "say more")
+# "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
     r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything))?"
-    r"\s*[.!]?\s*$"
+    r"\s*(?:[.!,;:]|$)"
 )
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
@@ -41,6 +41,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btool[- ]?(?:use|using|calling|calls?)\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
+        r"\blook(?:s|ing|ed)? (?:\w+ )?up\b",
         r"\blook (?:things|facts|it|them|prices?) up\b",
         r"\b(?:take|taking|keep|keeping) notes?\b",
         r"\bnote[- ]?taking\b",
@@ -57,6 +58,9 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
         r"\b(?:24[- ]game|game of 24|make 24)\b",
+        r"\b(?:make|makes|making|reach|reaches|reaching|hit|form|get to) (?:\d+|a hundred|a thousand|(?:one|two|"
+        r"three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)"
+        r"[\w-]*(?: hundred)?) (?:from|with|using|out of) (?:\S+ )?(?:given |different |the )?numbers\b",
     ),
     "arithmetic": (
         r"\barithmetics?\b",
@@ -80,6 +84,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\bword (?:echo|repetition|game)\b",
+        r"\brepeat after me\b",
         SAYS_A_WORD,
     ),
 }
