@@ -571,7 +571,9 @@ def test_saying_no_particular_word_is_no_word_task(sentence: str) -> None:
         ("werewolves where the wolves are not trained", VILLAGE, "'wolves' left out"),
         ("werewolves, the hunter stays untrained, train the rest of the village", ["villager", "seer", "witch"], ""),
         ("train everyone except the wolves and the seer", ["villager", "witch", "hunter"], "'wolves', 'seer' left"),
-        ("don't touch the wolves", VILLAGE, "the policy trains villager, seer, witch, hunter"),
+        ("don't touch the wolves", VILLAGE, "'wolves' left out, as asked: villager, seer, witch, hunter train"),
+        ("train nobody except the wolves", WOLVES, ""),
+        ("no one but the seer should learn", ["seer"], ""),
         ("teach the werewolves, not the villagers", WOLVES, "'villagers' left out"),
         ("not only the seer but also the witch should improve", ["seer", "witch"], ""),  # "not only" leaves none out
         ("make sure the wolves do not win: train the villagers", VILLAGE, ""),

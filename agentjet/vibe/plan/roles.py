@@ -75,6 +75,11 @@ _LEFT_OUT_BEFORE = re.compile(
     r"leave out|leaving out|skip|skipping)|\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+"
     r"(?:train|training|improve|teach|touch|update|change))$"
 )
+# "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
+_ONLY_BEFORE = re.compile(
+    r"\b(?:nobody|no one|noone|none|anyone|anybody|no other role|no roles?)\s+(?:else\s+)?"
+    r"(?:except(?:\s+for)?|but|other than|apart from|besides|save)$"
+)
 _LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
@@ -163,7 +168,11 @@ def read_roles(text: str) -> RoleReading:
         roles = ROLE_ALIASES[word]
         if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
             roles = _WOLVES if roles == _WOLVES else _SIDE
-        if _LEFT_OUT_BEFORE.search(_up_to_governor(before)) or _LEFT_OUT_AFTER.match(after):
+        head = _up_to_governor(before)
+        if _ONLY_BEFORE.search(head):
+            mentions.append(RoleMention(word, roles, trained=True))
+            continue
+        if _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(after):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True))
             continue
         mentions.append(RoleMention(word, roles, trained=_is_trained(before, after)))

@@ -88,7 +88,7 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
         kept = {side: rest}
     if kept:
         trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
-        assumptions.append(f"{words} left out, as asked: the policy trains {trained}")
+        assumptions.append(f"{words} left out, as asked: {trained} train")
     return kept
 
 
