@@ -684,6 +684,20 @@ def test_the_eval_items_flag_wins_and_a_count_of_0_is_refused() -> None:
         _plan("countdown, test on 0 puzzles")
 
 
+@pytest.mark.parametrize(
+    ("sentence", "rounds", "said"),
+    [
+        ("werewolves, 3 nights max, train the wolves", 3, "'3 nights max' -> max_rounds=3: a round is a night"),
+        ("werewolf games of at most 4 days as the seer", 4, "'at most 4 days' -> max_rounds=4"),
+        ("werewolves capped at 5 rounds", 5, "'5 rounds' -> max_rounds=5"),
+    ],
+)
+def test_a_cap_on_rounds_nights_or_days_sets_max_rounds_and_says_so(sentence: str, rounds: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.params["max_rounds"] == rounds
+    assert said in _text(spec)
+
+
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:
     spec = _plan("countdown at level 1 with 6 numbers")
     assert spec.params["difficulty"] == 1

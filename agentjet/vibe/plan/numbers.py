@@ -51,6 +51,11 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("count", re.compile(rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|small|big|random)\s+)?{_COUNT_NOUNS}\b")),
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
+    ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
+        r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game)\b|"
+        r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only)\s+(\d+)\s+(?:nights?|days?|"
+        r"night[- ]day cycles?)\b"
+    )),
     ("players", re.compile(r"\b(\d+)[\s-]*(?:players?|people|seats)\b")),
     ("turns", re.compile(  # how many calls an agent gets: "at most 6 turns", "10 turns max"
         r"\b(?:max(?:imum)?(?: of)?|at most|up to|no more than|limit(?:ed)? to|within)\s+(\d+)\s+"

@@ -137,7 +137,8 @@ _NO_TALK = re.compile(
     r"(?:let\s+(?:them|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?(?:talk|discuss|chat|speak|debate)\b"
 )
 _TALK = re.compile(
-    r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+)?(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
+    r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|"
+    r"speech)\b|"
     r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
     r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b"
 )

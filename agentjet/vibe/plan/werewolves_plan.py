@@ -138,6 +138,10 @@ def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
     for cue in reading.cues:
         if cue.kind == "rounds" and cue.value >= 1 and "max_rounds" not in params:
             params["max_rounds"] = cue.value
+            assumptions.append(
+                f"'{cue.words}' -> max_rounds={cue.value}: a round is a night and a day, and a game with no winner "
+                f"after {cue.value} is a draw"
+            )
         elif cue.kind == "players" and cue.value != _PLAYERS:
             assumptions.append(f"'{cue.words}' is ignored: the game always seats {_PLAYERS} players")
     return params
