@@ -45,6 +45,11 @@ class Level:
     max_price: int
     distractors: int = 3  # extra items in the price table
 
+    @property
+    def turns(self) -> int:
+        """The default `max_turns`: a lookup and a note an item, the sum, the total's note and the answer."""
+        return 2 * self.items + 3
+
 
 LEVELS: Mapping[int, Level] = {
     1: Level(items=2, max_quantity=1, max_price=10),
@@ -95,7 +100,7 @@ class ToolUse:
         self.framework = check_framework(framework, TOOL_FRAMEWORKS)
         if max_tokens < 1 or (max_turns is not None and max_turns < 1):
             raise ValueError(f"max_tokens and max_turns must be >= 1, got {max_tokens}, {max_turns}")
-        self.max_turns = max_turns or 2 * LEVELS[difficulty].items + 3
+        self.max_turns = max_turns or LEVELS[difficulty].turns
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.timeout_s = timeout_s

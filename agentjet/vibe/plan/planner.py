@@ -292,9 +292,8 @@ def _tool_turns(reading: Reading, difficulty: int, assumptions: list[str]) -> di
     cue = next((c for c in reading.cues if c.kind == "turns" and c.value >= 1), None)
     if cue is None:
         return {}
-    items = TOOL_LEVELS[difficulty].items
-    needed = 2 * items + 3  # the family's default: a lookup and a note each item, the sum, the note, the answer
-    short = "" if cue.value >= needed else f" (fewer than the {needed} a list of {items} items takes by default)"
+    level = TOOL_LEVELS[difficulty]
+    short = "" if cue.value >= level.turns else f" (fewer than the {level.turns} a list of {level.items} items takes)"
     assumptions.append(f"'{cue.words}' -> max_turns={cue.value} model calls an episode{short}")
     return {"max_turns": cue.value}
 
