@@ -41,6 +41,7 @@ class FamilyInfo:
     train: Mapping[str, Any] = field(default_factory=dict)  # TrainConfig overrides measured to learn (docs/vibe.md)
     steps: int | None = None  # the default budget when the sentence names none (None: the planner's default)
     recipe: str = ""  # where `train` comes from, stated as an assumption of the plan
+    on_embedded: str = ""  # what the family's default run measured on the embedded model, when it did not learn
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
@@ -209,6 +210,9 @@ CATALOG: dict[str, FamilyInfo] = {
             _tool_use,
             success_reward=0.8,  # the total both in the last note and in the final answer
             rate="success rate",
+            on_embedded="on the embedded smollm2-135m this family has shown no signal: in its default run "
+            "(docs/vibe.md) no episode of 168 called a tool, so every reward was 0 and the verdict was 'no change "
+            "detectable'; give --model a larger instruct model that calls tools",
         ),
         FamilyInfo(
             "word",

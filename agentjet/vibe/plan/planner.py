@@ -21,7 +21,7 @@ from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.planner_llm import plan_with_llm
-from agentjet.vibe.plan.policy_model import choose_model, has_cuda
+from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
 from agentjet.vibe.plan.sentence import SAYS_A_WORD, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
@@ -85,6 +85,9 @@ def plan(
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
     said, notes = _said_settings(reading, dict(draft.train))
+    family = CATALOG.get(draft.family)
+    if family is not None and family.on_embedded and choice.model == EMBEDDED:
+        notes.append(family.on_embedded)
     if eval_items is None and reading.eval_count is not None:
         eval_items = reading.eval_count.items
         notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
