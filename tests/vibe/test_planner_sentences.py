@@ -448,9 +448,27 @@ EIGHTH_HELD_OUT = [
     Row("make it say banana, 5 steps", "word", steps=5),
     Row("repeat after me: hello", "word"),
 ]
+# A ninth set of 8, separate models said in other words: 4 of 8. "a model for the wolves and another for the
+# village", "... learn separately", "... independently" and "a model of its own" gave one shared policy.
+SIDES = [WOLVES, VILLAGE]
+NINTH_HELD_OUT = [
+    Row("a model for the wolves and another for the village", "werewolves", roles=BOTH, policies=SIDES),
+    Row("each team gets its own LLM in werewolves", "werewolves", roles=BOTH, policies=SIDES),
+    Row("the wolves and the village learn separately", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train wolves and villagers independently", "werewolves", roles=BOTH, policies=SIDES),
+    Row("werewolves self-play with one model per side", "werewolves", roles=BOTH, policies=SIDES),
+    Row("two policies: wolves and seer", "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),
+    Row("wolves vs villagers, both learning, no shared weights", "werewolves", roles=BOTH, policies=SIDES),
+    Row(
+        "give the seer a model of its own and the wolves another",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+]
 ALL_ROWS = (
     ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT)
+) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT)
 
 
 def _plan(sentence: str) -> TaskSpec:

@@ -104,7 +104,9 @@ _SEPARATE = re.compile(
     rf"\b(?:[2-9]|several|multiple)\s+(?:[\w.-]+\s+)?{_MODEL}\b|\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
-    rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))"
+    rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
+    rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
+    r"\b(?:separately|independently)\b"
 )
 _SHARED = re.compile(
     rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each))|"
