@@ -447,6 +447,7 @@ EIGHTH_HELD_OUT = [
     Row("one-word replies only", "word"),
     Row("make it say banana, 5 steps", "word", steps=5),
     Row("repeat after me: hello", "word"),
+    Row("word task, 12 updates", "word", steps=12),  # a later budget probe, 13 of 14: refused before
 ]
 # A ninth set of 8, separate models said in other words: 4 of 8. "a model for the wolves and another for the
 # village", "... learn separately", "... independently" and "a model of its own" gave one shared policy.

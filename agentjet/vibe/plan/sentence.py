@@ -83,7 +83,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: with)?)\s+"
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
-        r"\bword (?:echo|repetition|game)\b",
+        r"\bword (?:echo|repetition|game|task|family)\b",
         r"\brepeat after me\b",
         SAYS_A_WORD,
     ),
