@@ -599,6 +599,10 @@ def test_saying_no_particular_word_is_no_word_task(sentence: str) -> None:
         ("make the wolves lose more often", VILLAGE, "named as the opponents"),
         ("the wolves should win less often", VILLAGE, "named as the opponents"),
         ("the village never wins, fix that", VILLAGE, ""),
+        ("lower the wolves' win rate", VILLAGE, "named as the opponents"),
+        ("reduce the village's chances of winning", WOLVES, "named as the opponents"),
+        ("reduce the seer's mistakes", ["seer"], ""),
+        ("boost the village's win rate", VILLAGE, ""),
     ],
 )
 def test_a_role_left_out_or_wanted_to_lose_is_not_trained(sentence: str, roles: list[str], said: str) -> None:

@@ -91,6 +91,9 @@ _LOSES_AFTER = re.compile(
     r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)|"
     r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom))\b"
 )
+# "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
+_LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
+_WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
@@ -209,6 +212,8 @@ def _is_role_use(before: str, after: str) -> bool:
 
 def _is_trained(before: str, after: str) -> bool:
     if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before) or _LOSES_AFTER.match(after):
+        return False
+    if _WINS_AFTER.match(after) and _governor(before) in _LOWER:
         return False
     if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
