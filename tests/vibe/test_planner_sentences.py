@@ -721,6 +721,15 @@ def test_a_cap_on_rounds_nights_or_days_sets_max_rounds_and_says_so(sentence: st
     assert said in _text(spec)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [("arithmetic with fractions", "fractions"), ("math with decimals and percentages", "decimals")],
+)
+def test_numbers_the_family_never_poses_are_named(sentence: str, kind: str) -> None:
+    said = f"'{kind}' cannot be asked for: the numbers and the answer of every arithmetic problem are positive"
+    assert said in _text(_plan(sentence))
+
+
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:
     spec = _plan("countdown at level 1 with 6 numbers")
     assert spec.params["difficulty"] == 1

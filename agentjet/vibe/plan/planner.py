@@ -218,6 +218,7 @@ _NAMED_WORD = re.compile(
 _NOT_A_NAMED_WORD = frozenset(
     {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
 )
+_NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
@@ -240,6 +241,11 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
         return [
             f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
             f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"
+        ]
+    if family in ("arithmetic", "countdown") and (kind := _NOT_INTEGERS.search(text)):
+        return [
+            f"'{kind.group(0)}' cannot be asked for: the numbers and the answer of every {family} problem are "
+            "positive whole numbers; the generated problems are posed as they are"
         ]
     if family == "werewolves" and _VARIANT.search(text):
         return [
