@@ -467,9 +467,26 @@ NINTH_HELD_OUT = [
         policies=[WOLVES, ["seer"]],
     ),
 ]
+# A tenth set of 8, odd shapes (dashes, slashes, key: value): 6 of 8. "defend the village as the witch and the
+# hunter" trained the whole village, and "steps: 10" was no budget.
+TENTH_HELD_OUT = [
+    Row("can you make an llm that plays mafia well as a cop?", "werewolves", roles=["seer"]),
+    Row("teach the model to bluff as a werewolf", "werewolves", roles=WOLVES),
+    Row(
+        "train the AI to defend the village as the witch and the hunter, separate models",
+        "werewolves",
+        roles=["witch", "hunter"],
+        policies=[["witch"], ["hunter"]],
+    ),
+    Row("werewolves \N{EM DASH} seer \N{EM DASH} 10 steps", "werewolves", roles=["seer"], steps=10),
+    Row("werewolf (seer), 10 steps", "werewolves", roles=["seer"], steps=10),
+    Row("werewolves/seer/10 steps", "werewolves", roles=["seer"], steps=10),
+    Row("train: werewolves; role: seer; steps: 10", "werewolves", roles=["seer"], steps=10),
+    Row('{"task": "werewolves", "role": "seer"}', "werewolves", roles=["seer"]),
+]
 ALL_ROWS = (
     ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT)
+) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT)
 
 
 def _plan(sentence: str) -> TaskSpec:

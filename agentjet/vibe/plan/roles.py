@@ -46,7 +46,8 @@ _OPPONENT = frozenset(
     "against beat beats beating defeat defeats defeating outplay outsmart outwit outvote fool fooling trick "
     "tricking deceive deceiving mislead misleading find finding found catch catching spot spotting detect "
     "detecting identify identifying unmask unmasking expose exposing kill killing eliminate eliminating lynch "
-    "hang vote out off vs versus protect protecting save saving heal healing guard guarding survive surviving "
+    "hang vote out off vs versus protect protecting save saving heal healing guard guarding defend defending shield "
+    "survive surviving "
     "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing".split()
 )
 _DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")

@@ -99,7 +99,8 @@ _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+
 _NOT_BUDGET = r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each))"
 _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
-    rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b"
+    rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b|"
+    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
 )
 _EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
 _MINUTES = re.compile(r"\b(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b")
@@ -244,7 +245,7 @@ def _spelled(text: str) -> str:
 
 def _steps(text: str) -> int | None:
     match = _STEPS.search(text)
-    return int(match.group(1) or match.group(2)) if match else None
+    return int(next(group for group in match.groups() if group is not None)) if match else None
 
 
 def _level(text: str) -> int | None:
