@@ -484,9 +484,28 @@ TENTH_HELD_OUT = [
     Row("train: werewolves; role: seer; steps: 10", "werewolves", roles=["seer"], steps=10),
     Row('{"task": "werewolves", "role": "seer"}', "werewolves", roles=["seer"]),
 ]
+# An eleventh set of 12, difficulty in words: 9 of 12 ("moderately difficult", "not too easy", "slightly harder than
+# basic" were misread). Probing them showed "difficult" itself was spelled into "difficulty", so "a difficult
+# countdown" was level 1: "difficult" is a keyword of its own now.
+ELEVENTH_HELD_OUT = [
+    Row("countdown but make it really tough", "countdown", {"difficulty": 3}),
+    Row("arithmetic for beginners", "arithmetic", {"difficulty": 1}),
+    Row("kids math", "arithmetic", {"difficulty": 1}),
+    Row("countdown level two", "countdown", {"difficulty": 2}),
+    Row("moderately difficult countdown", "countdown", {"difficulty": 2}),
+    Row("the hardest arithmetic you have", "arithmetic", {"difficulty": 5}),
+    Row("arithmetic, level 7", "arithmetic", {"difficulty": 5}),
+    Row("medium-hard countdown", "countdown", {"difficulty": 2}),
+    Row("countdown on expert mode", "countdown", {"difficulty": 4}),
+    Row("arithmetic at difficulty three out of five", "arithmetic", {"difficulty": 3}),
+    Row("not too easy arithmetic", "arithmetic", {"difficulty": 2}),
+    Row("slightly harder than basic countdown", "countdown", {"difficulty": 2}),
+    Row("a difficult countdown", "countdown", {"difficulty": 3}),
+    Row("very difficult arithmetic", "arithmetic", {"difficulty": 5}),
+]
 ALL_ROWS = (
     ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT)
+) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT + ELEVENTH_HELD_OUT)
 
 
 def _plan(sentence: str) -> TaskSpec:

@@ -119,7 +119,12 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
         r"\b(?:hardest|very hard|very difficult|extremely hard|insanely hard|super hard|expert|max(?:imum)? "
         r"difficulty|toughest|most difficult|brutal|(?:top|last|highest) (?:difficulty |level|tier))\b",
     ),  # fmt: skip
-    ("medium", r"\b(?:medium|moderate(?:ly hard)?|intermediate|not (?:too|so|very) (?:hard|difficult)|mid[- ]level)\b"),
+    (
+        "medium",
+        r"\b(?:medium|moderate(?:ly (?:hard|difficult|challenging|tough))?|intermediate|mid[- ]level|"
+        r"not (?:too|so|very) (?:hard|difficult|easy|simple)|"
+        r"(?:slightly|a bit|a little|somewhat) (?:harder|tougher))\b",
+    ),
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
     ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
@@ -146,7 +151,7 @@ _TALK = re.compile(
 # Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
 _VOCABULARY = frozenset(
     "werewolf werewolves village villager villagers detective countdown arithmetic mathematics multiplication "
-    "subtraction calculator difficulty discussion".split()
+    "subtraction calculator difficulty difficult discussion".split()
 )
 _LETTERS = re.compile(r"[a-z]{5,}")
 
