@@ -14,6 +14,7 @@ from agentjet.tasks.tool_use import LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
+from agentjet.vibe.plan.sentence import _spelled
 from agentjet.vibe.plan.spec import TaskSpec
 from agentjet.vibe.plan.spec_text import spec_text
 
@@ -764,6 +765,33 @@ def test_a_cap_on_rounds_nights_or_days_sets_max_rounds_and_says_so(sentence: st
 def test_numbers_the_family_never_poses_are_named(sentence: str, kind: str) -> None:
     said = f"'{kind}' cannot be asked for: the numbers and the answer of every arithmetic problem are positive"
     assert said in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "family"),
+    [("mental calculation practice", "arithmetic"), ("subtracting numbers", "arithmetic")],
+)
+def test_a_real_word_next_to_a_keyword_is_not_spelled_into_it(sentence: str, family: str) -> None:
+    assert _plan(sentence).family == family
+
+
+@pytest.mark.parametrize(
+    ("word", "kept"),
+    [
+        ("calculation", True),
+        ("difficulties", True),
+        ("defective", True),
+        ("villages", True),
+        ("discussing", True),
+        ("stopping", True),
+        ("werwolves", False),
+        ("calculater", False),
+        ("villigers", False),
+        ("dificulty", False),
+    ],
+)
+def test_the_speller_fixes_typos_of_keywords_and_keeps_english_words(word: str, kept: bool) -> None:
+    assert (_spelled(word) == word) is kept
 
 
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:

@@ -153,6 +153,12 @@ _VOCABULARY = frozenset(
     "werewolf werewolves village villager villagers detective countdown arithmetic mathematics multiplication "
     "subtraction calculator difficulty difficult discussion".split()
 )
+# English words one slip from a keyword, kept as written ("calculation" is no misspelt "calculator"): found by
+# matching every alphabetic token of SmolLM2's vocabulary (24k words) against `_VOCABULARY`
+_REAL_WORDS = frozenset(
+    "calculation calculations calculators defective detectives difficulties discussing discussions mathematic "
+    "mathematical mathematicians subtracting tillage villages".split()
+)
 _LETTERS = re.compile(r"[a-z]{5,}")
 
 
@@ -240,7 +246,7 @@ def _spelled(text: str) -> str:
 
     def _fix(match: re.Match[str]) -> str:
         word = match.group(0)
-        if word in _VOCABULARY:
+        if word in _VOCABULARY or word in _REAL_WORDS:
             return word
         close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.85)
         return close[0] if close else word
