@@ -504,9 +504,20 @@ ELEVENTH_HELD_OUT = [
     Row("a difficult countdown", "countdown", {"difficulty": 3}),
     Row("very difficult arithmetic", "arithmetic", {"difficulty": 5}),
 ]
+# A twelfth set of 6, roles of other variants: 0 of 6. Each trained the wolves and said "no side or role named",
+# untrue: now bodyguard/guardian angel -> witch, sheriff -> seer, godfather -> the wolves (each with a note), and a
+# role the game does not deal (cupid, little girl) is named as such (test below).
+TWELFTH_HELD_OUT = [
+    Row("werewolves as the bodyguard", "werewolves", roles=["witch"]),
+    Row("train the sheriff in mafia", "werewolves", roles=["seer"]),
+    Row("werewolves, play cupid", "werewolves", roles=WOLVES),
+    Row("train the little girl in werewolves", "werewolves", roles=WOLVES),
+    Row("werewolves as the guardian angel", "werewolves", roles=["witch"]),
+    Row("train the godfather in mafia", "werewolves", roles=WOLVES),
+]
 ALL_ROWS = (
     ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT + ELEVENTH_HELD_OUT)
+) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT + ELEVENTH_HELD_OUT + TWELFTH_HELD_OUT)
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -792,6 +803,21 @@ def test_a_real_word_next_to_a_keyword_is_not_spelled_into_it(sentence: str, fam
 )
 def test_the_speller_fixes_typos_of_keywords_and_keeps_english_words(word: str, kept: bool) -> None:
     assert (_spelled(word) == word) is kept
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("werewolves, play cupid", "'cupid': no such role here (the built-in game deals 3 werewolves, 3 villagers"),
+        ("werewolves with cupid, train the seer", "'cupid': no such role here"),
+        ("werewolves as the bodyguard", "'bodyguard' read as the witch"),
+        ("train the sheriff in mafia", "'sheriff' read as the seer"),
+    ],
+)
+def test_a_role_of_another_variant_is_named_not_passed_over(sentence: str, said: str) -> None:
+    text = _text(_plan(sentence))
+    assert said in text
+    assert "no side or role named" not in text
 
 
 def test_a_stated_level_wins_over_a_cue_and_says_so() -> None:

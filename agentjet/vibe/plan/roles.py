@@ -23,8 +23,10 @@ _WOLVES = ("werewolf",)
 # Role words -> the roles they mean (a plural of the village, or the village itself, means the whole side).
 ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "seer": ("seer",), "seers": ("seer",), "detective": ("seer",), "detectives": ("seer",), "cop": ("seer",),
-    "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",),
+    "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",), "sheriff": ("seer",),
+    "investigator": ("seer",),
     "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
+    "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",),
     "hunter": ("hunter",), "hunters": ("hunter",),
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
     "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
@@ -32,8 +34,15 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "good team": _SIDE,
     "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
     "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
-    "mafiosi": _WOLVES, "bad guys": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
+    "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
+    "bad guys": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
 }  # fmt: skip
+# Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
+_OTHER_ROLES = re.compile(
+    r"\b(?:cupid|little girl|village idiot|idiot|elder|jester|masons?|wild child|bear tamer|tanner|minion|"
+    r"doppelganger|troublemaker|insomniac|lovers|alpha wolf|white wolf|piper|pied piper|scapegoat|knight|"
+    r"serial killer|vigilante|mayor)\b"
+)
 _GAME_NAMES = frozenset({"werewolf", "werewolves", "were-wolves", "were-wolf", "mafia"})
 _ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
 # Words a role list is glued with, skipped when looking for the word that governs a mention.
@@ -148,6 +157,7 @@ class RoleReading:
     shared: bool  # "one shared model", "the same model"
     grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
     apart: tuple[str, ...] = ()  # roles given a model of their own by name ("a separate model for the seer")
+    unknown: tuple[str, ...] = ()  # roles of other variants the built-in game does not deal ("cupid")
 
     @property
     def trained(self) -> tuple[RoleMention, ...]:
@@ -194,6 +204,7 @@ def read_roles(text: str) -> RoleReading:
                 break
             end = named.end() + more.start("role")
     return RoleReading(
+        unknown=tuple(dict.fromkeys(m.group(0) for m in _OTHER_ROLES.finditer(text))),
         apart=tuple(apart),
         mentions=tuple(mentions),
         both_sides=bool(_BOTH_SIDES.search(text)),

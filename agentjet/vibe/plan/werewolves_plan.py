@@ -32,7 +32,14 @@ _ALIAS_NOTES = {
     "townsfolk": "'townsfolk' read as the village side",
     "townspeople": "'townspeople' read as the village side",
     "mafia": "'mafia' read as the werewolves",
+    "sheriff": "'sheriff' read as the seer (the role that learns a player's side each night)",
+    "investigator": "'investigator' read as the seer (the role that learns a player's side each night)",
+    "bodyguard": "'bodyguard' read as the witch (the role that can save the night's victim)",
+    "guardian angel": "'guardian angel' read as the witch (the role that can save the night's victim)",
+    "protector": "'protector' read as the witch (the role that can save the night's victim)",
+    "godfather": "'godfather' read as the werewolves (the mafia's side)",
 }
+_DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
 
 @dataclass(frozen=True)
@@ -161,9 +168,13 @@ RECIPE_PARAMS: dict[str, Any] = {
 def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     """Params, trained roles, policies and name for a werewolves sentence; guesses go to `assumptions`."""
     chosen = _chosen(reading.roles, assumptions)
+    unknown = ", ".join(f"'{word}'" for word in reading.roles.unknown)
+    if unknown:
+        assumptions.append(f"{unknown}: no such role here ({_DEALT}), so none is played or trained")
     if not chosen:
         chosen = {_WOLVES: {"werewolf"}}
-        assumptions.append("no side or role named: the policy plays the three werewolves (the family's default)")
+        named = "no other side or role named" if unknown else "no side or role named"
+        assumptions.append(f"{named}: the policy plays the three werewolves (the family's default)")
     policies = _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
     if "mafia" in reading.text:
