@@ -255,6 +255,20 @@ def test_small_requests_use_the_embedded_model(requested: str | None, tmp_path: 
     assert choose_model(requested, gpu=True, roots=[tmp_path]).model == EMBEDDED
 
 
+def test_another_smollm_size_is_looked_for_not_read_as_the_embedded_one(tmp_path: Path) -> None:
+    assert "no local copy of a smollm 360M model" in choose_model("smollm 360M", gpu=False, roots=[tmp_path]).note
+    folder = _model_folder(tmp_path, "SmolLM2-360M-Instruct")
+    assert choose_model("smollm 360M", gpu=False, roots=[tmp_path]).model == str(folder)
+    assert choose_model("smollm 135M", gpu=False, roots=[tmp_path]).model == EMBEDDED
+
+
+@pytest.mark.parametrize("sentence", ["werewolves on gpt-4", "train GPT-4o at countdown", "claude for arithmetic"])
+def test_a_hosted_model_is_named_as_untrainable(sentence: str) -> None:
+    spec = plan(sentence, llm=None, gpu=True, model_roots=[])
+    assert spec.model == EMBEDDED
+    assert "is a hosted model whose weights are not available to train" in (spec.model_note or "")
+
+
 def test_plan_uses_a_local_model_on_gpu(tmp_path: Path) -> None:
     folder = _model_folder(tmp_path, "Qwen2.5-7B-Instruct")
     spec = plan("train a 7B to play werewolves", llm=None, gpu=True, model_roots=[tmp_path])

@@ -23,6 +23,8 @@ EMBEDDED = "smollm2-135m"
 _GPU_FLOOR_B = 1.0  # at or above this many billion parameters, CPU training is not useful
 _SIZE_TOKEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
 _EMBEDDED_HINTS = {"smollm", "smollm2"}
+_EMBEDDED_B = 0.135
+_HOSTED = {"gpt3.5", "gpt4", "gpt4o", "gpt4.1", "gpt5", "chatgpt", "claude", "gemini"}  # no weights to train
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,10 @@ def choose_model(
         return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")
     size_b = size_in_billions(requested)
     name = _name_hint(requested)
-    if name in _EMBEDDED_HINTS or requested == "a small model" or (size_b is not None and size_b <= 0.2):
+    if name in _HOSTED:
+        return _fallback(f"{requested} is a hosted model whose weights are not available to train")
+    embedded = name in _EMBEDDED_HINTS and (size_b is None or _same_size(size_b, _EMBEDDED_B))
+    if embedded or requested == "a small model" or (size_b is not None and size_b <= 0.2):
         return ModelChoice(EMBEDDED, f"{requested} asked for: training the embedded {EMBEDDED}")
     if size_b is not None and size_b >= _GPU_FLOOR_B and not gpu:
         return _fallback(f"no CUDA GPU here, and a {requested} model does not train on a CPU in useful time")

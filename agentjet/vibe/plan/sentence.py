@@ -94,7 +94,10 @@ _TEXT_REQUEST = re.compile(
     r"how (?:do|does|can|is|are))\b"
 )
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
-_MODEL_NAME = re.compile(r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2)[\w.-]*")
+_MODEL_NAME = re.compile(
+    r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|chatgpt|"
+    r"claude|gemini)[\w.-]*"
+)
 _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
 _NOT_BUDGET = r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each))"
 _STEPS = re.compile(
