@@ -129,6 +129,10 @@ def _times(match: re.Match[str]) -> str:
 _NUMBER_AS_WRITTEN = r"(?:\d+|a (?:hundred|thousand)|" + re.sub(r"\(\?P<\w+>", "(?:", _NUMBER_WORDS.pattern) + ")"
 
 
+def _quoted(words: str, said: str | None) -> str:
+    return as_written(words, said) if said is not None else words
+
+
 def as_written(words: str, said: str) -> str:
     """`words` of the digit-form text as `said` wrote them ("1 digits" -> "single digits"); `words` if not found."""
     parts = re.split(r"(\d+)", words)
@@ -148,18 +152,18 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
                 continue
             second = int(match.group(2)) if kind == "grid" else None
             value = int(next(group for group in match.groups() if group is not None))
-            words = as_written(match.group(0), said) if said is not None else match.group(0)
+            words = _quoted(match.group(0), said)
             found.append((match.start(), Cue(kind, value, words, second)))
             taken.append(match.span())
     for value, pattern in _VAGUE_COUNTS:
         for match in pattern.finditer(text):
-            words = as_written(match.group(0), said) if said is not None else match.group(0)
+            words = _quoted(match.group(0), said)
             found.append((match.start(), Cue("operations", value, words)))
     for match in _MAGNITUDE.finditer(text):
         low = _MAGNITUDES[match.group(1)]
         found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))
     for match in _BETWEEN.finditer(text):
         low, high = sorted((int(match.group(1)), int(match.group(2))))
-        words = as_written(match.group(0), said) if said is not None else match.group(0)
+        words = _quoted(match.group(0), said)
         found.append((match.start(), Cue("at_least", low, words, high)))
     return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))

@@ -30,6 +30,7 @@ from agentjet.vibe.plan.spec import (
     Policy,
     SuccessMetric,
     TaskSpec,
+    field_range,
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
@@ -41,8 +42,6 @@ __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
 DETERMINISTIC = "deterministic"
 DEFAULT_STEPS = 10
 QUICK_STEPS = 3  # "a quick run", "a smoke test"
-_MAX_STEPS = 100_000  # Budget's bound
-_MAX_ITEMS = 100_000  # DatasetPlan's bound
 _LEVEL_OF_WORD: dict[str, Callable[[int], int]] = {
     "easy": lambda top: 1,
     "medium": lambda top: 2,
@@ -92,8 +91,9 @@ def plan(
         eval_items = reading.eval_count.items
         notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
     if eval_items is not None:
-        if not 1 <= eval_items <= _MAX_ITEMS:
-            raise PlanRefused(f"{eval_items} held-out items cannot be planned: say 1 to {_MAX_ITEMS}")
+        low, high = field_range(DatasetPlan, "eval_items")
+        if not low <= eval_items <= high:
+            raise PlanRefused(f"{eval_items} held-out items cannot be planned: say {low} to {high}")
         update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
     assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
     if train:
@@ -335,8 +335,9 @@ def _budget(
         assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
-    if steps < 1 or steps > _MAX_STEPS:
-        raise PlanRefused(f"a run of {steps} steps cannot be planned: say a step count from 1 to {_MAX_STEPS}")
+    low, high = field_range(Budget, "steps")
+    if not low <= steps <= high:
+        raise PlanRefused(f"a run of {steps} steps cannot be planned: say a step count from {low} to {high}")
     if minutes is not None and minutes <= 0:
         raise PlanRefused(f"a time limit of {minutes:g} minutes leaves no time to train: say a limit above 0")
     return Budget(steps=steps, minutes=minutes)

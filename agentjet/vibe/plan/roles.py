@@ -61,7 +61,8 @@ _OPPONENT = frozenset(
 )
 _DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")
 _NOT_A_ROLE_AFTER = re.compile(
-    r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
+    r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
+    r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
     r"benchmark|setting|village|town|rules|simulation|variant)\b|"
     r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b|"  # "a mafia-style game": the game's kind
     r"^-(?:playing|player|players|bot|bots|agent|agents|game|games)\b"  # "a werewolf-playing LLM": the game
@@ -191,7 +192,7 @@ def read_roles(text: str) -> RoleReading:
         if _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(after):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True))
             continue
-        mentions.append(RoleMention(word, roles, trained=_is_trained(before, after)))
+        mentions.append(RoleMention(word, roles, trained=_is_trained(before, after, _last_word(head))))
     separate = bool(_SEPARATE.search(text))
     grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
     apart: list[str] = []
@@ -222,19 +223,19 @@ def _is_role_use(before: str, after: str) -> bool:
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))
 
 
-def _is_trained(before: str, after: str) -> bool:
+def _is_trained(before: str, after: str, governor: str) -> bool:
+    """Trained unless scripted, wanted to lose, or governed by a word of opposition (`governor`: "find" in "find the
+    seer and the wolves", the nearest word before the mention that is not role-list glue)."""
     if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before) or _LOSES_AFTER.match(after):
         return False
-    if _WINS_AFTER.match(after) and _governor(before) in _LOWER:
+    if _WINS_AFTER.match(after) and governor in _LOWER:
         return False
     if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
-    return _governor(before) not in _OPPONENT
+    return governor not in _OPPONENT
 
 
-def _governor(before: str) -> str:
-    """The nearest word before a mention that is not role-list glue ("find" in "find the seer and the wolves")."""
-    head = _up_to_governor(before)
+def _last_word(head: str) -> str:
     found = re.search(r"[\w'&+/-]+$|,$", head)
     return found.group(0) if found else ""
 

@@ -34,7 +34,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bsocial[- ]deduction\b",
         r"\bhidden[- ]role\b",
         r"\b(?:seers?|villagers?|townsfolk)\b",
-        r"\b(?:witch|hunter|doctor|detective|village|town)\b.*\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
+        r"\b(?:witch|hunter|doctor|detective|village|town)\b.*"
+        r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
     ),
     "tool_use": (
         r"\btools?\b",

@@ -25,6 +25,7 @@ __all__ = [
     "Policy",
     "SuccessMetric",
     "TaskSpec",
+    "field_range",
     "load_spec",
     "merge_overrides",
     "save_spec",
@@ -43,6 +44,15 @@ def merge_overrides(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str
         nested = isinstance(value, dict) and isinstance(out.get(key), dict)
         out[key] = merge_overrides(out[key], value) if nested else value
     return out
+
+
+def field_range(model: type[BaseModel], name: str) -> tuple[int, int]:
+    """The inclusive integer bounds (`ge`, `le`) a model declares for a field, so messages quote the model's own."""
+    low, high = 0, 0
+    for rule in model.model_fields[name].metadata:
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+    return int(low), int(high)
 
 
 class DatasetPlan(BaseModel):
