@@ -515,9 +515,11 @@ TWELFTH_HELD_OUT = [
     Row("werewolves as the guardian angel", "werewolves", roles=["witch"]),
     Row("train the godfather in mafia", "werewolves", roles=WOLVES),
 ]
-ALL_ROWS = (
-    ROWS + HELD_OUT + SECOND_HELD_OUT + THIRD_HELD_OUT + FOURTH_HELD_OUT + FIFTH_HELD_OUT + SIXTH_HELD_OUT
-) + (SEVENTH_HELD_OUT + EIGHTH_HELD_OUT + NINTH_HELD_OUT + TENTH_HELD_OUT + ELEVENTH_HELD_OUT + TWELFTH_HELD_OUT)
+HELD_OUT_SETS = (
+    HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
+    EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT,
+)  # fmt: skip
+ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
 
 def _plan(sentence: str) -> TaskSpec:
@@ -706,16 +708,21 @@ def test_episodes_or_tasks_per_step_split_into_groups_and_tasks(
 
 
 @pytest.mark.parametrize(
-    ("sentence", "turns", "said"),
+    ("sentence", "param", "value", "said"),
     [
-        ("tool use with max 2 turns", 2, "'max 2 turns' -> max_turns=2 model calls an episode (fewer than the 7"),
-        ("tool calling, 4 items, at most 20 turns", 20, "'at most 20 turns' -> max_turns=20 model calls an episode"),
-        ("tool use, 10 turns max", 10, "'10 turns max' -> max_turns=10"),
+        ("tool use with max 2 turns", "max_turns", 2, "'max 2 turns' -> max_turns=2 model calls an episode (fewer"),
+        ("tool calling, 4 items, at most 20 turns", "max_turns", 20, "'at most 20 turns' -> max_turns=20 model calls"),
+        ("tool use, 10 turns max", "max_turns", 10, "'10 turns max' -> max_turns=10"),
+        ("werewolves, 3 nights max, train the wolves", "max_rounds", 3, "'3 nights max' -> max_rounds=3: a round is"),
+        ("werewolf games of at most 4 days as the seer", "max_rounds", 4, "'at most 4 days' -> max_rounds=4"),
+        ("werewolves capped at 5 rounds", "max_rounds", 5, "'5 rounds' -> max_rounds=5"),
     ],
 )
-def test_an_agents_turns_set_tool_use_max_turns(sentence: str, turns: int, said: str) -> None:
+def test_a_cap_on_turns_or_rounds_sets_the_familys_param_and_says_so(
+    sentence: str, param: str, value: int, said: str
+) -> None:
     spec = _plan(sentence)
-    assert spec.params["max_turns"] == turns
+    assert spec.params[param] == value
     assert said in _text(spec)
     load_family(spec.family, spec.params)
 
@@ -753,20 +760,6 @@ def test_the_eval_items_flag_wins_and_a_count_of_0_is_refused() -> None:
     assert spec.dataset.eval_items == 24
     with pytest.raises(PlanRefused, match="0 held-out items cannot be planned"):
         _plan("countdown, test on 0 puzzles")
-
-
-@pytest.mark.parametrize(
-    ("sentence", "rounds", "said"),
-    [
-        ("werewolves, 3 nights max, train the wolves", 3, "'3 nights max' -> max_rounds=3: a round is a night"),
-        ("werewolf games of at most 4 days as the seer", 4, "'at most 4 days' -> max_rounds=4"),
-        ("werewolves capped at 5 rounds", 5, "'5 rounds' -> max_rounds=5"),
-    ],
-)
-def test_a_cap_on_rounds_nights_or_days_sets_max_rounds_and_says_so(sentence: str, rounds: int, said: str) -> None:
-    spec = _plan(sentence)
-    assert spec.params["max_rounds"] == rounds
-    assert said in _text(spec)
 
 
 @pytest.mark.parametrize(
