@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from agentjet.cli.credentials import TokenFileOption, TokenOption, cli_token
 from agentjet.cli.one_shot import fail, run_one_shot
 from agentjet.core.errors import AgentJetError
+
+if TYPE_CHECKING:
+    from agentjet.bench.gpu.shapes import ShapeName
 
 __all__ = ["bench_app"]
 
@@ -192,7 +195,9 @@ def bench_learn_check(
 @bench_app.command("gpu")
 def bench_gpu(
     device: Annotated[str, typer.Option(help="auto|cpu|cuda|cuda:N")] = "auto",
-    shape: Annotated[str, typer.Option(help="the random model's shape: 7b (Qwen2-7B) or small (2 layers)")] = "7b",
+    shape: Annotated[
+        str, typer.Option(help="the random model's shape: 7b (Qwen2-7B), 135m (SmolLM2's sizes) or small (2 layers)")
+    ] = "7b",
     as_json: JsonOption = False,
     out: Annotated[Path, typer.Option(help="gpu_check.json and learn-check/ go here")] = Path("gpu-check"),
     budget: Annotated[float, typer.Option(min=0, help="seconds; a part that no longer fits is skipped")] = 450.0,
@@ -201,14 +206,15 @@ def bench_gpu(
     """The GPU check: backend contract, rollouts + a training update on a random 7B-shaped model, a learn-check."""
     from agentjet.bench.gpu import PARTS, GpuCheckSettings
     from agentjet.bench.gpu import main as gpu_main
+    from agentjet.bench.gpu.shapes import SHAPES
 
-    if shape not in ("7b", "small"):
-        raise fail(ValueError(f"--shape {shape!r} is not one of 7b, small"))
+    if shape not in SHAPES:
+        raise fail(ValueError(f"--shape {shape!r} is not one of {', '.join(SHAPES)}"))
     if unknown := sorted(set(skip or ()) - set(PARTS)):
         raise fail(ValueError(f"--skip {', '.join(unknown)}: the parts are {', '.join(PARTS)}"))
     settings = GpuCheckSettings(
         device=device,
-        shape="7b" if shape == "7b" else "small",
+        shape=cast("ShapeName", shape),
         out=out,
         budget_s=budget,
         skip=frozenset(skip or ()),

@@ -171,3 +171,29 @@ def test_parts_that_no_longer_fit_the_budget_are_skipped_not_started(tmp_path: P
 def test_the_cli_refuses_an_unknown_part() -> None:
     reply = CliRunner().invoke(app, ["bench", "gpu", "--device", "cpu", "--skip", "everything"])
     assert reply.exit_code == 2 and "the parts are backend_contract, random_model, learn_check" in reply.output
+
+
+@pytest.mark.parametrize("shape", ["nope", "7B", ""])
+def test_the_cli_refuses_an_unknown_shape_naming_the_shapes(shape: str) -> None:
+    reply = CliRunner().invoke(app, ["bench", "gpu", "--device", "cpu", "--shape", shape])
+    assert reply.exit_code == 2 and "is not one of 7b, 135m, small" in reply.output
+
+
+def test_the_135m_shape_has_smollm2s_sizes_and_the_headline_update_as_workload() -> None:
+    """Random weights of SmolLM2-135M's sizes: what the vibe headline's first update costs on a device."""
+    from agentjet.bench.gpu.shapes import SHAPES
+    from agentjet.core.config import OptimConfig
+
+    shape = SHAPES["135m"]
+    assert (shape.hidden, shape.layers, shape.heads, shape.kv_heads, shape.intermediate, shape.vocab) == (
+        576,
+        30,
+        9,
+        3,
+        1536,
+        49152,
+    )
+    rollouts = max(shape.concurrency)
+    assert 200 <= rollouts <= 260 and 300 <= shape.prompt_tokens + shape.new_tokens <= 360  # ~240 calls of ~330
+    budget = OptimConfig(micro_batch_tokens=shape.micro_batch_tokens).tokens_per_micro_batch("cuda:0")
+    assert budget == 4096  # the device's default, as a vibe run on a GPU would train

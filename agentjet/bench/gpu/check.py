@@ -30,9 +30,14 @@ _ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyprojec
 _CONTRACT_SHARE = 0.25  # the contract tests may use at most this share of the budget
 _NEEDS_S: dict[ShapeName, dict[str, float]] = {  # the least time each part needs to be worth starting
     "7b": {"backend_contract": 20, "random_model": 150, "learn_check": 60},
+    "135m": {"backend_contract": 20, "random_model": 40, "learn_check": 60},
     "small": {"backend_contract": 10, "random_model": 10, "learn_check": 15},
 }
-_LEARN: dict[ShapeName, tuple[str, int]] = {"7b": ("smollm2-135m", 20), "small": ("tiny", 2)}
+_LEARN: dict[ShapeName, tuple[str, int]] = {
+    "7b": ("smollm2-135m", 20),
+    "135m": ("smollm2-135m", 20),
+    "small": ("tiny", 2),
+}
 
 
 def _stderr(message: str) -> None:

@@ -45,6 +45,7 @@ class StageNeeds:
 
 STAGE_NEEDS_S: dict[ShapeName, StageNeeds] = {
     "7b": StageNeeds(build_s=90, level_s=30, train_s=60, hot_load_s=15),
+    "135m": StageNeeds(build_s=10, level_s=10, train_s=20, hot_load_s=3),
     "small": StageNeeds(build_s=3, level_s=2, train_s=3, hot_load_s=1),
 }
 
@@ -150,7 +151,7 @@ class _ModelRun:
             "load_s": round(time.perf_counter() - started, 2),
             "base_dtype": str(frozen.dtype).removeprefix("torch."),
             "adapter_dtype": str(trained.dtype).removeprefix("torch."),
-            "micro_batch_tokens": self.shape.micro_batch_tokens,
+            "micro_batch_tokens": config.optim.tokens_per_micro_batch(self.device),
         }
 
     async def train(self, *, gradient_checkpointing: bool) -> dict[str, Any]:

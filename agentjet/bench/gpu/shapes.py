@@ -1,7 +1,8 @@
 """A randomly initialised model of a given shape, saved as a local HF folder the real code paths load.
 
 No weights can be downloaded, so the GPU check builds its model: a Qwen2 config with the shape
-of Qwen2-7B (`7b`) or a 2-layer toy of the same family (`small`), `from_config` straight onto
+of Qwen2-7B (`7b`), of SmolLM2-135M's sizes with the werewolves headline's first update as its
+workload (`135m`), or a 2-layer toy (`small`), `from_config` straight onto
 the target device in bfloat16, saved with safetensors next to a byte-level tokenizer made with
 the `tokenizers` library (no hub, no GGUF wheel). A fresh LoRA adapter of the default
 `TrainConfig().lora` is saved beside it (peft keeps it float32 on the bf16 base), so rollouts
@@ -19,7 +20,7 @@ from typing import Any, Literal
 
 __all__ = ["SHAPES", "BuiltModel", "Shape", "ShapeName", "build_random_model"]
 
-ShapeName = Literal["7b", "small"]
+ShapeName = Literal["7b", "135m", "small"]
 _PAD = "<|endoftext|>"
 _CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -40,7 +41,7 @@ class Shape:
     concurrency: tuple[int, ...]  # rollout levels: requests in flight at once
     prompt_tokens: int
     new_tokens: int
-    micro_batch_tokens: int
+    micro_batch_tokens: int | Literal["auto"]  # auto: TrainConfig's default on the device
 
     def qwen2_kwargs(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,9 @@ class Shape:
 SHAPES: dict[ShapeName, Shape] = {
     # Qwen2-7B: 7.6e9 parameters, ~15.2 GB in bf16; the largest level's rollouts are ~18k tokens to train on
     "7b": Shape(3584, 28, 28, 4, 18944, 152064, (1, 32, 128), 16, 128, 4096),
+    # SmolLM2-135M's sizes; the workload of the vibe headline's first update: ~240 wolf calls of ~330
+    # tokens, in TrainConfig's default micro-batches
+    "135m": Shape(576, 30, 9, 3, 1536, 49152, (1, 32, 240), 300, 32, "auto"),
     "small": Shape(64, 2, 4, 2, 128, 1024, (1, 4, 16), 8, 16, 128),
 }
 
