@@ -67,7 +67,8 @@ def run_train_memory_bench(
 ) -> dict[str, Any]:
     from agentjet.core.config import OptimConfig
 
-    result: dict[str, Any] = {"model": model, "groups": groups, "default_budget": OptimConfig().micro_batch_tokens}
+    default_budget = OptimConfig().tokens_per_micro_batch("cpu")
+    result: dict[str, Any] = {"model": model, "groups": groups, "default_budget": default_budget}
     runs: dict[str, Any] = {}
     for budget in budgets:
         progress(f"micro_batch_tokens={budget}: one update in a fresh process")

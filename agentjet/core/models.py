@@ -8,7 +8,9 @@ here ever contacts a model hub.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import inspect
 import logging
 import os
 import shutil
@@ -26,6 +28,7 @@ __all__ = [
     "MODELS",
     "ModelSpec",
     "cache_dir",
+    "check_cache_argument",
     "check_model",
     "is_prepared",
     "model_loading",
@@ -59,6 +62,35 @@ class ModelSpec:
     name: str
     description: str
     build: Callable[[Path], None]
+
+
+def check_cache_argument(model: Any) -> None:
+    """ModelError unless the loaded model's `forward` takes its KV cache as `cache=`, as our pinned transformers does.
+
+    The decode loop and prefix sharing pass `cache=`; a transformers that still calls it
+    `past_key_values` (5.17, seen on a GPU machine's image) silently drops it, and the first decode
+    step then fails deep inside attention with a shape error that names nothing.
+    """
+    if "cache" in inspect.signature(model.forward).parameters:
+        return
+    import transformers
+
+    raise ModelError(
+        f"transformers {transformers.__version__} is not the one agentjet is built for: "
+        f"{type(model).__name__}.forward takes no `cache=` argument; pip install '{_pinned('transformers')}'"
+    )
+
+
+def _pinned(name: str) -> str:
+    """`name`'s requirement as agentjet's metadata pins it (`transformers==5.24.0`), or where to look for it."""
+    try:
+        requires = importlib.metadata.requires("agentjet") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout on PYTHONPATH
+        requires = []
+    from packaging.requirements import Requirement
+
+    pins = [str(req) for req in map(Requirement, requires) if req.name.lower() == name and req.marker is None]
+    return pins[0] if pins else f"{name} as pinned in agentjet's pyproject.toml"
 
 
 def cache_dir() -> Path:

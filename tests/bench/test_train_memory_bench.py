@@ -17,7 +17,7 @@ def test_each_budget_is_measured_in_its_own_process_with_more_micro_batches_when
     reply = CliRunner().invoke(app, argv)
     assert reply.exit_code == 0, reply.output
     result = json.loads(reply.stdout)
-    assert result["default_budget"] == OptimConfig().micro_batch_tokens == 512
+    assert result["default_budget"] == OptimConfig().tokens_per_micro_batch("cpu") == 512
     big, small = result["runs"]["2048"], result["runs"]["256"]
     assert big["samples"] == small["samples"] == 64 and big["tokens"] == small["tokens"]  # the same batch
     assert small["micro_batches"] > big["micro_batches"] >= 1

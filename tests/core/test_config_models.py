@@ -8,7 +8,7 @@ import pytest
 
 from agentjet.core.config import TrainConfig, load_train_config
 from agentjet.core.errors import ConfigError, ModelError
-from agentjet.core.models import check_model, resolve_model
+from agentjet.core.models import check_cache_argument, check_model, resolve_model
 
 
 def test_train_config_defaults_and_yaml(tmp_path: Path) -> None:
@@ -20,6 +20,20 @@ def test_train_config_defaults_and_yaml(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "yaml_value, cpu, cuda",
+    [(None, 512, 4096), ("auto", 512, 4096), ("1024", 1024, 1024), ("64", 64, 64)],
+)
+def test_micro_batch_tokens_auto_is_sized_per_device_and_a_number_is_kept(
+    tmp_path: Path, yaml_value: str | None, cpu: int, cuda: int
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(f"optim:\n  micro_batch_tokens: {yaml_value}\n" if yaml_value else "optim: {}\n")
+    optim = load_train_config(path).optim
+    assert (optim.tokens_per_micro_batch("cpu"), optim.tokens_per_micro_batch("cuda:1")) == (cpu, cuda)
+    assert TrainConfig.model_validate(load_train_config(path).model_dump(mode="json")).optim == optim  # round-trips
+
+
+@pytest.mark.parametrize(
     "text, fragment",
     [
         ("grpo:\n  group_sise: 8\n", "group_sise"),  # a typo is an error, not a no-op
@@ -27,6 +41,8 @@ def test_train_config_defaults_and_yaml(tmp_path: Path) -> None:
         ("optim:\n  lr: -1\n", "lr"),
         ("collect:\n  strategy: episodes\n  episodes: 2\ngrpo:\n  group_size: 4\n", "raise collect.episodes"),
         ("[unclosed", "invalid config"),
+        ("optim:\n  micro_batch_tokens: 32\n", "micro_batch_tokens"),
+        ("optim:\n  micro_batch_tokens: lots\n", "micro_batch_tokens"),
     ],
 )
 def test_invalid_config_names_the_problem(tmp_path: Path, text: str, fragment: str) -> None:
@@ -63,3 +79,17 @@ def test_unknown_and_broken_models_give_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "broken" / "config.json").write_text("{}")
     with pytest.raises(ModelError, match="no weights"):
         resolve_model(str(tmp_path / "broken"))
+
+
+def test_a_transformers_whose_forward_takes_no_cache_argument_is_named(tiny_model: Path) -> None:
+    """The decode loop passes `cache=`; an older transformers ignores it and fails later with a shape error."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    class OlderForward(torch.nn.Module):
+        def forward(self, input_ids: torch.Tensor, past_key_values: object = None) -> None: ...
+
+    words = r"OlderForward.forward takes no `cache=` argument; pip install 'transformers=="
+    with pytest.raises(ModelError, match=words):
+        check_cache_argument(OlderForward())
+    check_cache_argument(AutoModelForCausalLM.from_pretrained(tiny_model))  # the pinned version: no error

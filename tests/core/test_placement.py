@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import torch
 from agentjet.core.config import GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.errors import ConfigError
-from agentjet.core.placement import memory_report, resolve_placement
+from agentjet.core.placement import avoid_cudnn_attention, memory_report, resolve_placement
 from agentjet.core.step.trainer import Trainer
 from tests.core.factories import call_record
 from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads, _randomise_lora_b
@@ -52,6 +53,23 @@ def test_a_device_or_dtype_this_machine_cannot_give_is_one_clear_error(device: s
         pytest.skip("this machine has a GPU")
     with pytest.raises(ConfigError, match=words):
         resolve_placement(device, dtype)
+
+
+@pytest.fixture
+def cudnn_attention_flag() -> Iterator[None]:
+    """The process-wide cuDNN attention flag, restored after the test."""
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    yield
+    torch.backends.cuda.enable_cudnn_sdp(before)
+
+
+@pytest.mark.usefixtures("cudnn_attention_flag")
+def test_cudnn_attention_is_turned_off_for_a_cuda_device_only() -> None:
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    assert avoid_cudnn_attention("cpu") is False and torch.backends.cuda.cudnn_sdp_enabled()
+    assert avoid_cudnn_attention("cuda:0") is True and not torch.backends.cuda.cudnn_sdp_enabled()
+    assert avoid_cudnn_attention("cuda:1") is False  # already off: nothing changed, nothing logged again
+    assert not torch.backends.cuda.cudnn_sdp_enabled()
 
 
 def test_server_settings_take_the_placement_and_backend_fields() -> None:

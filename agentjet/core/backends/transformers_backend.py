@@ -27,8 +27,8 @@ from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
-from agentjet.core.models import model_loading
-from agentjet.core.placement import memory_report
+from agentjet.core.models import check_cache_argument, model_loading
+from agentjet.core.placement import avoid_cudnn_attention, memory_report
 from agentjet.core.types import Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
@@ -192,7 +192,9 @@ class TransformersBackend:
         except (OSError, ValueError) as exc:
             raise BackendError(f"could not load model {self._model_path}: {exc}") from exc
         model.to(self._device).eval()  # type: ignore[arg-type]  # transformers' stub wants a model, not a device
+        avoid_cudnn_attention(str(self._device))
         _check_full_attention(model)
+        check_cache_argument(model)
         self._base = model
         self.max_context = int(model.config.max_position_embeddings)
         self._vocab_size = int(model.get_input_embeddings().num_embeddings)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from torch import nn
 from transformers import AutoModelForCausalLM
 
 from agentjet.core.config import LoraConfig
-from agentjet.core.models import model_loading
+from agentjet.core.models import check_cache_argument, model_loading
 
 __all__ = ["build_model", "load_policy_weights", "set_activation_checkpointing", "to_peft"]
 
@@ -45,6 +45,7 @@ def build_model(
     base_dtype = dtype if lora.enabled else torch.float32
     with model_loading():
         model: nn.Module = AutoModelForCausalLM.from_pretrained(model_path, dtype=base_dtype)
+        check_cache_argument(model)  # prefix sharing passes the shared prefix's KV as `cache=`
         model.to(device)
         if not lora.enabled:
             return model

@@ -37,7 +37,7 @@ def kept_indices(count: int, skip_zero: Sequence[float] | None) -> list[int]:
 
 
 def plan_work(
-    samples: Sequence[Sample], optim: OptimConfig, skip_zero: Sequence[float] | None = None
+    samples: Sequence[Sample], optim: OptimConfig, skip_zero: Sequence[float] | None = None, *, device: str = "cpu"
 ) -> list[WorkUnit]:
     """The step's units in the order one process runs them: the micro-batches of the samples that
     share no prefix, then each shared-prefix group (under `optim.share_prefix`). Pure.
@@ -47,17 +47,18 @@ def plan_work(
 
     `skip_zero` (the samples' advantages, given when the loss has no KL term) leaves out every
     sample whose advantage is exactly 0: its policy-gradient term is 0, so running it would cost a
-    forward and backward for nothing (a GRPO group whose episodes all scored the same)."""
+    forward and backward for nothing (a GRPO group whose episodes all scored the same). `device` sizes
+    `optim.micro_batch_tokens: auto`."""
     if skip_zero is not None:
         kept = kept_indices(len(samples), skip_zero)
-        units = plan_work([samples[i] for i in kept], optim)
+        units = plan_work([samples[i] for i in kept], optim, device=device)
         return [WorkUnit(tuple(kept[j] for j in u.indices), u.prefix, u.tokens) for u in units]
     sharing = optim.share_prefix and not optim.gradient_checkpointing
     groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if sharing else []
     shared = [g for g in groups if g.length > 0]
     in_shared = {i for g in shared for i in g.indices}
     alone = [i for i in range(len(samples)) if i not in in_shared]
-    packs = plan_micro_batches([len(samples[i].token_ids) for i in alone], optim.micro_batch_tokens)
+    packs = plan_micro_batches([len(samples[i].token_ids) for i in alone], optim.tokens_per_micro_batch(device))
     units = []
     for pack in packs:
         indices = tuple(alone[j] for j in pack)

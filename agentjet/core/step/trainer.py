@@ -172,7 +172,7 @@ class Trainer:
 
     def plan(self, samples: Sequence[Sample], advantages: Sequence[float]) -> list[WorkUnit]:
         """The step's work units (`plan_work`); without a KL term, samples whose advantage is 0 are left out."""
-        return plan_work(samples, self.config.optim, self._skip_zero(advantages))
+        return plan_work(samples, self.config.optim, self._skip_zero(advantages), device=str(self.device))
 
     def _skip_zero(self, advantages: Sequence[float]) -> Sequence[float] | None:
         """The advantages whose zeros may be left out: only a loss without a KL term gives them no gradient."""
@@ -227,7 +227,8 @@ class Trainer:
     ) -> None:
         """Pack `samples` under the token budget (or as `plan` says); forward + backward each pack, into `running`."""
         if plan is None:
-            plan = plan_micro_batches([len(s.token_ids) for s in samples], self.config.optim.micro_batch_tokens)
+            budget = self.config.optim.tokens_per_micro_batch(str(self.device))
+            plan = plan_micro_batches([len(s.token_ids) for s in samples], budget)
         for indices in plan:
             batch = collate(samples, advantages, indices, self.device)
             if not batch.loss_mask.any():
