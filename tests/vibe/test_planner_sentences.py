@@ -515,9 +515,84 @@ TWELFTH_HELD_OUT = [
     Row("werewolves as the guardian angel", "werewolves", roles=["witch"]),
     Row("train the godfather in mafia", "werewolves", roles=WOLVES),
 ]
+# A thirteenth set of 20, all families (2026-12-04): 16 of 20. "seer and witch should both improve, separate
+# models" trained both sides ("both" read as both sides), "train everyone on one shared model" trained the wolves
+# without a word, "the village should beat the werewolves; give each villager role its own model" trained the
+# wolves too, and "a quick 5-minute sanity run" had no time limit. Then variations of the four.
+PER_ROLE_VILLAGE = [[r] for r in VILLAGE]
+THIRTEENTH_HELD_OUT = [
+    Row("get a small model good at two-digit multiplication", "arithmetic", {"difficulty": 4}, model="a small model"),
+    Row(
+        "teach smollm to reach a target number using four given numbers with + - * /",
+        "countdown",
+        {"difficulty": 2},
+        model="smollm",
+    ),
+    Row("I want the werewolves to win more often, 6 steps", "werewolves", roles=WOLVES, steps=6),
+    Row("make the villagers better at catching wolves in under 20 minutes", "werewolves", roles=VILLAGE, minutes=20),
+    Row("RL fine-tune a policy that answers with one word: pineapple", "word"),
+    Row(
+        "train an assistant that calls a lookup tool for prices and adds them up, three items per order",
+        "tool_use",
+        {"difficulty": 2},
+    ),
+    Row(
+        "seer and witch should both improve, separate models please",
+        "werewolves",
+        roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]],
+    ),
+    Row("play werewolf as the wolves against a village, learning rate 3e-4, groups of 16", "werewolves", roles=WOLVES),
+    Row("a quick 5-minute sanity run on arithmetic", "arithmetic", steps=3, minutes=5),
+    Row("train on countdown puzzles with 3 numbers", "countdown", {"difficulty": 1}),
+    Row("Train the hunter in werewolves", "werewolves", roles=["hunter"]),
+    Row("improve addition and subtraction of numbers below 50", "arithmetic", {"difficulty": 3}),
+    Row("werewolf game, train everyone on one shared model", "werewolves", roles=WOLVES),
+    Row("teach a 0.5B model to play werewolves", "werewolves", roles=WOLVES, model="0.5B"),
+    Row("make the model output exactly 'ok'", "word"),
+    Row("train an agent to total up a receipt using a calculator tool, easy level", "tool_use", {"difficulty": 1}),
+    Row(
+        "hard arithmetic with multiplication and division, 50 steps, evaluate on 100 problems",
+        "arithmetic",
+        {"difficulty": 3},
+        steps=50,
+    ),
+    Row(
+        "the village should beat the werewolves; give each villager role its own model",
+        "werewolves",
+        roles=VILLAGE,
+        policies=PER_ROLE_VILLAGE,
+    ),
+    Row("countdown, but harder", "countdown", {"difficulty": 3}),
+    Row("train the doctor to save people in mafia", "werewolves", roles=["witch"]),
+    # variations of the four
+    Row(
+        "the wolves and the seer should both get better",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+    Row(
+        "the seer against the wolves, both should learn",
+        "werewolves",
+        roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]],
+    ),
+    Row("the hunter and the witch must both learn", "werewolves", roles=["witch", "hunter"]),
+    Row("train everybody in werewolves with separate models", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train everyone except the werewolves", "werewolves", roles=VILLAGE),
+    Row(
+        "wolves should lose; every village role gets its own model",
+        "werewolves",
+        roles=VILLAGE,
+        policies=PER_ROLE_VILLAGE,
+    ),
+    Row("a 30-minute werewolves run", "werewolves", roles=WOLVES, minutes=30),
+    Row("countdown for a 2-hour session", "countdown", minutes=120),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
-    EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT,
+    EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 

@@ -109,7 +109,12 @@ _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|\bself[- ]play\b|\bagainst each other\b|"
-    r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|\bboth (?:of them|learn|train|improve)\b"
+    r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
+)
+# "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
+_BOTH_NAMED = re.compile(
+    r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
+    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b"
 )
 _MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
 _SEPARATE = re.compile(
@@ -133,7 +138,7 @@ _SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart 
 _ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+)(?:1|one|another)\s+(?:more\s+)?for\s+(?:the\s+)?(?P<role>[a-z' -]+)"
 )
-_PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:\w+\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
+_PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
 
@@ -154,10 +159,13 @@ class RoleReading:
 
     mentions: tuple[RoleMention, ...]
     both_sides: bool  # "both sides", "every role", "self-play"
+    both_named: bool  # "the wolves and the seer should both improve", "the seer vs the wolves, train both": what is
+    # named trains, as named, opponents too
     separate: bool  # "separate models", "each side its own model", "two policies", "not shared"
     shared: bool  # "one shared model", "the same model"
     grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
     apart: tuple[str, ...] = ()  # roles given a model of their own by name ("a separate model for the seer")
+    split_within: tuple[str, ...] = ()  # "each villager role its own model": the one side whose roles are split
     unknown: tuple[str, ...] = ()  # roles of other variants the built-in game does not deal ("cupid")
 
     @property
@@ -194,7 +202,13 @@ def read_roles(text: str) -> RoleReading:
             continue
         mentions.append(RoleMention(word, roles, trained=_is_trained(before, after, _last_word(head))))
     separate = bool(_SEPARATE.search(text))
-    grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if _PER_ROLE.search(text) else None
+    both_named = bool(_BOTH_NAMED.search(text))
+    per_role = _PER_ROLE.search(text)
+    grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if per_role else None
+    side_word = per_role.group("side") if per_role else None
+    split_within = ROLE_ALIASES.get(side_word or "", ())
+    if split_within and split_within != _WOLVES:
+        split_within = _SIDE  # "each villager role", "every seer player": the village's roles
     apart: list[str] = []
     for found in _SEPARATE_FOR.finditer(text):
         end = found.start("role")
@@ -207,12 +221,19 @@ def read_roles(text: str) -> RoleReading:
     return RoleReading(
         unknown=tuple(dict.fromkeys(m.group(0) for m in _OTHER_ROLES.finditer(text))),
         apart=tuple(apart),
+        split_within=split_within,
         mentions=tuple(mentions),
-        both_sides=bool(_BOTH_SIDES.search(text)),
+        both_sides=bool(_BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
+        both_named=both_named and _sides(mentions) == 2,
         separate=separate,
         shared=bool(_SHARED.search(text)) and not separate,
         grouping=grouping,
     )
+
+
+def _sides(mentions: list[RoleMention]) -> int:
+    """How many sides the mentions trained or opposed are on (0, 1 or 2)."""
+    return len({m.roles == _WOLVES for m in mentions if not m.left_out})
 
 
 def _is_role_use(before: str, after: str) -> bool:

@@ -107,7 +107,9 @@ _STEPS = re.compile(
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
 )
 _EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
-_MINUTES = re.compile(r"\b(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b")
+_MINUTES = re.compile(  # "20 minutes", "5-minute", "1h30"
+    r"\b(\d+(?:\.\d+)?)(?:\s*-\s*|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
+)
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
     r"just a test|a test run|trial run)\b"

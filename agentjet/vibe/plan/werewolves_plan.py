@@ -65,6 +65,9 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
         chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
         if mention.word in _ALIAS_NOTES:
             assumptions.append(_ALIAS_NOTES[mention.word])
+    if roles.both_named:  # "the seer vs the wolves, both should learn": the opponents named train too, as named
+        for mention in roles.opponents:
+            chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
     opposed = list(dict.fromkeys(_side(m.roles) for m in roles.opponents))
     if not chosen and len(opposed) == 1:
         other = _VILLAGE if opposed[0] == _WOLVES else _WOLVES
@@ -74,7 +77,8 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
         )
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
-    for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate else ():
+    # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
+    for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate and not roles.split_within else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
     return _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
@@ -102,7 +106,7 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
 def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:
     """One shared policy for one side; separate ones when asked, or when both sides must train."""
     ordered = {side: [r for r in WEREWOLF_ROLES if r in found] for side, found in chosen.items()}
-    separate = roles.separate or (roles.both_sides and not roles.shared)
+    separate = roles.separate or ((roles.both_sides or roles.both_named) and not roles.shared and len(ordered) > 1)
     if len(ordered) > 1 and not separate:
         first, *others = ordered
         for side in others:
