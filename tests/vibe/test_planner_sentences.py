@@ -590,9 +590,73 @@ THIRTEENTH_HELD_OUT = [
     Row("a 30-minute werewolves run", "werewolves", roles=WOLVES, minutes=30),
     Row("countdown for a 2-hour session", "countdown", minutes=120),
 ]
+# A fourteenth set of 20 (questions, British spelling, numbers as words, scripted roles): 19 of 20. "seer gets
+# its own model, the rest of the village shares one" gave every village role its own model.
+FOURTEENTH_HELD_OUT = [
+    Row("could you fine-tune the model so it becomes a better werewolf player?", "werewolves", roles=WOLVES),
+    Row("optimise the witch's potion use in werewolf, ten steps", "werewolves", roles=["witch"], steps=10),
+    Row("i'd like a countdown solver, level three", "countdown", {"difficulty": 3}),
+    Row("grade school maths, twenty minutes max", "arithmetic", minutes=20),
+    Row("make the wolves smarter but keep the village scripted", "werewolves", roles=WOLVES),
+    Row("train the seer, the witch is scripted", "werewolves", roles=["seer"]),
+    Row(
+        "teach the villagers to vote out wolves; wolves and village on different models",
+        "werewolves",
+        roles=BOTH,
+        policies=SIDES,
+    ),
+    Row("a model that always answers 'maybe'", "word"),
+    Row("tool-using shopper agent with 4 items per list, 15 steps", "tool_use", {"difficulty": 3}, steps=15),
+    Row(
+        "werewolves with 2 rounds max, train the wolves, eval on 24 games",
+        "werewolves",
+        {"max_rounds": 2},
+        roles=WOLVES,
+    ),
+    Row("arithmetic word problems with numbers up to 1000", "arithmetic", {"difficulty": 5}),
+    Row("countdown where the target is below 100", "countdown", {"difficulty": 1}),
+    Row("make our agent better at looking up prices and summing with a calculator", "tool_use"),
+    Row(
+        "train an LLM to win werewolf as villager using discussion",
+        "werewolves",
+        {"discussion": True},
+        roles=["villager"],
+    ),
+    Row("werewolves without discussion, village side", "werewolves", {"discussion": False}, roles=VILLAGE),
+    Row(
+        "no discussion; train the hunter and the seer together",
+        "werewolves",
+        {"discussion": False},
+        roles=["seer", "hunter"],
+    ),
+    Row("train a 3b model on countdown with six numbers", "countdown", {"difficulty": 4}, model="3B"),
+    Row("RL on arithmetic with a learning rate of 5e-5 and group size 4", "arithmetic"),
+    Row(
+        "werewolves: seer gets its own model, the rest of the village shares one",
+        "werewolves",
+        roles=VILLAGE,
+        policies=[["villager", "witch", "hunter"], ["seer"]],
+    ),
+    Row("improve the werewolves team at deceiving the villagers for 1.5 hours", "werewolves", roles=WOLVES, minutes=90),
+    # variations of the one it missed
+    Row(
+        "train the village; the witch has her own model",
+        "werewolves",
+        roles=VILLAGE,
+        policies=[["villager", "seer", "hunter"], ["witch"]],
+    ),
+    Row(
+        "train the seer and the witch, the seer with its own model",
+        "werewolves",
+        roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]],
+    ),
+    Row("the village gets its own model and the wolves another", "werewolves", roles=BOTH, policies=SIDES),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
+    FOURTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -752,6 +816,16 @@ def test_all_roles_but_one_with_separate_models_splits_the_rest_by_side() -> Non
         ),
         ("train the seer, rank 4 lora", {"lora": {"rank": 4}}, "'rank 4' sets lora.rank=4"),
         ("countdown with group size 1", {"grpo": {"group_size": 8}}, "'group size 1' ignored: grpo.group_size"),
+        (
+            "RL on arithmetic with a learning rate of 5e-5 and group size 4",
+            {"optim": {"lr": 5e-5}, "grpo": {"group_size": 4}},
+            "'group size 4' sets grpo.group_size=4",
+        ),
+        (
+            "play werewolf as the wolves against a village, learning rate 3e-4, groups of 16",
+            {"optim": {"lr": 3e-4}, "grpo": {"group_size": 16}},
+            "'learning rate 3e-4' sets optim.lr=0.0003",
+        ),
     ],
 )
 def test_training_settings_in_the_sentence_go_over_the_recipe(

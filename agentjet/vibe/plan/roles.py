@@ -135,6 +135,10 @@ _SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart 
     rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"
     r"(?:for|of)\s+(?:the\s+|its\s+|their\s+)?(?P<role>[a-z' -]+)"
 )
+_OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
+    r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
+    rf"(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b"
+)
 _ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+)(?:1|one|another)\s+(?:more\s+)?for\s+(?:the\s+)?(?P<role>[a-z' -]+)"
 )
@@ -218,6 +222,10 @@ def read_roles(text: str) -> RoleReading:
             if more is None:
                 break
             end = named.end() + more.start("role")
+    for named in _ROLE.finditer(text):  # one village role given its own model; a side's own model is a side split
+        one = ROLE_ALIASES[named.group(0)]
+        if len(one) == 1 and one != _WOLVES and one[0] not in apart and _OWN_AFTER.match(text[named.end() :]):
+            apart.append(one[0])
     return RoleReading(
         unknown=tuple(dict.fromkeys(m.group(0) for m in _OTHER_ROLES.finditer(text))),
         apart=tuple(apart),
