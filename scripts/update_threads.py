@@ -1,0 +1,103 @@
+"""Time a training update on a server's own batch: alone, beside a second OpenMP team, and on that team's thread.
+
+Why: on a CPU the server's decode loop runs torch on its own thread (one OpenMP team) and the update
+runs on an asyncio worker thread (a second team); with more libgomp threads than cores they sleep
+between parallel regions, and the update ran 1.4x slower than alone (docs/vibe.md, "Why that update
+was slow"). This rebuilds the first `--episodes` training episodes of a state dir's journal with the
+server's own `build_samples`, and times `Trainer.step` on them in each mode, a fresh process each.
+
+Run from the checkout, e.g. on a vibe run's server state:
+`.venv/bin/python scripts/update_threads.py RUN/state RUN/train.yaml --episodes 4` (prints JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+MODES = ("alone", "second_team", "same_thread")
+
+
+def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: str) -> dict[str, Any]:
+    import torch
+
+    from agentjet.core.config import load_train_config
+    from agentjet.core.models import resolve_model
+    from agentjet.core.step.trainer import Trainer
+    from agentjet.core.training.batches import build_samples
+    from agentjet.core.types import EpisodeRecord
+
+    with sqlite3.connect(state / "journal.sqlite") as db:
+        rows = db.execute("select record from episodes where kind = 'train' order by seq limit ?", (episodes,))
+        records = [EpisodeRecord.from_dict(json.loads(text)) for (text,) in rows]
+    config = load_train_config(train_yaml)
+    batch = build_samples(records, config)
+    torch.manual_seed(0)
+    trainer = Trainer(resolve_model(model), config, device="cpu")
+    jobs: list[Any] = []
+    done = threading.Event()
+
+    def team_thread() -> None:  # like the decode loop: torch ops on a thread of its own, then waiting
+        torch.set_num_threads(torch.get_num_threads())
+        with torch.inference_mode():
+            x = torch.randn(256, 256)
+            (x @ x).sum()
+        ready.set()
+        while not jobs:
+            time.sleep(0.01)
+        jobs[0]()
+        done.set()
+
+    result: dict[str, Any] = {}
+
+    def update() -> None:
+        started = time.perf_counter()
+        stats = trainer.step(batch.samples, batch.advantages)
+        result.update(update_s=round(time.perf_counter() - started, 1), micro_batches=stats.micro_batches)
+
+    ready = threading.Event()
+    if mode != "alone":
+        threading.Thread(target=team_thread, daemon=True).start()
+        ready.wait()
+    if mode == "same_thread":
+        jobs.append(update)
+        done.wait()
+    else:  # the server's way: the update on a worker thread of its own
+        worker = threading.Thread(target=update)
+        worker.start()
+        worker.join()
+    return {"mode": mode, "episodes": len(records), "samples": len(batch.samples), **result}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("state", type=Path, help="a server's state dir (its journal.sqlite)")
+    parser.add_argument("train_yaml", type=Path, help="the TrainConfig the server trained with")
+    parser.add_argument(
+        "--episodes", type=int, default=4, help="training episodes to rebuild (a group's rewards must differ)"
+    )
+    parser.add_argument("--model", default="smollm2-135m", help="the model the server trained")
+    parser.add_argument("--mode", choices=MODES, help="one mode in this process (the parent runs each in a child)")
+    args = parser.parse_args()
+    if args.mode:
+        print(json.dumps(_time_one(args.state, args.train_yaml, args.episodes, args.model, args.mode)))
+        return
+    runs = []
+    for mode in MODES:
+        argv = [sys.executable, __file__, str(args.state), str(args.train_yaml), "--episodes", str(args.episodes)]
+        argv += ["--model", args.model, "--mode", mode]
+        done = subprocess.run(argv, capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(json.dumps({"runs": runs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
