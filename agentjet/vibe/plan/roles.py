@@ -169,7 +169,7 @@ class RoleReading:
     shared: bool  # "one shared model", "the same model"
     grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
     apart: tuple[str, ...] = ()  # roles given a model of their own by name ("a separate model for the seer")
-    split_within: tuple[str, ...] = ()  # "each villager role its own model": the one side whose roles are split
+    split_within_side: bool = False  # "each villager role its own model": the split is within one side
     unknown: tuple[str, ...] = ()  # roles of other variants the built-in game does not deal ("cupid")
 
     @property
@@ -188,6 +188,7 @@ class RoleReading:
 def read_roles(text: str) -> RoleReading:
     """The role mentions of `text` (lowercase), trained or opposed, and the model cues; pure."""
     mentions = []
+    own_model: list[str] = []  # "the seer gets its own model": apart from the rest of its side
     for match in _ROLE.finditer(text):
         word, before, after = match.group(0), text[: match.start()], text[match.end() :]
         if word in _GAME_NAMES and not _is_role_use(before, after):
@@ -195,6 +196,8 @@ def read_roles(text: str) -> RoleReading:
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
             continue
         roles = ROLE_ALIASES[word]
+        if len(roles) == 1 and roles != _WOLVES and _OWN_AFTER.match(after):  # a side's own model is a side split
+            own_model.append(roles[0])
         if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
             roles = _WOLVES if roles == _WOLVES else _SIDE
         head = _up_to_governor(before)
@@ -209,10 +212,7 @@ def read_roles(text: str) -> RoleReading:
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
     grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if per_role else None
-    side_word = per_role.group("side") if per_role else None
-    split_within = ROLE_ALIASES.get(side_word or "", ())
-    if split_within and split_within != _WOLVES:
-        split_within = _SIDE  # "each villager role", "every seer player": the village's roles
+    split_within_side = bool(per_role and ROLE_ALIASES.get(per_role.group("side") or ""))  # "each villager role"
     apart: list[str] = []
     for found in _SEPARATE_FOR.finditer(text):
         end = found.start("role")
@@ -222,14 +222,11 @@ def read_roles(text: str) -> RoleReading:
             if more is None:
                 break
             end = named.end() + more.start("role")
-    for named in _ROLE.finditer(text):  # one village role given its own model; a side's own model is a side split
-        one = ROLE_ALIASES[named.group(0)]
-        if len(one) == 1 and one != _WOLVES and one[0] not in apart and _OWN_AFTER.match(text[named.end() :]):
-            apart.append(one[0])
+    apart += [role for role in dict.fromkeys(own_model) if role not in apart]
     return RoleReading(
         unknown=tuple(dict.fromkeys(m.group(0) for m in _OTHER_ROLES.finditer(text))),
         apart=tuple(apart),
-        split_within=split_within,
+        split_within_side=split_within_side,
         mentions=tuple(mentions),
         both_sides=bool(_BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
         both_named=both_named and _sides(mentions) == 2,

@@ -78,7 +78,8 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
     # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
-    for side in (_WOLVES, _VILLAGE) if every_side else opposed if roles.separate and not roles.split_within else ():
+    with_opponents = roles.separate and not roles.split_within_side
+    for side in (_WOLVES, _VILLAGE) if every_side else opposed if with_opponents else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
     return _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
