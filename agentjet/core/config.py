@@ -64,7 +64,7 @@ class LoraConfig(_Section):
     )
 
 
-MICRO_BATCH_TOKENS_AUTO = {"cpu": 512, "cuda": 4096}
+_MICRO_BATCH_TOKENS_AUTO = {"cpu": 512, "cuda": 4096}
 
 
 class OptimConfig(_Section):
@@ -90,7 +90,7 @@ class OptimConfig(_Section):
         SmolLM2-sized model at 512, 3.4 s at 4096; a 7B at 4096 peaked at 60 GiB; docs/gpus.md)."""
         if self.micro_batch_tokens != "auto":
             return self.micro_batch_tokens
-        return MICRO_BATCH_TOKENS_AUTO["cuda" if device.startswith("cuda") else "cpu"]
+        return _MICRO_BATCH_TOKENS_AUTO["cuda" if device.startswith("cuda") else "cpu"]
 
 
 class CollectConfig(_Section):
