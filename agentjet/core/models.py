@@ -30,6 +30,7 @@ __all__ = [
     "cache_dir",
     "check_cache_argument",
     "check_model",
+    "check_model_class",
     "is_prepared",
     "model_loading",
     "prepare_model",
@@ -65,7 +66,8 @@ class ModelSpec:
 
 
 def check_cache_argument(model: Any) -> None:
-    """ModelError unless the loaded model's `forward` takes its KV cache as `cache=`, as our pinned transformers does.
+    """ModelError unless a model's (or model class's) `forward` takes its KV cache as `cache=`, as our pinned
+    transformers does.
 
     The decode loop and prefix sharing pass `cache=`; a transformers that still calls it
     `past_key_values` (5.17, seen on a GPU machine's image) silently drops it, and the first decode
@@ -77,8 +79,22 @@ def check_cache_argument(model: Any) -> None:
 
     raise ModelError(
         f"transformers {transformers.__version__} is not the one agentjet is built for: "
-        f"{type(model).__name__}.forward takes no `cache=` argument; pip install '{_pinned('transformers')}'"
+        f"{getattr(model, '__name__', type(model).__name__)}.forward takes no `cache=` argument; "
+        f"pip install '{_pinned('transformers')}'"
     )
+
+
+def check_model_class(folder: Path) -> None:
+    """`check_cache_argument` on the causal-LM class of a model folder, read from its config without its weights:
+    a server refuses the start in one sentence instead of failing in its lifespan."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    try:
+        model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(AutoConfig.from_pretrained(folder))]
+    except (KeyError, OSError, ValueError) as exc:
+        raise ModelError(f"{folder} is not a causal language model transformers can load: {exc}") from exc
+    check_cache_argument(model_class)
 
 
 def _pinned(name: str) -> str:

@@ -211,3 +211,21 @@ def test_a_bad_config_or_state_dir_is_one_line_before_anything_serves(
 def _written(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_a_transformers_without_the_cache_argument_is_one_line_before_anything_serves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older transformers (forward takes `past_key_values=`) is refused from the model class, not its weights."""
+    from transformers import LlamaForCausalLM
+
+    from agentjet.core import run_server
+
+    def older_forward(self: Any, input_ids: Any = None, past_key_values: Any = None) -> None: ...
+
+    monkeypatch.setattr(LlamaForCausalLM, "forward", older_forward)  # tiny is a Llama
+    assert run_server({"model": "tiny", "state_dir": tmp_path / "state"}, log_level="WARNING") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: transformers ") and len(err.strip().splitlines()) == 1, err
+    assert "LlamaForCausalLM.forward takes no `cache=` argument; pip install 'transformers==" in err
+    assert not (tmp_path / "state").exists()

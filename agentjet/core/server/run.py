@@ -19,7 +19,7 @@ from agentjet.core.backends.factory import check_backend_settings
 from agentjet.core.config import ServerSettings
 from agentjet.core.errors import AgentJetError
 from agentjet.core.logs import error_line, log_to_stderr
-from agentjet.core.models import resolve_model
+from agentjet.core.models import check_model_class, resolve_model
 from agentjet.core.placement import Placement, resolve_placement
 from agentjet.core.server.app import create_app
 from agentjet.core.server.http_server import uvicorn_config
@@ -103,7 +103,7 @@ def prepare_server(settings: ServerSettings, *, log_level: str = "INFO", torchru
 
     existed = settings.state_dir.exists()
     try:
-        resolve_model(settings.model)  # a bad model fails here: before anything is written
+        check_model_class(resolve_model(settings.model))  # a bad model (or transformers) fails here: nothing written
         where = resolve_placement(settings.device, settings.dtype)  # so does a device this machine lacks
         check_backend_settings(settings)  # and backend flags that cannot work together
         check_world(where.device, settings.train_procs)  # and more GPUs than there are
