@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import sqlite3
 import subprocess
 import sys
@@ -42,33 +43,29 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
     batch = build_samples(records, config)
     torch.manual_seed(0)
     trainer = Trainer(resolve_model(model), config, device="cpu")
-    jobs: list[Any] = []
-    done = threading.Event()
+    jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    ready, done = threading.Event(), threading.Event()
+    result: dict[str, Any] = {}
 
-    def team_thread() -> None:  # like the decode loop: torch ops on a thread of its own, then waiting
+    def team_thread() -> None:  # like the decode loop: its own thread sets the threads and runs torch, then blocks
         torch.set_num_threads(torch.get_num_threads())
         with torch.inference_mode():
             x = torch.randn(256, 256)
             (x @ x).sum()
         ready.set()
-        while not jobs:
-            time.sleep(0.01)
-        jobs[0]()
+        jobs.get()()
         done.set()
-
-    result: dict[str, Any] = {}
 
     def update() -> None:
         started = time.perf_counter()
         stats = trainer.step(batch.samples, batch.advantages)
         result.update(update_s=round(time.perf_counter() - started, 1), micro_batches=stats.micro_batches)
 
-    ready = threading.Event()
     if mode != "alone":
         threading.Thread(target=team_thread, daemon=True).start()
         ready.wait()
     if mode == "same_thread":
-        jobs.append(update)
+        jobs.put(update)
         done.wait()
     else:  # the server's way: the update on a worker thread of its own
         worker = threading.Thread(target=update)
