@@ -1,10 +1,13 @@
-"""Time a training update on a server's own batch: alone, beside a second OpenMP team, and on that team's thread.
+"""Time a training update on a server's own batch: alone, beside a second OpenMP team, on that team's thread,
+and as the server runs it now (between a real decode loop's steps).
 
-Why: on a CPU the server's decode loop runs torch on its own thread (one OpenMP team) and the update
-runs on an asyncio worker thread (a second team); with more libgomp threads than cores they sleep
-between parallel regions, and the update ran 1.4x slower than alone (docs/vibe.md, "Why that update
-was slow"). This rebuilds the first `--episodes` training episodes of a state dir's journal with the
-server's own `build_samples`, and times `Trainer.step` on them in each mode, a fresh process each.
+Why: on a CPU the server's decode loop runs torch on its own thread (one OpenMP team); an update on an
+asyncio worker thread (a second team) ran 1.4x slower than alone, since with more libgomp threads than
+cores they sleep between parallel regions (docs/vibe.md, "Why that update was slow"). The server now
+runs a CPU update on the decode loop's thread (`training/step_runner.py`); `decode_loop` times that
+path: a started `TransformersBackend`, the trainer built in a worker thread as `LazyTrainer` does.
+This rebuilds the first `--episodes` training episodes of a state dir's journal with the server's
+own `build_samples`, and times `Trainer.step` on them in each mode, a fresh process each.
 
 Run from the checkout, e.g. on a vibe run's server state:
 `.venv/bin/python scripts/update_threads.py RUN/state RUN/train.yaml --episodes 4` (prints JSON).
@@ -13,6 +16,7 @@ Run from the checkout, e.g. on a vibe run's server state:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import queue
 import sqlite3
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-MODES = ("alone", "second_team", "same_thread")
+MODES = ("alone", "second_team", "same_thread", "decode_loop")
 
 
 def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: str) -> dict[str, Any]:
@@ -42,6 +46,9 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
     config = load_train_config(train_yaml)
     batch = build_samples(records, config)
     torch.manual_seed(0)
+    if mode == "decode_loop":
+        return {"mode": mode, "episodes": len(records), "samples": len(batch.samples),
+                **asyncio.run(_time_in_server_way(resolve_model(model), config, batch))}  # fmt: skip
     trainer = Trainer(resolve_model(model), config, device="cpu")
     jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
     ready, done = threading.Event(), threading.Event()
@@ -72,6 +79,24 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
         worker.start()
         worker.join()
     return {"mode": mode, "episodes": len(records), "samples": len(batch.samples), **result}
+
+
+async def _time_in_server_way(model_path: Path, config: Any, batch: Any) -> dict[str, Any]:
+    """As a CPU server runs an update: the trainer built in a worker thread, the step between decode steps."""
+    from agentjet.core.backends.transformers_backend import TransformersBackend
+    from agentjet.core.step.trainer import Trainer
+    from agentjet.core.training.step_runner import run_step, shares_decode_thread
+
+    backend = TransformersBackend(model_path, name="served")
+    await backend.start()
+    try:
+        trainer = await asyncio.to_thread(Trainer, model_path, config, device="cpu")
+        assert shares_decode_thread(trainer, backend)
+        started = time.perf_counter()
+        stats = await run_step(trainer, backend, batch.samples, batch.advantages)
+        return {"update_s": round(time.perf_counter() - started, 1), "micro_batches": stats.micro_batches}
+    finally:
+        await backend.close()
 
 
 def main() -> None:

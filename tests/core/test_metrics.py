@@ -33,7 +33,7 @@ from tests.core.test_training_loop import CONFIG, HEADERS, FakeTrainer
 from tests.core.tracker_readers import read_tensorboard
 
 STATS = StepStats(loss=0.25, kl=0.01, clip_fraction=0.1, grad_norm=2.0, tokens_trained=9, samples=3,
-                  micro_batches=1, step_time_s=0.5)  # fmt: skip
+                  micro_batches=1, step_time_s=0.5, prefix_tokens_saved=40)  # fmt: skip
 # one episode's calls: the second extends the first (merged), the third rewrites its history (a drift)
 MERGED_AND_EDITED = [call_record(0, [1, 2, 3], [4, 5]), call_record(1, [1, 2, 3, 4, 5, 6], [7]),
                      call_record(2, [1, 9, 9], [8])]  # fmt: skip
@@ -83,6 +83,7 @@ def test_step_metrics_rewards_per_group_advantages_and_drifts() -> None:
     assert {k for k in values if k.startswith("drift_")} == {f"drift_{r}" for r in DriftReason}
     assert (values["eval_episodes"], values["eval_reward_mean"], values["eval_reward_std"]) == (2, 0.5, 0.25)
     assert values["loss"] == 0.25 and values["tokens_trained"] == 9 and values["train_time_s"] == 0.5
+    assert values["prefix_tokens_saved"] == 40
     assert len(samples) == 2
 
 

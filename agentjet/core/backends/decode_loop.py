@@ -5,6 +5,10 @@ and merged into the running `KVBatch`; cancelled ones leave it; adapter loads ru
 weights never change under a forward pass. Each step samples one token for every row and hands
 the deltas to the sequences' event loops with one `call_soon_threadsafe` per loop and step.
 An error while serving some rows fails those rows with `BackendError`; the loop carries on.
+
+Other torch work can run on this thread too (`run_job`: a training step on a CPU, `core/stages.py`):
+one stage of it per turn, between the decode steps, outside inference mode. Serving goes on,
+slower, and one OpenMP team does both.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import asyncio
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -25,6 +31,7 @@ from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
 from agentjet.core.backends.textstream import TextStream, accept_token
 from agentjet.core.errors import BackendError
+from agentjet.core.stages import Stages
 from agentjet.core.types import FinishReason, GenerationRequest, TokenDelta
 
 __all__ = ["DecodeLoop", "LiveSequence"]
@@ -66,11 +73,17 @@ class _LoadAdapter:
 
 
 @dataclass
+class _Job:
+    stages: Stages[Any]
+    done: Future[Any]
+
+
+@dataclass
 class _Cancel:
     key: int
 
 
-_Command = LiveSequence | _Cancel | _LoadAdapter | None  # None stops the loop
+_Command = LiveSequence | _Cancel | _LoadAdapter | _Job | None  # None stops the loop
 
 
 class _Outbox:
@@ -102,8 +115,8 @@ def _deliver(items: list[tuple[LiveSequence, Item]]) -> None:
 class DecodeLoop:
     """Serves all sequences of one model from one thread.
 
-    Thread-safety: `submit`, `cancel`, `load_adapter` and `stop` may be called from any thread;
-    everything else runs on the worker. `load_weights(path)` runs on the worker and returns the
+    Thread-safety: `submit`, `cancel`, `load_adapter`, `run_job` and `stop` may be called from any
+    thread; everything else runs on the worker. `load_weights(path)` runs on the worker and returns the
     module to run forward passes on from then on.
     """
 
@@ -134,6 +147,7 @@ class DecodeLoop:
         self._waiting: list[LiveSequence] = []
         self._rows: list[_Row] = []
         self._batch: KVBatch | None = None
+        self._jobs: deque[_Job] = deque()  # run in turn, one stage per turn
         self._version = 0
         self._running = True
         self._thread = threading.Thread(target=self._run, name="agentjet-decode", daemon=True)
@@ -156,6 +170,16 @@ class DecodeLoop:
     def load_adapter(self, path: Path, version: int) -> Future[None]:
         done: Future[None] = Future()
         self._inbox.put(_LoadAdapter(path, version, done))
+        return done
+
+    def run_job(self, stages: Stages[Any]) -> Future[Any]:
+        """Run `stages` on this thread, one stage per turn between decode steps; the future gets its result.
+
+        Its exceptions reach the future as raised. Once it started it cannot be cancelled; `stop`
+        closes it at its next pause and fails it with `BackendError`.
+        """
+        done: Future[Any] = Future()
+        self._inbox.put(_Job(stages, done))
         return done
 
     def stop(self, timeout_s: float) -> None:
@@ -187,8 +211,10 @@ class DecodeLoop:
             self._fail_all(None)
 
     def _iterate(self) -> None:
-        """One turn: read commands, admit newcomers, then one decode step for every row."""
-        self._read_inbox(block=not self._rows and not self._waiting)
+        """One turn: read commands, one stage of the current job, admit newcomers, one decode step for every row."""
+        self._read_inbox(block=not self._rows and not self._waiting and not self._jobs)
+        if self._running and self._jobs:
+            self._advance_job()
         if self._running and self._waiting:
             self._admit()
         if self._running and self._rows:
@@ -210,6 +236,8 @@ class DecodeLoop:
             self._waiting.append(command)
         elif isinstance(command, _Cancel):
             self._drop(command.key)
+        elif isinstance(command, _Job):
+            self._queue_job(command)
         elif not command.done.set_running_or_notify_cancel():
             log.warning("adapter load abandoned by its caller path=%s", command.path)
         elif self._running:
@@ -232,6 +260,28 @@ class DecodeLoop:
             self._prefix.clear()
         log.info("adapter loaded path=%s policy_version=%d", command.path, command.version)
         command.done.set_result(None)
+
+    def _queue_job(self, job: _Job) -> None:
+        if not job.done.set_running_or_notify_cancel():
+            job.stages.close()  # cancelled before it started: never run
+        elif self._running:
+            self._jobs.append(job)
+        else:
+            job.stages.close()
+            job.done.set_exception(BackendError("backend closed before the job ran"))
+
+    def _advance_job(self) -> None:
+        """One stage of the oldest job, with autograd on (a training step); settle its future when it ends."""
+        job = self._jobs[0]
+        try:
+            with torch.inference_mode(False):  # grad mode on, as the job's own thread would have it
+                next(job.stages)
+        except StopIteration as finished:
+            self._jobs.popleft()
+            job.done.set_result(finished.value)
+        except Exception as exc:  # the job's own error (a refused step, ...): its caller's to handle
+            self._jobs.popleft()
+            job.done.set_exception(exc)
 
     def _drop(self, key: int) -> None:
         """A consumer went away: forget the sequence whether it waits or runs."""
@@ -361,10 +411,14 @@ class DecodeLoop:
 
     def _fail_all(self, error: BackendError | None, cause: BaseException | None = None) -> None:
         """End every open sequence: with `error`, or with an "abort" delta on a clean stop."""
-        self._running = False  # from here on, queued adapter loads are refused, not run
+        self._running = False  # from here on, queued adapter loads and jobs are refused, not run
         if error is not None:
             error.__cause__ = cause
-        self._read_inbox(block=False)  # sequences and adapters queued behind the stop
+        self._read_inbox(block=False)  # sequences, adapters and jobs queued behind the stop
+        while self._jobs:
+            job = self._jobs.popleft()
+            job.stages.close()  # its `finally` blocks run; a training step's weights stay as they were
+            job.done.set_exception(error or BackendError("backend closed before the job finished"))
         outbox = _Outbox()
         for seq in [row.seq for row in self._rows] + self._waiting:
             outbox.put(seq, _ABORT if error is None else error)

@@ -19,7 +19,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -29,11 +29,14 @@ from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
 from agentjet.core.placement import avoid_cudnn_attention, memory_report
+from agentjet.core.stages import Stages
 from agentjet.core.types import Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class TransformersBackend:
@@ -132,6 +135,23 @@ class TransformersBackend:
         except TimeoutError as exc:
             raise BackendError(f"adapter {path} not loaded within {self._stall_timeout_s:.0f} s") from exc
         self.policy_version = version
+
+    @property
+    def device(self) -> torch.device:
+        """Where this backend's model runs."""
+        return self._device
+
+    async def run_between_steps(self, stages: Stages[T]) -> T:
+        """Run `stages` on the decode loop's thread, one stage between two decode steps (`DecodeLoop.run_job`).
+
+        Why: on a CPU that thread's OpenMP team then does the work too; a second thread's team beside
+        it made an update 1.4x slower (`core/stages.py`). Serving goes on meanwhile, slower; no stall
+        timeout applies (a training step takes what it takes). If the awaiting task is cancelled, the
+        stages still run to their end, as a worker thread's would.
+        """
+        loop = self._require_loop()
+        result: T = await asyncio.wrap_future(loop.run_job(stages))
+        return result
 
     def memory_report(self) -> dict[str, Any]:
         """This copy's placement, parameter bytes and peak memory (`placement.memory_report`)."""

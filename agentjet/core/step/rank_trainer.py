@@ -20,6 +20,7 @@ from torch.futures import Future
 from torch.nn.parallel import DistributedDataParallel
 
 from agentjet.core.episodes.merging import Sample
+from agentjet.core.stages import Stages
 from agentjet.core.step.step_plan import WorkUnit
 from agentjet.core.step.step_stats import StepTotals
 from agentjet.core.step.trainer import Trainer
@@ -87,16 +88,16 @@ class RankTrainer(Trainer):
         """Apply the config `reconfigure` queued (if any) now, between steps."""
         super()._take_pending_config()
 
-    def accumulate_gradients(
+    def accumulate_stages(
         self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
-    ) -> StepTotals:
+    ) -> Stages[StepTotals]:
         """This rank's share of the batch's gradients, then the sum over every rank (identical on all)."""
         if self.ddp is None:
-            return super().accumulate_gradients(samples, advantages, units)
+            return (yield from super().accumulate_stages(samples, advantages, units))
         if units is None:
             units = split_units(self.plan(samples, advantages), self.world_size)[self.rank]
         with self.ddp.no_sync():  # the micro-batches run on the bare model: nothing is reduced yet
-            totals = super().accumulate_gradients(samples, advantages, units)
+            totals = yield from super().accumulate_stages(samples, advantages, units)
         self._reduce_gradients()
         return self._global_totals(totals)
 

@@ -36,6 +36,7 @@ from agentjet.core.config import TrainConfig, changed_fields
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
 from agentjet.core.placement import memory_report
+from agentjet.core.stages import Stages, drive
 from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
@@ -115,6 +116,16 @@ class Trainer:
         Raises NonFiniteStep, with the weights and optimiser as they were, when the loss, the
         gradient norm or any updated weight is not finite: a poisoned step is never applied.
         """
+        return drive(self.step_stages(samples, advantages))
+
+    def step_stages(self, samples: Sequence[Sample], advantages: Sequence[float]) -> Stages[StepStats]:
+        """`step`, pausing after each micro-batch's backward: the caller may run other work on this thread between.
+
+        Why: on a CPU the server's decode loop runs the update between its decode steps, so one OpenMP
+        team does both (`training/step_runner.py`). The optimiser step runs after the last pause, so a
+        caller that abandons the stages (`close()`) leaves the weights as they were; the next step
+        zeroes the gradients it left behind.
+        """
         started = time.perf_counter()
         self._take_pending_config()
         if not all(math.isfinite(a) for a in advantages):
@@ -122,7 +133,7 @@ class Trainer:
         zero = torch.zeros((), device=self.device)
         self._tis_sums = tis = TisSums(zero, zero)
         try:
-            totals = self.accumulate_gradients(samples, advantages)
+            totals = yield from self.accumulate_stages(samples, advantages)
         finally:
             self._tis_sums = None
         ran = kept_indices(len(samples), self._skip_zero(advantages))
@@ -187,6 +198,12 @@ class Trainer:
         data-parallel step (`distributed_trainer.py`). Each share is still divided by the whole
         batch's trainable tokens, so the shares' losses and gradients sum to the batch's.
         """
+        return drive(self.accumulate_stages(samples, advantages, units))
+
+    def accumulate_stages(
+        self, samples: Sequence[Sample], advantages: Sequence[float], units: Sequence[WorkUnit] | None = None
+    ) -> Stages[StepTotals]:
+        """`accumulate_gradients`, pausing after each micro-batch's backward (`step_stages`)."""
         if len(samples) != len(advantages):
             raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
         tokens = sum(sum(s.loss_mask[1:]) for s in samples)  # a trainable first token has no context
@@ -198,7 +215,7 @@ class Trainer:
         work = self.plan(samples, advantages) if units is None else units
         for unit in work:
             if unit.prefix == 0:  # a micro-batch of samples that share nothing
-                self._run_micro_batches(samples, advantages, tokens, running, plan=[unit.indices])
+                yield from self._run_micro_batches(samples, advantages, tokens, running, plan=[unit.indices])
                 continue
             group = PrefixGroup(unit.prefix, unit.indices)
             head = samples[group.indices[0]].token_ids[: group.length]
@@ -206,7 +223,7 @@ class Trainer:
             reference = self._reference_prefix(head) if self.config.grpo.kl_coef > 0 else None
             group_advantages = [advantages[i] for i in group.indices]
             suffixes = suffix_samples(samples, group)
-            self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
+            yield from self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
             prefix.backward()
         for param in self.trainable_parameters():  # nothing ran (every advantage 0): AdamW still takes its step
             if param.grad is None:
@@ -224,8 +241,9 @@ class Trainer:
         reference: SharedPrefix | None = None,
         *,
         plan: Sequence[Sequence[int]] | None = None,
-    ) -> None:
-        """Pack `samples` under the token budget (or as `plan` says); forward + backward each pack, into `running`."""
+    ) -> Stages[None]:
+        """Pack `samples` under the token budget (or as `plan` says); forward + backward each pack, into `running`,
+        pausing after each."""
         if plan is None:
             budget = self.config.optim.tokens_per_micro_batch(str(self.device))
             plan = plan_micro_batches([len(s.token_ids) for s in samples], budget)
@@ -239,6 +257,7 @@ class Trainer:
             running.kl = running.kl + batch_kl
             running.clipped = running.clipped + batch_clipped
             running.micro_batches += 1
+            yield
 
     def _micro_batch_loss(
         self, batch: MicroBatch, tokens: int, prefix: SharedPrefix | None, reference: SharedPrefix | None

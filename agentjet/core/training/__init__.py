@@ -17,4 +17,5 @@ pool.py          The pool: ended train episodes waiting for a step, by journal s
 quarantine.py    Episodes refused for training, for good, with the reason: so nothing a client sent poisons the
                  policy.
 seam.py          What the engine needs of the training loop attached to it (`loop.TrainingLoop`; a fake in tests).
+step_runner.py   Where an update runs: between the decode loop's steps on a CPU, in a worker thread elsewhere.
 """

@@ -3,8 +3,9 @@
 The engine tells the loop when an episode ended (after its journal write); the loop pools
 ended TRAIN episodes not yet trained, asks the collection strategy for a batch, and when one
 is ready drives the engine ROLLING -> UPDATING (merge, advantages, `Trainer.step` in a worker
-thread, save the adapter: calls are still served, by the current weights) -> DRAINING (new calls
-wait at the engine's door, running ones finish) -> hot-load -> ROLLING. Holding calls only for the
+thread or, on a CPU, between decode steps (`step_runner.py`), save the adapter: calls are still
+served, by the current weights) -> DRAINING (new calls wait at the engine's door, running ones
+finish) -> hot-load -> ROLLING. Holding calls only for the
 swap bounds an update's time under any load (the drain ends once the longest running call does)
 and keeps every call on one policy version; calls sampled while the trainer steps are recorded
 with the version that made them and trained in a later batch, their PPO ratio against the
@@ -49,6 +50,7 @@ from agentjet.core.training.metrics import EvalRewards, step_metrics
 from agentjet.core.training.metrics_log import MetricsLog, last_metrics
 from agentjet.core.training.pool import EpisodePool
 from agentjet.core.training.quarantine import Quarantine
+from agentjet.core.training.step_runner import run_step
 from agentjet.core.types import EngineState, EpisodeKind, EpisodeRecord, EpisodeStatus
 
 __all__ = ["TrainingLoop"]
@@ -289,7 +291,7 @@ class TrainingLoop:
         config = self.engine.train_config
         trainer = await self.trainer.get(config)
         if built.samples:
-            stats = await asyncio.to_thread(trainer.step, built.samples, built.advantages)
+            stats = await run_step(trainer, self.engine.backend, built.samples, built.advantages)
         else:
             stats = None
             log.warning("batch has no calls episodes=%d; consumed without a step", len(records))

@@ -130,6 +130,7 @@ def step_metrics(
         "grad_norm": stats.grad_norm,
         "tokens_trained": stats.tokens_trained,
         "micro_batches": stats.micro_batches,
+        "prefix_tokens_saved": stats.prefix_tokens_saved,
         "episodes": len(rewards),
         "samples": samples,
         "samples_skipped": stats.samples_skipped,
