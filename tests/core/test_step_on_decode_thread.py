@@ -19,7 +19,7 @@ from agentjet.core.backends.transformers_backend import TransformersBackend
 from agentjet.core.config import LoraConfig, OptimConfig, TrainConfig
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import BackendError, NonFiniteStep
-from agentjet.core.stages import Stages, drive
+from agentjet.core.step.stages import Stages, drive
 from agentjet.core.step.trainer import Trainer
 from agentjet.core.training.step_runner import run_step, shares_decode_thread
 from agentjet.core.types import GenerationRequest, SamplingParams
@@ -198,3 +198,38 @@ def test_which_steps_share_the_decode_thread(trainer: Any, backend_device: str, 
 def test_a_backend_without_a_decode_loop_keeps_the_worker_thread(tiny_tokenizer: Any, cpu_backend: Any) -> None:
     assert shares_decode_thread(_fake("cpu"), cpu_backend)
     assert not shares_decode_thread(_fake("cpu"), ScriptedBackend(tiny_tokenizer, []))  # no run_between_steps
+
+
+async def test_a_step_cut_short_by_a_close_changes_no_weight_and_the_next_step_runs(tiny_model: Path) -> None:
+    """A server stopped mid-update: the step ends at its next pause, before the optimiser step, and loses nothing."""
+    instance = TransformersBackend(tiny_model, name="stopping", max_batch_size=2)
+    await instance.start()
+    trainer, reference = _trainer(tiny_model), _trainer(tiny_model)
+    before = _lora(trainer)
+    samples, advantages = _samples()
+    stages_run = threading.Event()
+    stages = trainer.step_stages(samples, advantages)
+
+    job = asyncio.ensure_future(instance.run_between_steps(_first_pause_signalled(stages, stages_run)))
+    await asyncio.to_thread(stages_run.wait, 30)
+    await instance.close()
+    with pytest.raises(BackendError, match="closed"):
+        await job
+    assert trainer.steps == 0
+    for name, weight in _lora(trainer).items():
+        assert torch.equal(weight, before[name]), name
+    stats = trainer.step(samples, advantages)  # the gradients the cut step left are zeroed first
+    expected = reference.step(samples, advantages)
+    assert stats.grad_norm == pytest.approx(expected.grad_norm) and trainer.steps == 1
+
+
+def _first_pause_signalled(stages: Stages[Any], paused: threading.Event) -> Stages[Any]:
+    """`stages` held at its first pause (a micro-batch has run, its gradients are accumulated) until closed."""
+    try:
+        next(stages)
+        paused.set()
+        while True:  # the decode loop turns meanwhile; only `close()` ends this
+            time.sleep(0.001)
+            yield
+    finally:
+        stages.close()

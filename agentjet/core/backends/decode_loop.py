@@ -6,9 +6,9 @@ weights never change under a forward pass. Each step samples one token for every
 the deltas to the sequences' event loops with one `call_soon_threadsafe` per loop and step.
 An error while serving some rows fails those rows with `BackendError`; the loop carries on.
 
-Other torch work can run on this thread too (`run_job`: a training step on a CPU, `core/stages.py`):
-one stage of it per turn, between the decode steps, outside inference mode. Serving goes on,
-slower, and one OpenMP team does both.
+Other torch work can run on this thread too (`run_job`, `loop_jobs.py`: a training step on a CPU):
+one stage of it per turn, between the decode steps. Serving goes on, slower, and one OpenMP team
+does both.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +26,11 @@ from typing import Any
 import torch
 
 from agentjet.core.backends.kv_batch import KVBatch
+from agentjet.core.backends.loop_jobs import Job, JobQueue
 from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
 from agentjet.core.backends.textstream import TextStream, accept_token
 from agentjet.core.errors import BackendError
-from agentjet.core.stages import Stages
 from agentjet.core.types import FinishReason, GenerationRequest, TokenDelta
 
 __all__ = ["DecodeLoop", "LiveSequence"]
@@ -73,17 +72,11 @@ class _LoadAdapter:
 
 
 @dataclass
-class _Job:
-    stages: Stages[Any]
-    done: Future[Any]
-
-
-@dataclass
 class _Cancel:
     key: int
 
 
-_Command = LiveSequence | _Cancel | _LoadAdapter | _Job | None  # None stops the loop
+_Command = LiveSequence | _Cancel | _LoadAdapter | Job | None  # None stops the loop
 
 
 class _Outbox:
@@ -147,7 +140,7 @@ class DecodeLoop:
         self._waiting: list[LiveSequence] = []
         self._rows: list[_Row] = []
         self._batch: KVBatch | None = None
-        self._jobs: deque[_Job] = deque()  # run in turn, one stage per turn
+        self._jobs = JobQueue()
         self._version = 0
         self._running = True
         self._thread = threading.Thread(target=self._run, name="agentjet-decode", daemon=True)
@@ -172,14 +165,13 @@ class DecodeLoop:
         self._inbox.put(_LoadAdapter(path, version, done))
         return done
 
-    def run_job(self, stages: Stages[Any]) -> Future[Any]:
-        """Run `stages` on this thread, one stage per turn between decode steps; the future gets its result.
+    def run_job(self, stages: Generator[None, None, Any]) -> Future[Any]:
+        """Run `stages` here, one stage per turn between decode steps; the future gets its result or error.
 
-        Its exceptions reach the future as raised. Once it started it cannot be cancelled; `stop`
-        closes it at its next pause and fails it with `BackendError`.
+        Once started it cannot be cancelled; `stop` closes it at its next pause (`BackendError`).
         """
         done: Future[Any] = Future()
-        self._inbox.put(_Job(stages, done))
+        self._inbox.put(Job(stages, done))
         return done
 
     def stop(self, timeout_s: float) -> None:
@@ -214,7 +206,7 @@ class DecodeLoop:
         """One turn: read commands, one stage of the current job, admit newcomers, one decode step for every row."""
         self._read_inbox(block=not self._rows and not self._waiting and not self._jobs)
         if self._running and self._jobs:
-            self._advance_job()
+            self._jobs.advance()
         if self._running and self._waiting:
             self._admit()
         if self._running and self._rows:
@@ -236,8 +228,8 @@ class DecodeLoop:
             self._waiting.append(command)
         elif isinstance(command, _Cancel):
             self._drop(command.key)
-        elif isinstance(command, _Job):
-            self._queue_job(command)
+        elif isinstance(command, Job):
+            self._jobs.add(command, accepting=self._running)
         elif not command.done.set_running_or_notify_cancel():
             log.warning("adapter load abandoned by its caller path=%s", command.path)
         elif self._running:
@@ -260,28 +252,6 @@ class DecodeLoop:
             self._prefix.clear()
         log.info("adapter loaded path=%s policy_version=%d", command.path, command.version)
         command.done.set_result(None)
-
-    def _queue_job(self, job: _Job) -> None:
-        if not job.done.set_running_or_notify_cancel():
-            job.stages.close()  # cancelled before it started: never run
-        elif self._running:
-            self._jobs.append(job)
-        else:
-            job.stages.close()
-            job.done.set_exception(BackendError("backend closed before the job ran"))
-
-    def _advance_job(self) -> None:
-        """One stage of the oldest job, with autograd on (a training step); settle its future when it ends."""
-        job = self._jobs[0]
-        try:
-            with torch.inference_mode(False):  # grad mode on, as the job's own thread would have it
-                next(job.stages)
-        except StopIteration as finished:
-            self._jobs.popleft()
-            job.done.set_result(finished.value)
-        except Exception as exc:  # the job's own error (a refused step, ...): its caller's to handle
-            self._jobs.popleft()
-            job.done.set_exception(exc)
 
     def _drop(self, key: int) -> None:
         """A consumer went away: forget the sequence whether it waits or runs."""
@@ -415,10 +385,7 @@ class DecodeLoop:
         if error is not None:
             error.__cause__ = cause
         self._read_inbox(block=False)  # sequences, adapters and jobs queued behind the stop
-        while self._jobs:
-            job = self._jobs.popleft()
-            job.stages.close()  # its `finally` blocks run; a training step's weights stay as they were
-            job.done.set_exception(error or BackendError("backend closed before the job finished"))
+        self._jobs.close_all(error)
         outbox = _Outbox()
         for seq in [row.seq for row in self._rows] + self._waiting:
             outbox.put(seq, _ABORT if error is None else error)

@@ -17,7 +17,7 @@ import itertools
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,6 @@ from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
 from agentjet.core.placement import avoid_cudnn_attention, memory_report
-from agentjet.core.stages import Stages
 from agentjet.core.types import Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
@@ -141,11 +140,11 @@ class TransformersBackend:
         """Where this backend's model runs."""
         return self._device
 
-    async def run_between_steps(self, stages: Stages[T]) -> T:
+    async def run_between_steps(self, stages: Generator[None, None, T]) -> T:
         """Run `stages` on the decode loop's thread, one stage between two decode steps (`DecodeLoop.run_job`).
 
         Why: on a CPU that thread's OpenMP team then does the work too; a second thread's team beside
-        it made an update 1.4x slower (`core/stages.py`). Serving goes on meanwhile, slower; no stall
+        it made an update 1.2-1.5x slower (`step/stages.py`). Serving goes on meanwhile, slower; no stall
         timeout applies (a training step takes what it takes). If the awaiting task is cancelled, the
         stages still run to their end, as a worker thread's would.
         """

@@ -9,6 +9,8 @@ policy_model.py         The policy network a trainer optimises: the base model w
 prefix_sharing.py       Group prefix sharing: the samples of a GRPO group start with the same prompt, so run it
                         once.
 rank_trainer.py         One rank of a data-parallel training group: a `Trainer` that runs its share of each step.
+stages.py               Work that pauses: a generator whose every `yield` is a point where its thread may run something
+                        else.
 step_plan.py            What one training step runs: its indivisible work units, in the order one process runs them.
 step_stats.py           What one training step measured: `StepStats` out, and the sums it keeps on the device until
                         the step ends.

@@ -20,7 +20,7 @@ from torch.futures import Future
 from torch.nn.parallel import DistributedDataParallel
 
 from agentjet.core.episodes.merging import Sample
-from agentjet.core.stages import Stages
+from agentjet.core.step.stages import Stages
 from agentjet.core.step.step_plan import WorkUnit
 from agentjet.core.step.step_stats import StepTotals
 from agentjet.core.step.trainer import Trainer

@@ -36,11 +36,11 @@ from agentjet.core.config import TrainConfig, changed_fields
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
 from agentjet.core.placement import memory_report
-from agentjet.core.stages import Stages, drive
 from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
 from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples
+from agentjet.core.step.stages import Stages, drive
 from agentjet.core.step.step_plan import WorkUnit, kept_indices, plan_work
 from agentjet.core.step.step_stats import RunningSums, StepStats, StepTotals, TisSums
 

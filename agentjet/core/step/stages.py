@@ -2,8 +2,9 @@
 
 Why: on a CPU, torch work on two threads runs two OpenMP teams, and libgomp, seeing more of its threads
 than cores, lets them sleep between parallel regions (an update ran 1.4x slower beside the decode
-loop's team). So the decode loop runs a training step itself, one stage (a micro-batch) between two
-decode steps (`backends/decode_loop.py`); elsewhere `drive` runs the stages straight through.
+loop's team). So on a CPU the decode loop runs a training step itself, one stage (a micro-batch)
+between two decode steps (`backends/loop_jobs.py`, `training/step_runner.py`); elsewhere `drive`
+runs the stages straight through.
 """
 
 from __future__ import annotations
