@@ -47,8 +47,12 @@ def server_start(
     max_request_bytes: Annotated[int, typer.Option(help="largest request body accepted")] = 4 * 1024 * 1024,
     max_connections: Annotated[int, typer.Option(help="open connections at once")] = 1024,
     api_docs: Annotated[bool, typer.Option("--api-docs", help="serve /docs and /openapi.json (no auth)")] = False,
-    device: Annotated[str, typer.Option(help="auto|cpu|cuda|cuda:N for the backend and the trainer")] = "auto",
-    dtype: Annotated[str, typer.Option(help="auto|float32|bfloat16 (auto: bf16 on CUDA, fp32 on CPU)")] = "auto",
+    device: Annotated[
+        str, typer.Option(envvar="AGENTJET_DEVICE", help="auto|cpu|cuda|cuda:N for the backend and the trainer")
+    ] = "auto",
+    dtype: Annotated[
+        str, typer.Option(envvar="AGENTJET_DTYPE", help="auto|float32|bfloat16 (auto: bf16 on CUDA, fp32 on CPU)")
+    ] = "auto",
     backend: Annotated[str, typer.Option(help="inference backend: transformers or vllm")] = "transformers",
     vllm_python: Annotated[
         Path | None, typer.Option(help="python of a vLLM venv: the server starts `vllm serve` with it")

@@ -158,3 +158,16 @@ def test_a_backend_or_placement_mistake_is_one_line_and_leaves_nothing_behind(
     assert result.exit_code == 2
     assert words in _one_error_line(result.output)
     assert not state.exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "words"),
+    [({"AGENTJET_DTYPE": "float16"}, "float16"), ({"AGENTJET_DEVICE": "tpu"}, "tpu")],
+)
+def test_placement_from_the_environment_is_read_and_checked(tmp_path: Path, env: dict[str, str], words: str) -> None:
+    """What vibe and campaigns pass on to the servers they launch: refused as the flag would be."""
+    state = tmp_path / "state"
+    result = runner.invoke(app, ["server", "start", "--model", "tiny", "--state-dir", str(state)], env=env)
+    assert result.exit_code == 2
+    assert words in _one_error_line(result.output)
+    assert not state.exists()
