@@ -39,3 +39,14 @@ def clock() -> Clock:
 async def engine(make_engine: Callable[..., Awaitable[Engine]], clock: Clock) -> Engine:
     """A rolling engine on the echo backend whose clock the test moves (idle timeout 10 s)."""
     return await make_engine(clock=clock)
+
+
+@pytest.fixture
+async def fresh_backend(tiny_model: Path) -> Any:
+    """A started transformers backend of its own on `tiny`, for tests that change weights, run jobs or close it."""
+    from agentjet.core.backends.transformers_backend import TransformersBackend
+
+    instance = TransformersBackend(tiny_model, name="tiny-private", max_batch_size=4)
+    await instance.start()
+    yield instance
+    await instance.close()

@@ -127,3 +127,14 @@ class RecordingTraining:
 
     def memory_reports(self) -> dict[str, Callable[[], dict[str, Any]]]:
         return {}
+
+
+def randomise_lora_b(model: Any) -> None:
+    """Give every LoRA B matrix small seeded values: B starts at 0, which zeroes every lora_A gradient."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)

@@ -14,6 +14,7 @@ from agentjet.core.episodes.merging import Sample
 from agentjet.core.step.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
 from agentjet.core.step.step_plan import WorkUnit, plan_work
 from agentjet.core.step.trainer import Trainer
+from tests.core.factories import randomise_lora_b
 
 VOCAB = 49152
 
@@ -79,11 +80,7 @@ def _trainer(model: Path, *, share: bool, lora: bool = True, budget: int = 4096,
         optim=OptimConfig(micro_batch_tokens=budget, share_prefix=share, share_prefix_min_tokens=16),
     )
     trainer = Trainer(model, config, seed=0)
-    generator = torch.Generator().manual_seed(1)
-    with torch.no_grad():  # B starts at 0, which zeroes every lora_A gradient: give it values
-        for name, param in trainer.model.named_parameters():
-            if "lora_B" in name:
-                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    randomise_lora_b(trainer.model)
     return trainer
 
 

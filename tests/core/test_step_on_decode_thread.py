@@ -23,26 +23,20 @@ from agentjet.core.step.stages import Stages, drive
 from agentjet.core.step.trainer import Trainer
 from agentjet.core.training.step_runner import run_step, shares_decode_thread
 from agentjet.core.types import GenerationRequest, SamplingParams
+from tests.core.factories import randomise_lora_b
 
 VOCAB = 49152  # the tiny model's vocabulary
 
 
 @pytest.fixture
-async def backend(tiny_model: Path) -> Any:
-    instance = TransformersBackend(tiny_model, name="tiny", max_batch_size=4)
-    await instance.start()
-    yield instance
-    await instance.close()
+def backend(fresh_backend: TransformersBackend) -> TransformersBackend:
+    return fresh_backend
 
 
 def _trainer(model: Path) -> Trainer:
     config = TrainConfig(lora=LoraConfig(enabled=True), optim=OptimConfig(lr=1e-2, micro_batch_tokens=64))
     trainer = Trainer(model, config, seed=0)
-    generator = torch.Generator().manual_seed(1)
-    with torch.no_grad():  # B starts at 0, which zeroes every lora_A gradient: give it values
-        for name, param in trainer.model.named_parameters():
-            if "lora_B" in name:
-                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    randomise_lora_b(trainer.model)
     return trainer
 
 

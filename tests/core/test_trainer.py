@@ -21,7 +21,7 @@ from agentjet.core.step.policy_model import to_peft
 from agentjet.core.step.step_stats import StepStats
 from agentjet.core.step.trainer import Trainer, kl_k3, ppo_clip_loss, sequence_logprobs
 from agentjet.core.types import CallRecord
-from tests.core.factories import call_record, stop_string_turns
+from tests.core.factories import call_record, randomise_lora_b, stop_string_turns
 
 VOCAB = 49152  # the tiny model's (SmolLM2's) vocabulary
 
@@ -37,11 +37,7 @@ def _trainer(model: Path, *, kl_coef: float = 0.0, lr: float = 1e-3, budget: int
 
 def _randomise_lora_b(trainer: Trainer) -> None:
     """B starts at 0, which zeroes every lora_A gradient; give it values so all grads carry signal."""
-    generator = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for name, param in trainer.model.named_parameters():
-            if "lora_B" in name:
-                param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    randomise_lora_b(trainer.model)
 
 
 def _logprobs(trainer: Trainer, token_ids: Sequence[int]) -> list[float]:

@@ -34,15 +34,6 @@ def backend(tiny_model: Path) -> Iterator[TransformersBackend]:
     _run(instance.close())
 
 
-@pytest.fixture
-async def fresh_backend(tiny_model: Path) -> Any:
-    """A private backend, for tests that change weights or close it."""
-    instance = TransformersBackend(tiny_model, name="tiny-private", max_batch_size=4)
-    await instance.start()
-    yield instance
-    await instance.close()
-
-
 def _request(backend: TransformersBackend, text: str, rid: str = "r", **params: Any) -> GenerationRequest:
     ids = tuple(backend.tokenizer.encode(text, add_special_tokens=False))
     return GenerationRequest(rid, ids, SamplingParams(**params))
