@@ -25,13 +25,16 @@ TRAIN = {
 
 @contextmanager
 def tiny_after_one_step(
-    root: Path, train: Mapping[str, Any] | None = None
+    root: Path, train: Mapping[str, Any] | None = None, *, dtype: str = "auto"
 ) -> Iterator[tuple[ServerProcess, SwarmClient]]:
-    """Start a `tiny` server on `root/state` (TRAIN, with `train`'s top-level keys on top), train one step and
-    wait until it serves it; stop it on exit."""
+    """Start a `tiny` server on `root/state` (TRAIN, with `train`'s top-level keys on top; `--dtype dtype`), train
+    one step and wait until it serves it; stop it on exit."""
     (root / "train.yaml").write_text(yaml.safe_dump({**TRAIN, **(train or {})}))
     server = ServerProcess(
-        "tiny", root / "state", log_path=root / "server.log", flags=["--config", str(root / "train.yaml")]
+        "tiny",
+        root / "state",
+        log_path=root / "server.log",
+        flags=["--config", str(root / "train.yaml"), "--dtype", dtype],
     )
     server.start()
     try:

@@ -51,7 +51,10 @@ def server_start(
         str, typer.Option(envvar="AGENTJET_DEVICE", help="auto|cpu|cuda|cuda:N for the backend and the trainer")
     ] = "auto",
     dtype: Annotated[
-        str, typer.Option(envvar="AGENTJET_DTYPE", help="auto|float32|bfloat16 (auto: bf16 on CUDA, fp32 on CPU)")
+        str,
+        typer.Option(
+            envvar="AGENTJET_DTYPE", help="auto|float32|bfloat16 (auto: bf16 on CUDA and on CPUs with native bf16)"
+        ),
     ] = "auto",
     backend: Annotated[str, typer.Option(help="inference backend: transformers or vllm")] = "transformers",
     vllm_python: Annotated[

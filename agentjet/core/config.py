@@ -276,7 +276,8 @@ class ServerSettings(BaseSettings):
     backend: Literal["transformers", "vllm"] = Field("transformers", description="the inference backend")
     device: str = Field("auto", description="auto|cpu|cuda|cuda:N for the backend and the trainer (placement.py)")
     dtype: Literal["auto", "float32", "bfloat16"] = Field(
-        "auto", description="base-model precision of both copies; auto = bfloat16 on CUDA, float32 on CPU"
+        "auto",
+        description="precision of both base-model copies; auto: bf16 on CUDA and on CPUs with native bf16, else fp32",
     )
     vllm_python: Path | None = Field(None, description="python of the vLLM venv; the server starts `vllm serve`")
     vllm_url: str | None = Field(None, description="attach to a running `vllm serve` at this loopback URL")

@@ -1,10 +1,12 @@
 """Where a model copy lives and in which precision: `--device` and `--dtype` resolved once.
 
 The server holds two copies of the base model, the inference backend's and the trainer's, and
-both follow one `Placement`: `auto` means CUDA + bfloat16 when a GPU is visible, else CPU +
-float32 (bf16 matmuls on these CPUs are slower than fp32, and the fp32 path is the one every
-CPU test proves). The LoRA adapter and the optimiser state stay float32 whatever the base
-dtype (`policy_model.build_model`). `memory_report` is what `/swarm/status` shows per copy.
+both follow one `Placement`: `auto` means CUDA + bfloat16 when a GPU is visible, else the CPU in
+bfloat16 when it has native bf16 matmuls (AVX-512 BF16 or AMX: SmolLM2-135M's prefill, decode
+and update ran 2-3x faster than in fp32 on this project's machines, docs/vibe.md) and in float32
+when it lacks them (there bf16 is emulated, slower than fp32). The LoRA adapter and the
+optimiser state stay float32 whatever the base dtype (`policy_model.build_model`).
+`memory_report` is what `/swarm/status` shows per copy.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from agentjet.core.errors import ConfigError
 if TYPE_CHECKING:  # torch is slow to import; this module is imported by config-only code
     import torch
 
-__all__ = ["DTYPE_CHOICES", "Placement", "avoid_cudnn_attention", "memory_report", "resolve_placement"]
+__all__ = [
+    "DTYPE_CHOICES",
+    "Placement",
+    "avoid_cudnn_attention",
+    "cpu_has_native_bf16",
+    "memory_report",
+    "resolve_placement",
+]
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16")
 log = logging.getLogger(__name__)
@@ -65,8 +74,20 @@ def resolve_placement(device: str = "auto", dtype: str = "auto") -> Placement:
     elif device != "cpu":
         raise ConfigError(f"device {device!r} is not one of auto, cpu, cuda, cuda:N")
     if dtype == "auto":
-        dtype = "bfloat16" if device.startswith("cuda") else "float32"
+        dtype = "bfloat16" if device.startswith("cuda") or cpu_has_native_bf16() else "float32"
     return Placement(device, dtype)
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU has bf16 dot-product instructions (AVX-512 BF16 or AMX), torch's own probes.
+
+    Not `torch.ops.mkldnn._is_mkldnn_bf16_supported()`: that is true from plain AVX-512 (Skylake) on,
+    where oneDNN emulates bf16 several times slower than fp32.
+    """
+    import torch.cpu
+
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private, so looked up, not assumed
+    return any(bool(getattr(torch.cpu, probe, lambda: False)()) for probe in probes)
 
 
 def avoid_cudnn_attention(device: str) -> bool:

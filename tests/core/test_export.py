@@ -28,7 +28,8 @@ TOLERANCE = 1e-4  # float32 logprobs: merged weights vs base + LoRA as the serve
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
     """A `tiny` state dir after one GRPO step, and the greedy calls the step-1 policy answered (journal)."""
     root = tmp_path_factory.mktemp("export")
-    with tiny_after_one_step(root) as (_server, client), client.episode("probe") as episode:
+    # float32, so that the served logprobs are the exact reference TOLERANCE needs (auto is bf16 on some CPUs)
+    with tiny_after_one_step(root, dtype="float32") as (_server, client), client.episode("probe") as episode:
         agent = openai.OpenAI(base_url=episode.base_url, api_key=episode.api_key, max_retries=0)
         for text in ("hello there", "what is 2 + 3?"):  # greedy calls of the step-1 policy, captured token for token
             agent.chat.completions.create(

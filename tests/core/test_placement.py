@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,32 +11,45 @@ from typing import Any
 import pytest
 import torch
 
+from agentjet.core import placement as placement_module
 from agentjet.core.config import GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.errors import ConfigError
-from agentjet.core.placement import avoid_cudnn_attention, memory_report, resolve_placement
+from agentjet.core.placement import avoid_cudnn_attention, cpu_has_native_bf16, memory_report, resolve_placement
 from agentjet.core.step.trainer import Trainer
 from tests.core.factories import call_record
 from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads, _randomise_lora_b
 
 
+@pytest.mark.parametrize("native_bf16", [True, False])
 @pytest.mark.parametrize(
     ("device", "dtype", "want"),
     [
-        ("auto", "auto", ("cpu", "float32")),  # no GPU here: CPU + fp32
-        ("cpu", "auto", ("cpu", "float32")),
+        ("auto", "auto", ("cpu", "fast")),  # no GPU here: the CPU, in bf16 only where it is native
+        ("cpu", "auto", ("cpu", "fast")),
         ("CPU", "bfloat16", ("cpu", "bfloat16")),
         ("cpu", "float32", ("cpu", "float32")),
     ],
 )
-def test_placement_resolves_auto_to_the_cpu_in_float32_without_a_gpu(
-    device: str, dtype: str, want: tuple[str, str]
+def test_placement_resolves_auto_to_the_cpu_in_bf16_only_where_the_cpu_has_native_bf16(
+    device: str, dtype: str, want: tuple[str, str], native_bf16: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: auto means CUDA + bf16 here")
+    monkeypatch.setattr(placement_module, "cpu_has_native_bf16", lambda: native_bf16)
+    want_dtype = want[1] if want[1] != "fast" else ("bfloat16" if native_bf16 else "float32")
     placement = resolve_placement(device, dtype)
-    assert (placement.device, placement.dtype) == want
-    assert placement.torch_dtype == {"float32": torch.float32, "bfloat16": torch.bfloat16}[want[1]]
+    assert (placement.device, placement.dtype) == (want[0], want_dtype)
+    assert placement.torch_dtype == {"float32": torch.float32, "bfloat16": torch.bfloat16}[want_dtype]
+
+
+def test_native_bf16_is_what_the_cpu_flags_say_not_plain_avx512() -> None:
+    """The probe agrees with the kernel's CPU flags: AVX-512 BF16 or AMX BF16, never AVX-512 alone."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file() or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the flags are read from Linux's /proc/cpuinfo on x86")
+    flags = next(line for line in cpuinfo.read_text().splitlines() if line.startswith("flags")).split()
+    assert cpu_has_native_bf16() == bool({"avx512_bf16", "amx_bf16"} & set(flags))
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import yaml
 from agentjet.core.config import CollectConfig, GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.merging import Sample
+from agentjet.core.placement import resolve_placement
 from agentjet.core.server.app import create_app
 from agentjet.core.step.step_stats import StepStats
 from agentjet.core.testing import RunningServer, serve_in_thread
@@ -161,7 +162,8 @@ def training_server(tmp_path: Path, tiny_model: Path) -> Iterator[tuple[RunningS
     config_file = tmp_path / "train.yaml"
     config_file.write_text(yaml.safe_dump(CONFIG.model_dump(mode="json")))
     settings = ServerSettings(model="tiny", state_dir=tmp_path / "state", token=TOKEN, config=config_file)
-    backend = TransformersBackend(tiny_model, name="tiny", max_batch_size=4)
+    placement = resolve_placement(settings.device, settings.dtype)  # what the server gives its trainer: auto
+    backend = TransformersBackend(tiny_model, name="tiny", max_batch_size=4, dtype=placement.torch_dtype)
     with serve_in_thread(create_app(settings, backend=backend, model_path=tiny_model)) as running:
         _wait_rolling(running.url)
         yield running, settings.state_dir
@@ -219,9 +221,14 @@ def test_live_server_trains_and_serves_new_policy(training_server: tuple[Running
     memory = status["memory"]  # each model copy: where it lives, in which dtype, its size and peak
     assert set(memory) == {"backend", "trainer"}
     for copy in memory.values():
-        assert (copy["device"], copy["dtype"]) == ("cpu", "float32")
+        assert (copy["device"], copy["dtype"]) == (
+            "cpu",
+            resolve_placement().dtype,
+        )  # auto: bf16 on a CPU with native bf16
         assert copy["param_bytes"] > 0 and copy["peak_bytes"] >= copy["param_bytes"]
     lines = [json.loads(line) for line in (state_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in lines] == [1, 2]
     assert all(m["tokens_trained"] > 0 and m["episodes"] == 2 and m["reward_std"] == 0.5 for m in lines)
+    # the embedded sampler is the trainer's own forward only in float32; a bf16 base's cached decode is not
+    assert all(m["tis"] is (resolve_placement().dtype == "bfloat16") for m in lines)
     assert (state_dir / "adapters" / "step-2" / "adapter_config.json").is_file()

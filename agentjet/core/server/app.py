@@ -179,7 +179,9 @@ def create_app(settings: ServerSettings, backend: Backend | None = None, *, mode
             ]
             if trained is not None:
                 placement = resolve_placement(settings.device, settings.dtype)
-                own = settings.backend == "transformers"  # same placement: the trainer's own forward samples
+                # the embedded backend on the trainer's placement samples with the trainer's own forward;
+                # only in float32 is that exact (bf16's cached decode is 0.04 nat a token off, docs/training-config.md)
+                own = settings.backend == "transformers" and placement.dtype == "float32"
                 factory = trainer_factory(placement, settings.train_procs, sampler_is_own_forward=own)
                 loop = TrainingLoop(
                     runtime.engine, model_path=trained, state_dir=settings.state_dir, trainer_factory=factory
