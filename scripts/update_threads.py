@@ -7,7 +7,8 @@ cores they sleep between parallel regions (docs/vibe.md, "Why that update was sl
 runs a CPU update on the decode loop's thread (`training/step_runner.py`); `decode_loop` times that
 path: a started `TransformersBackend`, the trainer built in a worker thread as `LazyTrainer` does.
 This rebuilds the first `--episodes` training episodes of a state dir's journal with the server's
-own `build_samples`, and times `Trainer.step` on them in each mode, a fresh process each.
+own `build_samples`, and times `Trainer.step` on them in each mode, a fresh process each, in the
+dtype a CPU server's `--dtype auto` picks (bf16 on a CPU with native bf16).
 
 Run from the checkout, e.g. on a vibe run's server state:
 `.venv/bin/python scripts/update_threads.py RUN/state RUN/train.yaml --episodes 4` (prints JSON).
@@ -36,6 +37,7 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
 
     from agentjet.core.config import load_train_config
     from agentjet.core.models import resolve_model
+    from agentjet.core.placement import resolve_placement
     from agentjet.core.step.trainer import Trainer
     from agentjet.core.training.batches import build_samples
     from agentjet.core.types import EpisodeRecord
@@ -46,10 +48,11 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
     config = load_train_config(train_yaml)
     batch = build_samples(records, config)
     torch.manual_seed(0)
+    dtype = resolve_placement("cpu").torch_dtype  # as a CPU server's --dtype auto
     if mode == "decode_loop":
-        return {"mode": mode, "episodes": len(records), "samples": len(batch.samples),
-                **asyncio.run(_time_in_server_way(resolve_model(model), config, batch))}  # fmt: skip
-    trainer = Trainer(resolve_model(model), config, device="cpu")
+        return {"mode": mode, "episodes": len(records), "samples": len(batch.samples), "dtype": str(dtype),
+                **asyncio.run(_time_in_server_way(resolve_model(model), config, batch, dtype))}  # fmt: skip
+    trainer = Trainer(resolve_model(model), config, device="cpu", dtype=dtype)
     jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
     ready, done = threading.Event(), threading.Event()
     result: dict[str, Any] = {}
@@ -78,19 +81,19 @@ def _time_one(state: Path, train_yaml: Path, episodes: int, model: str, mode: st
         worker = threading.Thread(target=update)
         worker.start()
         worker.join()
-    return {"mode": mode, "episodes": len(records), "samples": len(batch.samples), **result}
+    return {"mode": mode, "episodes": len(records), "samples": len(batch.samples), "dtype": str(dtype), **result}
 
 
-async def _time_in_server_way(model_path: Path, config: Any, batch: Any) -> dict[str, Any]:
+async def _time_in_server_way(model_path: Path, config: Any, batch: Any, dtype: Any) -> dict[str, Any]:
     """As a CPU server runs an update: the trainer built in a worker thread, the step between decode steps."""
     from agentjet.core.backends.transformers_backend import TransformersBackend
     from agentjet.core.step.trainer import Trainer
     from agentjet.core.training.step_runner import run_step, shares_decode_thread
 
-    backend = TransformersBackend(model_path, name="served")
+    backend = TransformersBackend(model_path, name="served", dtype=dtype)
     await backend.start()
     try:
-        trainer = await asyncio.to_thread(Trainer, model_path, config, device="cpu")
+        trainer = await asyncio.to_thread(Trainer, model_path, config, device="cpu", dtype=dtype)
         assert shares_decode_thread(trainer, backend)
         started = time.perf_counter()
         stats = await run_step(trainer, backend, batch.samples, batch.advantages)
