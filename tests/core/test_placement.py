@@ -17,8 +17,8 @@ from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.errors import ConfigError
 from agentjet.core.placement import avoid_cudnn_attention, cpu_has_native_bf16, memory_report, resolve_placement
 from agentjet.core.step.trainer import Trainer
-from tests.core.factories import call_record
-from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads, _randomise_lora_b
+from tests.core.factories import call_record, randomise_lora_b
+from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads
 
 
 @pytest.mark.parametrize("native_bf16", [True, False])
@@ -100,7 +100,7 @@ def test_a_bf16_trainer_keeps_the_lora_weights_gradients_and_adam_moments_in_flo
     frozen = {p.dtype for p in trainer.model.parameters() if not p.requires_grad}
     trainable = {p.dtype for p in trainer.model.parameters() if p.requires_grad}
     assert frozen == {torch.bfloat16} and trainable == {torch.float32}
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     samples = merge_timelines(_growing_episode(), match="token")[0]
     stats = trainer.step(samples, [1.0] * len(samples))
     assert stats.grad_norm > 0 and torch.isfinite(torch.tensor(stats.loss))
@@ -119,7 +119,7 @@ def test_a_bf16_step_follows_the_fp32_step_closely(tiny_model: Path) -> None:
     results = []
     for dtype in (torch.float32, torch.bfloat16):
         trainer = Trainer(tiny_model, TrainConfig(), dtype=dtype, seed=0)
-        _randomise_lora_b(trainer)
+        randomise_lora_b(trainer.model)
         results.append(_loss_and_grads(trainer, samples, [1.0] * len(samples)))
     (loss32, grads32), (loss16, grads16) = results
     assert abs(loss16 - loss32) <= 0.02 * abs(loss32)
@@ -139,7 +139,7 @@ def test_gradient_checkpointing_gives_the_same_loss_and_gradients(tiny_model: Pa
     for checkpointing in (False, True):
         optim = OptimConfig(gradient_checkpointing=checkpointing, share_prefix=share_prefix, share_prefix_min_tokens=8)
         trainer = Trainer(tiny_model, TrainConfig(optim=optim, grpo=GrpoConfig()), seed=0)
-        _randomise_lora_b(trainer)
+        randomise_lora_b(trainer.model)
         results.append(_loss_and_grads(trainer, samples, advantages))
     _assert_same(results[1], results[0])
 

@@ -24,7 +24,7 @@ from agentjet.core.step.step_stats import StepStats
 from agentjet.core.step.trainer import Trainer, sequence_logprobs, truncated_is_weights
 from agentjet.core.training.advantages import group_advantages
 from agentjet.core.training.metrics import step_metrics
-from tests.core.factories import call_record
+from tests.core.factories import call_record, randomise_lora_b
 from tests.core.test_trainer import (
     VOCAB,
     _assert_same,
@@ -32,7 +32,6 @@ from tests.core.test_trainer import (
     _logprobs,
     _loss_and_grads,
     _on_policy,
-    _randomise_lora_b,
 )
 
 
@@ -56,7 +55,7 @@ def _with_tis(trainer: Trainer, tis: str) -> None:
 # ---- (a) the sampler is the trainer's own forward: TIS changes nothing ----------------------------
 def test_with_on_policy_behaviour_tis_on_and_off_give_the_same_loss_and_gradients(tiny_model: Path) -> None:
     trainer = Trainer(tiny_model, _config("off", kl_coef=0.1), seed=0)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     separate, _ = merge_timelines(_growing_episode(), match="off")
     samples = [_on_policy(trainer, s) for s in separate]
     advantages = [0.7, -0.4, 1.2]
@@ -94,7 +93,7 @@ def test_truncated_weights_are_min_of_the_ratio_and_the_cap() -> None:
 
 def test_tis_weight_truncation_loss_and_gradients_are_as_computed_by_hand(tiny_model: Path) -> None:
     trainer = Trainer(tiny_model, _config("on", cap=2.0), seed=0)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     sample, _ = _perturbed(trainer)
     ratios = [math.exp(-d) for d in DELTAS]  # exp(old - behaviour)
     weights = [min(r, 2.0) for r in ratios]  # 2 (cut from e), 1.65, 1, 0.74, 2 (cut from 2.23), 0.55
@@ -122,7 +121,7 @@ def test_tis_weight_truncation_loss_and_gradients_are_as_computed_by_hand(tiny_m
 
 def test_without_tis_the_ratio_is_against_the_sampler_and_clips_the_mismatch(tiny_model: Path) -> None:
     trainer = Trainer(tiny_model, _config("off", cap=2.0), seed=0)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     sample, _ = _perturbed(trainer)
     ratios = [math.exp(-d) for d in DELTAS]
     per_token = [min(r, min(max(r, 0.8), 1.2)) for r in ratios]  # A > 0: min(r, clip(r, 0.8, 1.2))
@@ -148,7 +147,7 @@ def test_auto_is_on_only_when_the_sampler_is_not_the_trainers_own_forward(tiny_m
 
 def test_tis_and_its_cap_change_live_and_reach_the_metrics(tiny_model: Path) -> None:
     trainer = Trainer(tiny_model, _config("off", cap=2.0), seed=0)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     sample, _ = _perturbed(trainer)
     assert not trainer.step([sample], [ADVANTAGE]).tis_applied
     trainer.reconfigure(_config("on", cap=1.5))  # accepted: no ConfigConflict

@@ -35,11 +35,6 @@ def _trainer(model: Path, *, kl_coef: float = 0.0, lr: float = 1e-3, budget: int
     return Trainer(model, config, seed=0)
 
 
-def _randomise_lora_b(trainer: Trainer) -> None:
-    """B starts at 0, which zeroes every lora_A gradient; give it values so all grads carry signal."""
-    randomise_lora_b(trainer.model)
-
-
 def _logprobs(trainer: Trainer, token_ids: Sequence[int]) -> list[float]:
     """The current policy's logprob of each token after the first (unbatched, no padding)."""
     ids = torch.tensor([list(token_ids)])  # (1, T)
@@ -98,7 +93,7 @@ def _growing_episode() -> list[CallRecord]:
 
 def test_merged_timeline_trains_like_the_separate_calls(tiny_model: Path) -> None:
     trainer = _trainer(tiny_model, kl_coef=0.1)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     calls = [_near_policy(trainer, c) for c in _growing_episode()]
     merged, _ = merge_timelines(calls, match="token")
     separate, _ = merge_timelines(calls, match="off")
@@ -109,7 +104,7 @@ def test_merged_timeline_trains_like_the_separate_calls(tiny_model: Path) -> Non
 
 def test_text_merge_trains_like_separate_calls_over_the_spliced_tokens(tiny_model: Path, tiny_tokenizer: Any) -> None:
     trainer = _trainer(tiny_model, kl_coef=0.1)
-    _randomise_lora_b(trainer)
+    randomise_lora_b(trainer.model)
     first, second = stop_string_turns(tiny_tokenizer, "Sure thing")
     first, second = _near_policy(trainer, first), _near_policy(trainer, second)
     assert len(merge_timelines([first, second], match="token")[0]) == 2  # tokens differ: only text merges
@@ -138,8 +133,8 @@ def _eight_samples() -> tuple[list[Sample], list[float]]:
 def test_one_micro_batch_of_eight_equals_eight_of_one(tiny_model: Path) -> None:
     samples, advantages = _eight_samples()
     wide, narrow = _trainer(tiny_model, kl_coef=0.1, budget=4096), _trainer(tiny_model, kl_coef=0.1, budget=64)
-    _randomise_lora_b(wide)
-    _randomise_lora_b(narrow)
+    randomise_lora_b(wide.model)
+    randomise_lora_b(narrow.model)
     assert wide.accumulate_gradients(samples, advantages).micro_batches == 1
     assert narrow.accumulate_gradients(samples, advantages).micro_batches == 8
     _assert_same(_loss_and_grads(wide, samples, advantages), _loss_and_grads(narrow, samples, advantages))

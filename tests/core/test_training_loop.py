@@ -220,15 +220,13 @@ def test_live_server_trains_and_serves_new_policy(training_server: tuple[Running
     assert status["latest_metrics"]["step"] == 2 and status["episodes"]["finished"] == 8
     memory = status["memory"]  # each model copy: where it lives, in which dtype, its size and peak
     assert set(memory) == {"backend", "trainer"}
+    auto = resolve_placement().dtype  # bf16 on a CPU with native bf16, else fp32
     for copy in memory.values():
-        assert (copy["device"], copy["dtype"]) == (
-            "cpu",
-            resolve_placement().dtype,
-        )  # auto: bf16 on a CPU with native bf16
+        assert (copy["device"], copy["dtype"]) == ("cpu", auto)
         assert copy["param_bytes"] > 0 and copy["peak_bytes"] >= copy["param_bytes"]
     lines = [json.loads(line) for line in (state_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in lines] == [1, 2]
     assert all(m["tokens_trained"] > 0 and m["episodes"] == 2 and m["reward_std"] == 0.5 for m in lines)
     # the embedded sampler is the trainer's own forward only in float32; a bf16 base's cached decode is not
-    assert all(m["tis"] is (resolve_placement().dtype == "bfloat16") for m in lines)
+    assert all(m["tis"] is (auto == "bfloat16") for m in lines)
     assert (state_dir / "adapters" / "step-2" / "adapter_config.json").is_file()
