@@ -653,10 +653,49 @@ FOURTEENTH_HELD_OUT = [
     ),
     Row("the village gets its own model and the wolves another", "werewolves", roles=BOTH, policies=SIDES),
 ]
+# a fifteenth set (2026-12-05): "one model for everybody" was read as separate models ("for every" matched
+# inside "everybody"), 'respond only with "ok"' was refused, and talk asked for in other words ("bluff during
+# the day discussion") kept discussion off
+FIFTEENTH_HELD_OUT = [
+    Row("get the wolves to stop accusing each other in werewolves", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("i'd like the doctor to protect the right people, werewolves, 15 minutes", "werewolves", roles=["witch"],
+        minutes=15),  # fmt: skip
+    Row("train both sides of werewolves, each with its own weights", "werewolves", roles=BOTH, policies=SIDES),
+    Row("teach a 1.5B model to win as the village in werewolves for 2 steps", "werewolves", roles=VILLAGE, steps=2,
+        model="1.5B"),  # fmt: skip
+    Row("improve villager play in one night werewolf", "werewolves", roles=["villager"]),
+    Row("train the werewolf team and the seer as two separate policies", "werewolves", roles=["werewolf", "seer"],
+        policies=[["werewolf"], ["seer"]]),  # fmt: skip
+    Row("let the model play the hunter for 10 steps", "werewolves", roles=["hunter"], steps=10),
+    Row("sharpen a 3B at mafia as the town", "werewolves", roles=VILLAGE, model="3B"),
+    Row("all roles in werewolves should learn, one model for everybody", "werewolves", roles=WOLVES),
+    Row("werewolves: witch only, 8 steps, 20 minutes", "werewolves", roles=["witch"], steps=8, minutes=20),
+    Row("teach gemma 2b to win werewolves as wolf", "werewolves", {"discussion": False}, roles=WOLVES,
+        model="gemma 2B"),  # fmt: skip
+    Row("teach the wolves to bluff during the day discussion", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("can you RL a model to be a better liar in werewolf", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("villagers and seer share one model, wolves their own", "werewolves", roles=BOTH, policies=SIDES),
+    Row("get the hunter and the witch to cooperate, each its own model", "werewolves", roles=["witch", "hunter"],
+        policies=[["witch"], ["hunter"]]),  # fmt: skip
+    Row("teach the model to solve 3-digit multiplication", "arithmetic", {"difficulty": 5}),
+    Row("practice adding fractions", "arithmetic", {"difficulty": 1}),
+    Row("train on easy math for 100 steps", "arithmetic", {"difficulty": 1}, steps=100),
+    Row("RL arithmetic with a 1B, 12 minutes, 30 steps", "arithmetic", steps=30, minutes=12, model="1B"),
+    Row("solve the countdown numbers game with 6 numbers", "countdown", {"difficulty": 4}),
+    Row("fine-tune on countdown with 3 numbers", "countdown", {"difficulty": 1}),
+    Row("make qwen 7b better at countdown", "countdown", model="qwen 7B"),
+    Row("teach the model to call a calculator tool", "tool_use", {"difficulty": 1}),
+    Row("learn to use tools to look up the weather", "tool_use"),
+    Row("shopping list agent, hard", "tool_use", {"difficulty": 3}),
+    Row('respond only with "ok"', "word"),
+    Row("answer with just the word cat and nothing else", "word"),
+    Row("repeat the requested word exactly, 5 steps", "word", steps=5),
+    Row("train a 0.5B to reply with a single word", "word", model="0.5B"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
-    FOURTEENTH_HELD_OUT,
+    FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1278,3 +1317,65 @@ def test_train_both_with_one_model_says_why_only_one_side_trains() -> None:
     assert "one model for both sides was asked for" in text
     spec = _plan("werewolves: wolves vs village, train both, separate weights")
     assert [p.roles for p in spec.policies] == [WOLVES, VILLAGE]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cue"),
+    [
+        ("teach the wolves to bluff better in werewolves", "bluff"),
+        ("the werewolves should persuade the village to vote out the seer", "persuade"),
+        ("make the wolves more deceptive in werewolf", "deceptive"),
+        ("train the werewolves to mislead the villagers", "mislead"),
+    ],
+)
+def test_behaviour_only_talk_allows_turns_discussion_on_and_says_why(sentence: str, cue: str) -> None:
+    spec = _plan(sentence)
+    assert spec.params["discussion"] is True
+    assert f"discussion on: what '{cue}' asks for happens in the day's talk" in _text(spec)
+
+
+def test_talk_behaviour_said_without_discussion_keeps_discussion_off() -> None:
+    spec = _plan("teach the wolves to bluff in werewolves, without discussion")
+    assert spec.params["discussion"] is False and "discussion on" not in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "shared"),
+    [
+        ("train every role in werewolves with one model for everybody", True),
+        ("one model for everyone in werewolves, all roles", True),
+        ("train every role in werewolves with a model for every side", False),
+    ],
+)
+def test_one_model_for_everybody_is_one_shared_model(sentence: str, shared: bool) -> None:
+    assert _plan(sentence).shares_one_policy is shared
+
+
+@pytest.mark.parametrize(
+    ("sentence", "other"),
+    [
+        ("train a tool-using agent that checks the weather", "weather"),
+        ("teach the model to call a search tool", "search"),
+        ("function calling with a calculator", None),
+    ],
+)
+def test_tool_use_beyond_the_shop_says_what_is_trained(sentence: str, other: str | None) -> None:
+    text = _text(_plan(sentence))
+    assert "tool use is trained on the tool_use family's one task: total a shopping list" in text
+    assert (f"'{other}' is not among them" in text) is (other is not None)
+
+
+def test_a_shopping_request_needs_no_note_on_the_task() -> None:
+    assert "one task" not in _text(_plan("teach the agent to total a grocery list with tools"))
+
+
+def test_every_approximation_that_applies_is_said() -> None:
+    text = _text(_plan("practice adding fractions"))
+    assert "posed as the arithmetic family's generated word problems" in text and "'fractions' cannot" in text
+
+
+@pytest.mark.parametrize("sentence", ['respond only with "ok"', "answer just with 'yes'", "reply always with 'no'"])
+def test_a_modifier_before_with_still_names_the_word(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert spec.family == "word"
+    assert "learns to say the word it is asked for" in _text(spec)

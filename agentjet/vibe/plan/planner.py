@@ -211,7 +211,8 @@ _NAMED_WORD = re.compile(
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     + SAYS_A_WORD
     + "|"
-    r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: with)?\s+"
+    r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
+    r"(?: with)?\s+"
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted>[a-z]+)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
 )
@@ -219,45 +220,61 @@ _NOT_A_NAMED_WORD = frozenset(
     {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
 )
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
+_SHOPPING = re.compile(
+    r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"
+    r"totall?(?:ing|ed)|store|buy(?:ing)?|purchases?|costs?)\b"
+)
+_OTHER_TOOL = re.compile(
+    r"\b(?:weather|search(?:es|ing)?|web|browser|brows(?:e|ing)|internet|google|database|sql|python|code|email|"
+    r"e-mail|calendar|wikipedia|maps?|files?|shell|terminal|retrieval)\b"
+)
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
 def _what_the_family_poses(family: str, text: str) -> list[str]:
-    """Where the sentence names a task a family only approximates, the assumption that says how."""
+    """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies)."""
+    notes: list[str] = []
     if family == "arithmetic" and ("grade" in text or "gsm" in text):
-        return ["grade-school math means the generated word problems (GSM8K itself is not downloaded)"]
+        notes.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
     operation = _BARE_OPERATIONS.search(text)
     if family == "arithmetic" and operation and not _WORDED.search(text):
-        return [
+        notes.append(
             "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
             "+, -, x and / on integers; there is no family of bare expressions)"
-        ]
+        )
     if family == "arithmetic" and operation and re.search(r"\b(?:only|just|nothing but|purely)\b", text):
-        return [
+        notes.append(
             f"'{operation.group(0)}' alone cannot be asked for: the arithmetic family draws each step's operation "
             "from +, -, x and / at every level"
-        ]
+        )
     if family == "word" and (named := _named_word(text)):
-        return [
+        notes.append(
             f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
             f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"
-        ]
+        )
     if family in ("arithmetic", "countdown") and (kind := _NOT_INTEGERS.search(text)):
-        return [
+        notes.append(
             f"'{kind.group(0)}' cannot be asked for: the numbers and the answer of every {family} problem are "
             "positive whole numbers; the generated problems are posed as they are"
-        ]
+        )
     if family == "werewolves" and _VARIANT.search(text):
-        return [
+        notes.append(
             "One Night Ultimate Werewolf is played as the built-in game: 9 players, as many nights and days as it "
             "takes (there is no one-night variant)"
-        ]
+        )
     if family == "countdown" and _GAME_OF_24.search(text):
-        return [
+        notes.append(
             "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
             "not fixed at 24"
-        ]
-    return []
+        )
+    if family == "tool_use" and not _SHOPPING.search(text):
+        other = _OTHER_TOOL.search(text)
+        notes.append(
+            "tool use is trained on the tool_use family's one task: total a shopping list with its three tools "
+            "(lookup a price, calculator, write a note)"
+            + (f"; '{other.group(0)}' is not among them" if other else "")
+        )
+    return notes
 
 
 def _named_word(text: str) -> str | None:

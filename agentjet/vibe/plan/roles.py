@@ -128,7 +128,7 @@ _SEPARATE = re.compile(
     r"\b(?:separately|independently)\b"
 )
 _SHARED = re.compile(
-    rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each))|"
+    rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
     rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
 )
 _SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side

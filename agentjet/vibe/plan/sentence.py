@@ -81,7 +81,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested )*word\b",
         r"\bfirst word\b",
-        r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: with)?)\s+"
+        r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
+        r"(?: with)?)\s+"
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\bword (?:echo|repetition|game|task|family)\b",
@@ -152,7 +153,14 @@ _TALK = re.compile(
     r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|"
     r"speech)\b|"
     r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
-    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b"
+    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|"
+    r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
+)
+# What players only do in the day's talk ("bluff", "persuade the village"): asking for it asks for discussion
+_TALK_BEHAVIOUR = re.compile(
+    r"\b(?:bluff(?:s|ed|ing|ers?)?|lie|lies|lying|liars?|persuad(?:e|es|ed|ing)|persuasive|convinc(?:e|es|ed|ing)|"
+    r"deceiv(?:e|es|ed|ing)|decepti(?:on|ve)|argu(?:e|es|ed|ing|ments?)|accus(?:e|es|ed|ing|ations?)|speeches|"
+    r"mislead(?:s|ing)?|manipulat(?:e|es|ed|ing|ion))\b"
 )
 # Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
 _VOCABULARY = frozenset(
@@ -186,6 +194,7 @@ class Reading:
     cues: tuple[Cue, ...]  # numeric difficulty cues: "6 numbers", "3-digit", "up to 100", "5x5"
     roles: RoleReading  # werewolves roles trained and opposed, separate/shared models
     discussion: bool | None
+    talk_cue: str | None  # "bluff": asked-for behaviour that only happens in the day's talk (discussion unsaid)
     is_text_request: bool  # "write me a poem": asks for text, not training
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
@@ -242,6 +251,7 @@ def read_sentence(sentence: str) -> Reading:
         eval_count=held,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
+        talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
         epochs=int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None,
     )

@@ -187,8 +187,13 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
         )
     village = any(r in VILLAGE_ROLES for r in roles)
-    discussion = reading.discussion if reading.discussion is not None else village
-    if reading.discussion is None and village:
+    discussion = reading.discussion if reading.discussion is not None else village or reading.talk_cue is not None
+    if reading.discussion is None and reading.talk_cue is not None:
+        assumptions.append(
+            f"discussion on: what '{reading.talk_cue}' asks for happens in the day's talk, which only the discussion "
+            "variant has (longer games: each player also speaks each day); say 'without discussion' to drop talk"
+        )
+    elif reading.discussion is None and village:
         assumptions.append(
             "discussion on (the default when a village role trains): without talk the seer's findings reach no one "
             "and the wolves win nearly every game, so the village's reward would be flat; say 'without discussion' "
