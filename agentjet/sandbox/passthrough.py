@@ -108,6 +108,9 @@ class PassThrough:
         self.forwards_abandoned = forwards_abandoned
         self.stops_on_hang_up = stops_on_hang_up
         self.client: httpx.AsyncClient | None = None  # opened by the lifespan startup, before any request
+        self._loop: asyncio.AbstractEventLoop | None = None  # the serving loop, set by the lifespan startup
+        self._open: set[asyncio.Task[Any]] = set()  # the requests being forwarded now
+        self._draining = False
 
     # ---- hooks -------------------------------------------------------------------------------------
 
@@ -131,16 +134,63 @@ class PassThrough:
         error = {"message": message, "type": self.error_type, "code": code, "param": None}
         return Reply(status, [(b"content-type", b"application/json")], json.dumps({"error": error}).encode())
 
+    def drain(self) -> None:
+        """Answer every request still being forwarded with a 503 now, and any that comes later; thread-safe.
+
+        Why: a stopping `ServerThread` would otherwise wait for its graceful-shutdown timeout and then
+        cancel what is open, and uvicorn logs each cancelled request as an "Exception in ASGI
+        application" traceback (the sandboxed client being stopped is the one that asked; it will not
+        read the answer)."""
+        if self._loop is None or self._loop.is_closed():
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._cancel_open)
+        except RuntimeError:  # the loop closed in between: nothing is open
+            pass
+
+    def _cancel_open(self) -> None:
+        self._draining = True
+        for task in self._open:
+            task.cancel()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._http(scope, receive, send)
+            await self._drainable(scope, receive, send)
+
+    async def _drainable(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """`_http`, answered with a 503 (or its stream ended) once `drain` is called."""
+        task = asyncio.current_task()
+        assert task is not None
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        if self._draining:
+            return await _send_reply(send, self.error(503, "the pass-through is closing", "closing"))
+        self._open.add(task)
+        try:
+            await self._http(scope, receive, tracked)
+        except asyncio.CancelledError:
+            if not self._draining:
+                raise
+            task.uncancel()
+            if started:  # mid-stream: end the reply where it is
+                await send({"type": "http.response.body", "body": b""})
+            else:
+                await _send_reply(send, self.error(503, "the pass-through is closing", "closing"))
+        finally:
+            self._open.discard(task)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self._loop = asyncio.get_running_loop()
                 timeout = httpx.Timeout(self.timeout_s, read=None, pool=None)
                 limits = httpx.Limits(max_connections=256, keepalive_expiry=UPSTREAM_KEEPALIVE_S)
                 self.client = httpx.AsyncClient(timeout=timeout, limits=limits)
@@ -246,6 +296,7 @@ class ServerThread:
         defaults: dict[str, Any] = {"lifespan": "on", "log_level": "warning", "access_log": False}
         defaults |= {"timeout_keep_alive": CLIENT_KEEPALIVE_S}
         defaults |= {"proxy_headers": False, "server_header": False, "date_header": False}
+        self._app = app
         self._server = uvicorn.Server(uvicorn.Config(app, **(defaults | options)))
         sockets = list(sockets) if sockets is not None else None
         serve = self._server.serve
@@ -262,6 +313,7 @@ class ServerThread:
         return True
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Ask it to exit and wait up to `timeout_s` for the thread (a stream still open may outlive it)."""
+        """Answer what is still open (`PassThrough.drain`), ask it to exit and wait up to `timeout_s` for the thread."""
+        self._app.drain()
         self._server.should_exit = True
         self._thread.join(timeout=timeout_s)

@@ -10,6 +10,7 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -26,7 +27,8 @@ from agentjet.sandbox.passthrough import Message, PassThrough, Reply, Scope, Ser
 
 class Upstream:
     """The server behind the pass-through: `/echo` says what reached it, `/stream` sends one chunk, then the
-    rest once `release` is set; `seen` lists every request that arrived, `finished` the streams sent whole."""
+    rest once `release` is set, `/hang` answers only then; `hanging` is set once either waits; `seen` lists
+    every request that arrived, `finished` the streams sent whole."""
 
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
@@ -35,6 +37,8 @@ class Upstream:
         self.app = FastAPI()
         self.app.add_api_route("/echo", self.echo, methods=["GET", "POST"])
         self.app.add_api_route("/stream", self.stream, methods=["GET"])
+        self.app.add_api_route("/hang", self.hang, methods=["POST"])
+        self.hanging = threading.Event()
 
     async def echo(self, request: Request) -> Response:
         body = await request.body()
@@ -48,9 +52,16 @@ class Upstream:
         self.seen.append(seen)
         return Response(json.dumps(seen), media_type="application/json", headers={"x-upstream": "yes"})
 
+    async def hang(self) -> Response:
+        """A call the model is still working on: answers only once `release` is set."""
+        self.hanging.set()
+        await asyncio.to_thread(self.release.wait, 30)
+        return Response(b"{}", media_type="application/json")
+
     async def stream(self) -> StreamingResponse:
         async def chunks() -> AsyncIterator[bytes]:
             yield b"first;"
+            self.hanging.set()
             await asyncio.to_thread(self.release.wait, 30)
             for n in range(3):
                 yield f"more-{n};".encode()
@@ -302,3 +313,49 @@ def test_an_idle_keep_alive_connection_outlives_the_agents_pools(upstream: tuple
             assert _http_get(conn, "/echo").startswith(b"HTTP/1.1 200")
             time.sleep(6.0)  # idle longer than the 5 s uvicorn keeps a connection by default
             assert _http_get(conn, "/echo").startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("path", ["/hang", "/stream"])
+def test_stopping_answers_what_is_still_open_at_once_without_a_traceback(
+    upstream: tuple[Upstream, RunningServer], path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stopped sandboxed client leaves calls open; stopping the pass-through ends each one itself (a 503, or
+    the stream cut where it is) instead of waiting out uvicorn's graceful shutdown and logging a traceback."""
+    behind, running = upstream
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    thread = ServerThread(PassThrough(running.url, timeout_s=10.0), name="test-drain", sockets=[sock],
+                          timeout_graceful_shutdown=30)  # fmt: skip
+    replies: list[httpx.Response] = []
+
+    def call() -> None:
+        with httpx.Client(timeout=30) as client:
+            request = client.build_request("POST" if path == "/hang" else "GET", url + path)
+            reply = client.send(request, stream=True)
+            reply.read()
+            replies.append(reply)
+
+    assert thread.start(30.0)
+    caller = threading.Thread(target=call)
+    caller.start()
+    try:
+        assert behind.hanging.wait(10)
+        time.sleep(0.2)  # the stream's first chunk on its way through
+        started = time.monotonic()
+        thread.stop(timeout_s=20)
+        stopped_s = time.monotonic() - started
+        caller.join(10)
+    finally:
+        behind.release.set()
+        sock.close()
+    assert stopped_s < 5, "stop waited for the graceful-shutdown timeout"
+    (reply,) = replies
+    if path == "/hang":
+        assert reply.status_code == 503
+        assert reply.json()["error"]["code"] == "closing"
+    else:
+        assert reply.status_code == 200 and reply.content == b"first;"
+    assert not behind.finished.is_set()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Exception in ASGI application" not in logged and "graceful shutdown exceeded" not in logged
