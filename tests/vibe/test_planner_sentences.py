@@ -692,10 +692,36 @@ FIFTEENTH_HELD_OUT = [
     Row("repeat the requested word exactly, 5 steps", "word", steps=5),
     Row("train a 0.5B to reply with a single word", "word", model="0.5B"),
 ]
+# a sixteenth set (2026-12-05, a reviewer who had not seen the table): 107 of 124 right; the 17 it missed
+SIXTEENTH_HELD_OUT = [
+    Row("training the healer in a mafia game for a half hour", "werewolves", roles=["witch"], minutes=30),
+    Row("train the doctor but not the wolves in mafia for an hour and a half", "werewolves", roles=["witch"],
+        minutes=90),  # fmt: skip
+    Row("train a small model at werewolf as the seer, 1 hour 15 minutes", "werewolves", roles=["seer"], minutes=75,
+        model="a small model"),  # fmt: skip
+    Row("teach my 1.5B to solve math word problems that need a few steps", "arithmetic", {"difficulty": 3},
+        model="1.5B"),  # fmt: skip
+    Row("Train the hunter, who is on the village side, in werewolves; evaluate on 40 games", "werewolves",
+        roles=["hunter"]),  # fmt: skip
+    Row("make the seer better at convincing the village who the wolves are", "werewolves", roles=["seer"]),
+    Row("train the villager team but leave the seer out of it", "werewolves", roles=["villager", "witch", "hunter"]),
+    Row("practise mafia as a townsperson for a couple of hours", "werewolves", roles=VILLAGE, minutes=120),
+    Row("can you train a model to get 24 from four cards", "countdown", {"difficulty": 2}),
+    Row("train the word game for 7 steps", "word", steps=7),
+    Row("train the werewolves; the witch and hunter are scripted; with talk", "werewolves", {"discussion": True},
+        roles=WOLVES),  # fmt: skip
+    Row("train the werewolves, with the seer and witch played by bots", "werewolves", roles=WOLVES),
+    Row("I want the detective to get better at figuring out who the mafia is", "werewolves", roles=["seer"]),
+    Row("train the wolves to persuade villagers that they are innocent", "werewolves", {"discussion": True},
+        roles=WOLVES),  # fmt: skip
+    Row("teach the hunter to take a wolf down with him", "werewolves", roles=["hunter"]),
+    Row("could you teach qwen 7b to be a sneaky werewolf that lies", "werewolves", roles=WOLVES, model="qwen 7B"),
+    Row("can u make my model a better werewolf?", "werewolves", roles=WOLVES),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
-    FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT,
+    FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1379,3 +1405,59 @@ def test_a_modifier_before_with_still_names_the_word(sentence: str) -> None:
     spec = _plan(sentence)
     assert spec.family == "word"
     assert "learns to say the word it is asked for" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "minutes"),
+    [
+        ("werewolves for a half hour", 30),
+        ("werewolves for half an hour", 30),
+        ("werewolves for an hour and a half", 90),
+        ("countdown for one and a half hours", 90),
+        ("countdown, 1 hour 15 minutes", 75),
+        ("arithmetic for two hours and thirty minutes", 150),
+        ("arithmetic for 1h 30m", 90),
+        ("arithmetic, 1h30", 90),
+        ("werewolves for a couple of hours", 120),
+    ],
+)
+def test_time_budgets_in_words_add_up(sentence: str, minutes: float) -> None:
+    assert _plan(sentence).budget.minutes == minutes
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps", "level"),
+    [
+        ("arithmetic word problems that need 3 steps", None, 3),
+        ("math problems with a few steps, 12 steps of training", 12, 3),
+        ("arithmetic for 12 steps", 12, 1),
+    ],
+)
+def test_the_steps_of_a_problem_are_its_difficulty_not_the_budget(sentence: str, steps: int | None, level: int) -> None:
+    spec = _plan(sentence)
+    assert spec.budget.steps == (steps or CATALOG["arithmetic"].steps)
+    assert spec.params["difficulty"] == level
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "train the werewolves; the witch and hunter are scripted",
+        "train the wolves, with the seer, the witch and the hunter played by bots",
+        "I want the detective to get better at figuring out who the mafia is",
+        "teach the hunter to take a wolf down with him",
+        "train the wolves to convince the villagers",
+    ],
+)
+def test_roles_called_scripted_or_acted_against_are_no_second_side(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert len(spec.policies) == 1 and "named too" not in _text(spec)
+
+
+def test_a_comma_list_without_and_keeps_each_role_its_own_predicate() -> None:
+    assert _plan("train the seer, the witch scripted, in werewolves").trained_roles == ["seer"]
+
+
+@pytest.mark.parametrize("sentence", ["make my model a better werewolf", "be a sneaky werewolf in the game"])
+def test_a_role_with_a_players_adjective_is_named(sentence: str) -> None:
+    assert "no side or role named" not in _text(_plan(sentence))

@@ -16,7 +16,7 @@ from agentjet.vibe.plan.numbers import Cue
 
 __all__ = ["CueLevel", "level_from_cues"]
 
-_NUMBER_NOUNS = frozenset({"number", "numbers", "operand", "operands", "term", "terms"})
+_NUMBER_NOUNS = frozenset({"number", "numbers", "operand", "operands", "term", "terms", "card", "cards"})
 _ITEM_NOUNS = frozenset({"item", "items", "things", "products", "goods", "ingredients"})
 _RANGE_KINDS = frozenset({"digits", "at_most", "at_least"})
 

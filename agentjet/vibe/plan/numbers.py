@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Cue", "CueKind", "as_written", "read_cues", "with_digits"]
+__all__ = ["STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "with_digits"]
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -39,11 +39,17 @@ _KEEP_ONE = re.compile(
 CueKind = Literal[
     "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns"
 ]
-_COUNT_NOUNS = r"(?:numbers?|operands?|items?|things|products|goods|ingredients|terms)"
+_COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
     r"(?:(?:word\s+|math\s+|maths\s+|arithmetic\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
 )
+# "problems that need 3 steps", "puzzles with a few steps": the steps of one problem, not a training budget
+STEPS_OF_A_PROBLEM = re.compile(
+    rf"{_PROBLEM_NOUNS}\s+(?:(?:that|which)\s+)?(?:need|needs|needing|require|requires|requiring|take|takes|taking|"
+    r"with|of|having|have|in)\s+(\d+)[\s-]*(?:steps?|operations?|ops)\b"
+)
 _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
+    ("operations", STEPS_OF_A_PROBLEM),
     ("grid", re.compile(r"\b(\d+)\s*(?:x|by|×)\s*(\d+)\b(?!\s*(?:steps?|minutes?))")),
     ("digits", re.compile(r"\b(\d+)[\s-]*digits?\b")),
     ("operations", re.compile(rf"\b(\d+)[\s-]*(?:steps?|operations?|ops)\b(?=\s+{_PROBLEM_NOUNS}|\s+(?:each|apiece))")),

@@ -22,7 +22,7 @@ from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
-from agentjet.vibe.plan.sentence import SAYS_A_WORD, Reading, read_sentence
+from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_WORD, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
     Budget,
@@ -205,7 +205,7 @@ _BARE_OPERATIONS = re.compile(
     r"times tables?)\b"
 )
 _WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
-_GAME_OF_24 = re.compile(r"\b(?:24[- ]game|game of 24|make 24)\b")
+_GAME_OF_24 = re.compile(GAME_OF_24)
 _NAMED_WORD = re.compile(
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
@@ -218,6 +218,8 @@ _NAMED_WORD = re.compile(
 )
 _NOT_A_NAMED_WORD = frozenset(
     {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
+    | {"game", "games", "task", "tasks", "family", "echo", "repetition", "challenge", "puzzle", "puzzles", "test"}
+    | {"exercise", "problem", "is", "that", "which", "in", "for", "of", "to", "from", "it", "list", "level"}
 )
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
 _SHOPPING = re.compile(

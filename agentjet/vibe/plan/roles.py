@@ -30,6 +30,7 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "hunter": ("hunter",), "hunters": ("hunter",),
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
     "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
+    "townsperson": _SIDE, "townsman": _SIDE,
     "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good side": _SIDE,
     "good team": _SIDE,
     "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
@@ -57,9 +58,13 @@ _OPPONENT = frozenset(
     "detecting identify identifying unmask unmasking expose exposing kill killing eliminate eliminating lynch "
     "hang vote out off vs versus protect protecting save saving heal healing guard guarding defend defending shield "
     "survive surviving "
-    "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing".split()
+    "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
+    "persuade persuading persuades convince convincing convinces who whom which".split()
 )
-_DETERMINED = re.compile(r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+$")
+_DETERMINED = re.compile(
+    r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+"
+    r"(?:(?:better|best|good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless)\s+)?$"
+)
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
     r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
@@ -77,6 +82,14 @@ _SCRIPTED_AFTER = re.compile(
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+|a\s+)?"
     r"(?:scripted|heuristic|rule-based|bots?|fixed|scripts?|rules)\b"
 )
+# ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
+_ROLE_WORD = r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
+_REST_OF_LIST = re.compile(rf"^(?:\s*,\s*{_ROLE_WORD})*\s*,?\s*(?:\band|\bor|&)\s+{_ROLE_WORD}")
+# "the hunter, who is on the village side": a side named to describe a role, not to train it
+_DESCRIBES_BEFORE = re.compile(r"\b(?:who|which|that)(?:'s|\s+is|\s+are)\s+(?:on|in|with|part of|from)\s+(?:the\s+)?$")
+_DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
+_LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
+_OUT_AFTER = re.compile(r"^\s+out\b")
 _NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
 _OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
 # "but not the wolves", "everyone except the seer", "don't train the witch": a role left out (the text up to the
@@ -195,6 +208,10 @@ def read_roles(text: str) -> RoleReading:
             continue
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
             continue
+        if _DESCRIBES_BEFORE.search(before):
+            continue
+        rest_of_list = _REST_OF_LIST.match(after)
+        listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
         if len(roles) == 1 and roles != _WOLVES and _OWN_AFTER.match(after):  # a side's own model is a side split
             own_model.append(roles[0])
@@ -204,10 +221,11 @@ def read_roles(text: str) -> RoleReading:
         if _ONLY_BEFORE.search(head):
             mentions.append(RoleMention(word, roles, trained=True))
             continue
-        if _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(after):
+        left_out = _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(listed)
+        if left_out or (_LEAVE_BEFORE.search(before) and _OUT_AFTER.match(after)):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True))
             continue
-        mentions.append(RoleMention(word, roles, trained=_is_trained(before, after, _last_word(head))))
+        mentions.append(RoleMention(word, roles, trained=_is_trained(before, listed, _last_word(head))))
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -253,6 +271,8 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
     """Trained unless scripted, wanted to lose, or governed by a word of opposition (`governor`: "find" in "find the
     seer and the wolves", the nearest word before the mention that is not role-list glue)."""
     if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before) or _LOSES_AFTER.match(after):
+        return False
+    if _DOWN_AFTER.match(after):
         return False
     if _WINS_AFTER.match(after) and governor in _LOWER:
         return False

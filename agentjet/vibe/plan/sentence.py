@@ -12,17 +12,21 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.numbers import Cue, read_cues, with_digits
+from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM, Cue, read_cues, with_digits
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
 from agentjet.vibe.plan.train_words import EvalCount, TrainSetting, blanked, read_eval_count, read_train_settings
 
-__all__ = ["ROLE_ALIASES", "Reading", "read_sentence"]
+__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_WORD", "Reading", "read_sentence"]
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
     r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything))?"
     r"\s*(?:[.!,;:]|$)"
+)
+# "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
+GAME_OF_24 = (
+    r"\b(?:24[- ]game|game of 24|make 24|(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
 )
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
@@ -58,7 +62,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
-        r"\b(?:24[- ]game|game of 24|make 24)\b",
+        GAME_OF_24,
         r"\b(?:make|makes|making|reach|reaches|reaching|hit|form|get to) (?:\d+|a hundred|a thousand|(?:one|two|"
         r"three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)"
         r"[\w-]*(?: hundred)?) (?:from|with|using|out of) (?:\S+ )?(?:given |different |the )?numbers\b",
@@ -107,6 +111,13 @@ _STEPS = re.compile(
     rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b|"
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
 )
+_HOURS_AND_MINUTES = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b"
+)
+_HOURS_AND_A_HALF = re.compile(
+    r"\b(?:(\d+)|an?)\s+hours?\s+and\s+(?:a\s+)?half\b|\b(?:(\d+)|an?)\s+and\s+a\s+half\s+hours?\b"
+)
+_HALF_HOUR = re.compile(r"\b(?:half an hour|(?:a\s+)?half[- ]hour)\b")
 _EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
 _MINUTES = re.compile(  # "20 minutes", "5-minute", "1h30"
     r"\b(\d+(?:\.\d+)?)(?:\s*-\s*|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
@@ -271,8 +282,12 @@ def _spelled(text: str) -> str:
 
 
 def _steps(text: str) -> int | None:
-    match = _STEPS.search(text)
-    return int(next(group for group in match.groups() if group is not None)) if match else None
+    """The training steps asked for; not the steps one problem takes ("problems that need 3 steps")."""
+    of_a_problem = [m.span(1) for m in STEPS_OF_A_PROBLEM.finditer(text)]
+    for match in _STEPS.finditer(text):
+        if not any(start <= match.start() < end for start, end in of_a_problem):
+            return int(next(group for group in match.groups() if group is not None))
+    return None
 
 
 def _level(text: str) -> int | None:
@@ -294,14 +309,18 @@ def _size(text: str) -> str | None:
 
 
 def _minutes(text: str) -> float | None:
+    if match := _HOURS_AND_MINUTES.search(text):  # "1 hour 15 minutes", "2 hours and 30 minutes", "1h 30m"
+        return float(match.group(1)) * 60.0 + float(match.group(2))
+    if match := _HOURS_AND_A_HALF.search(text):  # "an hour and a half", "1 and a half hours"
+        return (float(match.group(1) or match.group(2) or 1) + 0.5) * 60.0
+    if _HALF_HOUR.search(text):
+        return 30.0
     match = _MINUTES.search(text)
     if match:
         value, unit = float(match.group(1)), match.group(2)
         if unit.startswith("h"):
             return value * 60.0 + (float(match.group(3)) if match.group(3) else 0.0)
         return value / 60.0 if unit.startswith("s") else value
-    if re.search(r"\bhalf an hour\b", text):
-        return 30.0
     if re.search(r"\b(?:an|1) hour\b", text):
         return 60.0
     return None
