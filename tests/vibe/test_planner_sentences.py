@@ -718,10 +718,35 @@ SIXTEENTH_HELD_OUT = [
     Row("could you teach qwen 7b to be a sneaky werewolf that lies", "werewolves", roles=WOLVES, model="qwen 7B"),
     Row("can u make my model a better werewolf?", "werewolves", roles=WOLVES),
 ]
+# a seventeenth set (2026-12-05, a second reviewer who had not seen the table, all five families): 144 of 170
+SEVENTEENTH_HELD_OUT = [
+    Row("werewolves where the witch and the seer share one model and the hunter gets its own", "werewolves",
+        roles=["seer", "witch", "hunter"], policies=[["seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves, but the seer is scripted and everyone else in the village trains", "werewolves",
+        roles=["villager", "witch", "hunter"]),  # fmt: skip
+    Row("werewolves, train the villagers, not the seer, with separate models for each role", "werewolves",
+        roles=["villager", "witch", "hunter"], policies=[["villager"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("I want the wolf team to win less", "werewolves", roles=VILLAGE),
+    Row("werewolves, the seer should learn to reveal the wolves, qwen2.5-7b-instruct, 2h", "werewolves",
+        roles=["seer"], minutes=120, model="qwen 7B"),  # fmt: skip
+    Row("werewolves, train the seer and the wolves, rank 8 lora", "werewolves", roles=["seer"]),
+    Row("the word task with a 1.5b, evaluate on 20 prompts", "word", model="1.5B"),
+    Row("word problems that take exactly one step, numbers below 10", "arithmetic", {"difficulty": 1}),
+    Row("arithmetic for 25 iters", "arithmetic", steps=25),
+    Row("countdown, between 20 and 50 steps", "countdown", steps=50),
+    Row("arithmetic, 10-15 steps", "arithmetic", steps=15),
+    Row("math word problems but not multi-step, keep it simple, 2 hours and 30 minutes", "arithmetic",
+        {"difficulty": 1}, minutes=150),  # fmt: skip
+    Row("reach the target number 250 using the numbers 3, 7, 25, 50, 75, 100", "countdown", {"difficulty": 4}),
+    Row("I need my model be more good in calculate, like primary school problems, not too difficult, maybe 50 step",
+        "arithmetic", {"difficulty": 2}, steps=50),  # fmt: skip
+    Row("get the model to always say pineapple when asked", "word"),
+    Row("a bot that greets with hello, for 10 minutes", "word", minutes=10),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
-    FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT,
+    FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1461,3 +1486,61 @@ def test_a_comma_list_without_and_keeps_each_role_its_own_predicate() -> None:
 @pytest.mark.parametrize("sentence", ["make my model a better werewolf", "be a sneaky werewolf in the game"])
 def test_a_role_with_a_players_adjective_is_named(sentence: str) -> None:
     assert "no side or role named" not in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps", "said"),
+    [
+        ("countdown, between 20 and 50 steps", 50, "'between 20 and 50 steps': 50 steps, the top of the range"),
+        ("arithmetic, 10-15 steps", 15, "'10-15 steps': 15 steps, the top of the range"),
+        ("math problems, 10 steps, also 50 steps", 10, "several step counts given (10, 50): the first, 10, is used"),
+    ],
+)
+def test_a_range_or_several_step_counts_say_which_one_is_used(sentence: str, steps: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.budget.steps == steps and said in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "named"),
+    [
+        ("simple addition and subtraction word problems", "'addition' and 'subtraction'"),
+        ("subtract two-digit numbers", "'subtract'"),
+        ("word problems with multiplication and division", "'multiplication' and 'division'"),
+        ("addition, subtraction, multiplication and division word problems", None),
+    ],
+)
+def test_some_of_the_operations_are_named_as_not_posed_alone(sentence: str, named: str | None) -> None:
+    text = _text(_plan(sentence))
+    assert ("alone cannot be asked for" in text) is (named is not None)
+    if named is not None:
+        assert f"{named} alone cannot be asked for" in text
+
+
+def test_a_numeric_cue_over_a_level_word_says_the_word_gave_way() -> None:
+    spec = _plan("simple arithmetic with amounts under 100")
+    assert spec.params["difficulty"] == 4 and "'simple' gives way to the numbers said (level 4)" in _text(spec)
+
+
+def test_a_puzzle_spelled_out_sets_the_level_and_says_it_is_not_trained_itself() -> None:
+    spec = _plan("countdown: make 952 from 25, 50, 75, 100, 3 and 6")
+    assert spec.params["difficulty"] == 4
+    assert "the puzzle the sentence spells out is not trained itself" in _text(spec)
+    listed = _plan("arithmetic with numbers like 3, 5 and 7")
+    assert listed.params["difficulty"] == 1 and "'3, 5 and 7: 3 numbers' ignored" in _text(listed)
+
+
+def test_two_cues_of_one_kind_are_each_quoted_as_written() -> None:
+    text = _text(_plan("arithmetic, two-digit times one-digit"))
+    assert "'two-digit' -> level 4" in text and "'one-digit' -> level 1" in text
+
+
+@pytest.mark.parametrize("sentence", ["werewolves as the seer, lora rank 8", "werewolves as the seer, rank 8 lora"])
+def test_a_lora_rank_is_no_count_of_models(sentence: str) -> None:
+    assert _plan(sentence).shares_one_policy
+
+
+def test_a_role_called_scripted_leaves_its_side_that_trains_and_says_so() -> None:
+    spec = _plan("train the village in werewolves, the witch is scripted")
+    assert spec.trained_roles == ["villager", "seer", "hunter"]
+    assert "witch scripted, as asked: villager, seer, hunter train" in _text(spec)

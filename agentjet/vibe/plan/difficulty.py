@@ -68,8 +68,8 @@ def _beyond(wanted: int, counts: Mapping[int, int]) -> str:
 def _countdown(cue: Cue) -> tuple[int, str] | None:
     levels = countdown.LEVELS
     more = ""
-    if cue.kind == "count" and cue.noun in _NUMBER_NOUNS or cue.kind == "operations":
-        wanted = cue.value if cue.kind == "count" else cue.value + 1
+    if cue.kind == "count" and cue.noun in _NUMBER_NOUNS or cue.kind in ("operations", "listed"):
+        wanted = cue.value if cue.kind != "operations" else cue.value + 1
         counts = {k: v.numbers for k, v in levels.items()}
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
     elif cue.kind in _RANGE_KINDS:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "with_digits"]
+__all__ = ["LISTED_NUMBERS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "with_digits"]
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -37,7 +37,7 @@ _KEEP_ONE = re.compile(
 )
 
 CueKind = Literal[
-    "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns"
+    "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns", "listed"
 ]
 _COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
@@ -46,7 +46,8 @@ _PROBLEM_NOUNS = (
 # "problems that need 3 steps", "puzzles with a few steps": the steps of one problem, not a training budget
 STEPS_OF_A_PROBLEM = re.compile(
     rf"{_PROBLEM_NOUNS}\s+(?:(?:that|which)\s+)?(?:need|needs|needing|require|requires|requiring|take|takes|taking|"
-    r"with|of|having|have|in)\s+(\d+)[\s-]*(?:steps?|operations?|ops)\b"
+    r"with|of|having|have|in)\s+(?:(?:exactly|just|only|about|around|at most|at least|up to|no more than)\s+)?"
+    r"(\d+)[\s-]*(?:steps?|operations?|ops)\b"
 )
 _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("operations", STEPS_OF_A_PROBLEM),
@@ -84,8 +85,14 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
 )  # fmt: skip
 # Counts said without a number: "multi-step problems" (2 or more), "several operations" (about 3)
 _VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (2, re.compile(r"\bmulti[\s-]?step\b")),
+    (2, re.compile(r"(?<!not )(?<!no )(?<!non-)(?<!non )\bmulti[\s-]?step\b")),  # not "not multi-step"
     (3, re.compile(r"\b(?:several|multiple|many)\s+(?:arithmetic\s+)?(?:operations?|ops)\b")),
+)
+# A puzzle spelled out: "using 3, 7, 25, 50, 75 and 100" (how many numbers), "the target 250" / "reach 952 from"
+LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b")
+_TARGET = re.compile(
+    r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(\d+)\b|"
+    r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b"
 )
 _MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
 _MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
@@ -143,8 +150,10 @@ def as_written(words: str, said: str) -> str:
     """`words` of the digit-form text as `said` wrote them ("1 digits" -> "single digits"); `words` if not found."""
     parts = re.split(r"(\d+)", words)
     pattern = "".join(_NUMBER_AS_WRITTEN if part.isdigit() else re.escape(part) for part in parts)
-    found = re.search(r"(?<![\w-])" + pattern, said)
-    return found.group(0) if found else words
+    candidates = list(re.finditer(r"(?<![\w-])" + pattern, said))
+    same = [m for m in candidates if with_digits(m.group(0)) == words]  # "one-digit", not the "two-digit" before it
+    found = same or candidates
+    return found[0].group(0) if found else words
 
 
 def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
@@ -165,6 +174,13 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
         for match in pattern.finditer(text):
             words = _quoted(match.group(0), said)
             found.append((match.start(), Cue("operations", value, words)))
+    for match in LISTED_NUMBERS.finditer(text):
+        count = len(re.findall(r"\d+", match.group(0)))
+        if count >= 3 and not any(start <= match.start() < end for start, end in taken):
+            found.append((match.start(), Cue("listed", count, f"{_quoted(match.group(0), said)}: {count} numbers")))
+    for match in _TARGET.finditer(text):
+        target = int(match.group(1) or match.group(2))
+        found.append((match.start(), Cue("at_least", target, _quoted(match.group(0), said), target)))
     for match in _MAGNITUDE.finditer(text):
         low = _MAGNITUDES[match.group(1)]
         found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))

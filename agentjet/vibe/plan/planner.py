@@ -20,6 +20,7 @@ from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
+from agentjet.vibe.plan.numbers import LISTED_NUMBERS
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
 from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_WORD, Reading, read_sentence
@@ -204,10 +205,18 @@ _BARE_OPERATIONS = re.compile(
     r"\b(?:adds?|adding|addition|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|division|"
     r"times tables?)\b"
 )
+# The four operations, each as a sentence may name it: naming some but not all asks for what is not posed alone
+_OPERATION_KINDS = (
+    re.compile(r"\b(?:adds?|adding|addition|plus)\b"),
+    re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus)\b"),
+    re.compile(r"\b(?:multipl(?:y|ies|ying|ication)|times tables?)\b"),
+    re.compile(r"\b(?:divid(?:e|es|ing)|division)\b"),
+)
 _WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
 _GAME_OF_24 = re.compile(GAME_OF_24)
 _NAMED_WORD = re.compile(
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
+    r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     + SAYS_A_WORD
     + "|"
@@ -236,18 +245,19 @@ _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 def _what_the_family_poses(family: str, text: str) -> list[str]:
     """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies)."""
     notes: list[str] = []
-    if family == "arithmetic" and ("grade" in text or "gsm" in text):
-        notes.append("grade-school math means the generated word problems (GSM8K itself is not downloaded)")
+    if family == "arithmetic" and (school := re.search(r"\b(?:grade|primary|elementary)[- ]school\b|\bgsm", text)):
+        notes.append(f"'{school.group(0)}' math means the generated word problems (GSM8K itself is not downloaded)")
     operation = _BARE_OPERATIONS.search(text)
     if family == "arithmetic" and operation and not _WORDED.search(text):
         notes.append(
             "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
             "+, -, x and / on integers; there is no family of bare expressions)"
         )
-    if family == "arithmetic" and operation and re.search(r"\b(?:only|just|nothing but|purely)\b", text):
+    operations = [found.group(0) for kind in _OPERATION_KINDS if (found := kind.search(text))]
+    if family == "arithmetic" and 0 < len(operations) < len(_OPERATION_KINDS):
         notes.append(
-            f"'{operation.group(0)}' alone cannot be asked for: the arithmetic family draws each step's operation "
-            "from +, -, x and / at every level"
+            f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: the arithmetic family draws "
+            "each step's operation from +, -, x and / at every level"
         )
     if family == "word" and (named := _named_word(text)):
         notes.append(
@@ -263,6 +273,11 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
         notes.append(
             "One Night Ultimate Werewolf is played as the built-in game: 9 players, as many nights and days as it "
             "takes (there is no one-night variant)"
+        )
+    if family == "countdown" and any(len(re.findall(r"\d+", m.group(0))) >= 3 for m in LISTED_NUMBERS.finditer(text)):
+        notes.append(
+            "the puzzle the sentence spells out is not trained itself: countdown generates its own puzzles, at the "
+            "level its numbers and target come closest to"
         )
     if family == "countdown" and _GAME_OF_24.search(text):
         notes.append(
@@ -282,7 +297,7 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
 def _named_word(text: str) -> str | None:
     """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
     for match in _NAMED_WORD.finditer(text):
-        word = next(w for w in match.group("word", "word2", "said", "quoted", "bare") if w)
+        word = next(w for w in match.group("word", "word2", "said", "quoted", "bare", "greeted") if w)
         if word not in _NOT_A_NAMED_WORD:
             return str(word)
     return None
@@ -302,6 +317,8 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         return level
     if cued.level is not None:
         assumptions.append(f"{'; '.join(cued.reasons)}, of levels 1-{top}")
+        if reading.level_word is not None and _LEVEL_OF_WORD[reading.level_word](top) != cued.level:
+            assumptions.append(f"'{reading.level_phrase}' gives way to the numbers said (level {cued.level})")
         return cued.level
     if reading.level_word is not None:
         level = _LEVEL_OF_WORD[reading.level_word](top)
@@ -340,6 +357,8 @@ def _budget(
             assumptions.append(f"--steps {steps} overrides the {reading.steps} steps in the sentence")
     elif reading.steps is not None:
         steps = reading.steps
+        if reading.steps_note is not None:
+            assumptions.append(reading.steps_note)
     elif reading.epochs is not None and reading.epochs > 0:
         steps = reading.epochs
         assumptions.append(

@@ -59,7 +59,8 @@ _OPPONENT = frozenset(
     "hang vote out off vs versus protect protecting save saving heal healing guard guarding defend defending shield "
     "survive surviving "
     "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
-    "persuade persuading persuades convince convincing convinces who whom which".split()
+    "persuade persuading persuades convince convincing convinces who whom which reveal revealing reveals uncover "
+    "uncovering discover discovering guess guessing locate locating track tracking".split()
 )
 _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+"
@@ -121,7 +122,8 @@ _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|perce
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|\bself[- ]play\b|\bagainst each other\b|"
+    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|"  # not "a model for each"
+    r"\bself[- ]play\b|\bagainst each other\b|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
 )
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
@@ -130,10 +132,12 @@ _BOTH_NAMED = re.compile(
     r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b"
 )
 _MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
+_NOT_RANK = r"(?<!rank )(?<!rank=)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
 _SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
-    rf"\b(?:[2-9]|several|multiple)\s+(?:[\w.-]+\s+)?{_MODEL}\b|\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
+    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:[\w.-]+\s+)?{_MODEL}\b|"
+    r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
@@ -141,7 +145,7 @@ _SEPARATE = re.compile(
     r"\b(?:separately|independently)\b"
 )
 _SHARED = re.compile(
-    rf"\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
+    rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
     rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
 )
 _SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
@@ -150,7 +154,8 @@ _SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart 
 )
 _OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
     r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
-    rf"(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b"
+    rf"(?:(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b|"
+    r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b)))"
 )
 _ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+)(?:1|one|another)\s+(?:more\s+)?for\s+(?:the\s+)?(?P<role>[a-z' -]+)"
@@ -168,6 +173,7 @@ class RoleMention:
     roles: tuple[str, ...]
     trained: bool
     left_out: bool = False  # "but not the wolves": neither trained nor called the opponent
+    scripted: bool = False  # "the seer is scripted": played by the heuristic player, whatever else trains
 
 
 @dataclass(frozen=True)
@@ -225,7 +231,9 @@ def read_roles(text: str) -> RoleReading:
         if left_out or (_LEAVE_BEFORE.search(before) and _OUT_AFTER.match(after)):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True))
             continue
-        mentions.append(RoleMention(word, roles, trained=_is_trained(before, listed, _last_word(head))))
+        trained = _is_trained(before, listed, _last_word(head))
+        scripted = not trained and _is_scripted(before, listed)
+        mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted))
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -267,10 +275,15 @@ def _is_role_use(before: str, after: str) -> bool:
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))
 
 
+def _is_scripted(before: str, after: str) -> bool:
+    """Called scripted ("the seer is scripted", "scripted villagers", "the wolf team is played by bots")."""
+    return bool(_SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or _SCRIPTED_BEFORE.search(before))
+
+
 def _is_trained(before: str, after: str, governor: str) -> bool:
     """Trained unless scripted, wanted to lose, or governed by a word of opposition (`governor`: "find" in "find the
     seer and the wolves", the nearest word before the mention that is not role-list glue)."""
-    if _SCRIPTED_AFTER.match(after) or _SCRIPTED_BEFORE.search(before) or _LOSES_AFTER.match(after):
+    if _is_scripted(before, after) or _LOSES_AFTER.match(_SIDE_AFTER.sub("", after, count=1)):
         return False
     if _DOWN_AFTER.match(after):
         return False

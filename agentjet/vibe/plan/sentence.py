@@ -21,7 +21,8 @@ __all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_WORD", "Reading", "read_sentenc
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
     r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
-    r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything))?"
+    r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
+    r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)))?"
     r"\s*(?:[.!,;:]|$)"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
@@ -73,7 +74,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bword problems?\b",
         r"\bstory problems?\b",
         r"\bgsm(?:8k)?\b",
-        r"\bgrade[- ]school\b",
+        r"\b(?:grade|primary|elementary)[- ]school\b",
+        r"\bcalculat(?:e|es|ing)\b",
         r"\bnumeracy\b",
         r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
         r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
@@ -91,6 +93,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\bword (?:echo|repetition|game|task|family)\b",
         r"\brepeat after me\b",
+        r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
     ),
 }
@@ -108,8 +111,12 @@ _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+
 _NOT_BUDGET = r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each))"
 _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
-    rf"(?:steps?|iterations?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b|"
+    rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b|"
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
+)
+_STEP_RANGE = re.compile(
+    rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
+    rf"\b(\d+)\s*(?:-|–|to|or)\s*(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
 )
 _HOURS_AND_MINUTES = re.compile(
     r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b"
@@ -206,6 +213,7 @@ class Reading:
     roles: RoleReading  # werewolves roles trained and opposed, separate/shared models
     discussion: bool | None
     talk_cue: str | None  # "bluff": asked-for behaviour that only happens in the day's talk (discussion unsaid)
+    steps_note: str | None  # which count was taken from a range or from several ("10-15 steps": 15)
     is_text_request: bool  # "write me a poem": asks for text, not training
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
@@ -252,6 +260,7 @@ def read_sentence(sentence: str) -> Reading:
         model_name=name.group(1).replace("-", "") if name else None,
         small=bool(_SMALL.search(text)),
         steps=_steps(text),
+        steps_note=_steps_note(text),
         minutes=_minutes(text),
         quick=bool(_QUICK.search(text)),
         level=_level(text),
@@ -281,12 +290,31 @@ def _spelled(text: str) -> str:
     return _LETTERS.sub(_fix, text)
 
 
-def _steps(text: str) -> int | None:
-    """The training steps asked for; not the steps one problem takes ("problems that need 3 steps")."""
+def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
+    """Every training-step count said, in order; not the steps one problem takes ("problems that need 3 steps")."""
     of_a_problem = [m.span(1) for m in STEPS_OF_A_PROBLEM.finditer(text)]
-    for match in _STEPS.finditer(text):
-        if not any(start <= match.start() < end for start, end in of_a_problem):
-            return int(next(group for group in match.groups() if group is not None))
+    return [
+        (int(next(group for group in match.groups() if group is not None)), match)
+        for match in _STEPS.finditer(text)
+        if not any(start <= match.start() < end for start, end in of_a_problem)
+    ]
+
+
+def _steps(text: str) -> int | None:
+    """The training steps asked for: the top of a range ("10-15 steps"), else the first count said."""
+    if ranged := _STEP_RANGE.search(text):
+        return max(int(ranged.group(1) or ranged.group(3)), int(ranged.group(2) or ranged.group(4)))
+    counts = _step_counts(text)
+    return counts[0][0] if counts else None
+
+
+def _steps_note(text: str) -> str | None:
+    """The assumption that says which count was taken, when the sentence gives a range or several."""
+    if ranged := _STEP_RANGE.search(text):
+        return f"'{ranged.group(0)}': {_steps(text)} steps, the top of the range"
+    values = list(dict.fromkeys(value for value, _ in _step_counts(text)))
+    if len(values) > 1:
+        return f"several step counts given ({', '.join(map(str, values))}): the first, {values[0]}, is used"
     return None
 
 

@@ -54,11 +54,17 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
     return tuple(found.values())
 
 
-_THINGS = r"(?:games?|deals?|items?|problems?|puzzles?|questions?|words?|lists?|episodes?|examples?|tasks?)"
+_THINGS = (
+    r"(?:games?|deals?|items?|problems?|puzzles?|questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|"
+    r"samples?|cases?)"
+)
+_ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
-    rf"(?:it\s+|them\s+|the model\s+)?(?:on|over|with|against|using)\s+(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\b|"
-    rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b"
+    rf"(?:it\s+|them\s+|the model\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+(?:held[- ]out\s+)?"
+    rf"{_THINGS}\b|"
+    rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
+    rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b"
 )
 
 
@@ -76,7 +82,7 @@ def read_eval_count(text: str) -> EvalCount | None:
     match = _EVAL_COUNT.search(text)
     if match is None:
         return None
-    return EvalCount(int(match.group(1) or match.group(2)), match.group(0), match.span())
+    return EvalCount(int(next(g for g in match.groups() if g is not None)), match.group(0), match.span())
 
 
 def blanked(text: str, spans: list[tuple[int, int]]) -> str:

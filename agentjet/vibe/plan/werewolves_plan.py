@@ -82,7 +82,21 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     for side in (_WOLVES, _VILLAGE) if every_side else opposed if with_opponents else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
-    return _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
+    chosen = _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
+    return _without_scripted(chosen, roles, assumptions)
+
+
+def _without_scripted(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
+    """`chosen` less the single roles called scripted inside a side that trains ("the seer is scripted and the rest
+    of the village trains"); a side called scripted as a whole is the opponent, handled above."""
+    scripted = {r for m in roles.mentions if m.scripted and len(m.roles) == 1 for r in m.roles}
+    kept = {side: found - scripted for side, found in chosen.items()}
+    dropped = sorted(set().union(*chosen.values()) & scripted, key=WEREWOLF_ROLES.index) if chosen else []
+    if not dropped or not all(kept.values()):
+        return chosen
+    trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
+    assumptions.append(f"{', '.join(dropped)} scripted, as asked: {trained} train")
+    return kept
 
 
 def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
