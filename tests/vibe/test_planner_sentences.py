@@ -743,10 +743,60 @@ SEVENTEENTH_HELD_OUT = [
     Row("get the model to always say pineapple when asked", "word"),
     Row("a bot that greets with hello, for 10 minutes", "word", minutes=10),
 ]
+# an eighteenth set (2026-12-05, a third reviewer aiming at what the earlier ones covered less): 118 of 176; the
+# policy groupings, exceptions and role readings it missed
+EIGHTEENTH_HELD_OUT = [
+    Row("werewolves: the seer and the witch share a model, the wolves get another one", "werewolves",
+        roles=["werewolf", "seer", "witch"], policies=[["werewolf"], ["seer", "witch"]]),  # fmt: skip
+    Row("train werewolves where the witch is on her own model and the rest of the village shares one, 12 steps",
+        "werewolves", roles=VILLAGE, policies=[["villager", "seer", "hunter"], ["witch"]], steps=12),  # fmt: skip
+    Row("werewolf self-play with 3 models: wolves, seer, and the rest of the village", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("werewolves, one brain for the bad guys and one for the good guys, no discussion, 6 steps", "werewolves",
+        {"discussion": False}, roles=BOTH, policies=SIDES, steps=6),  # fmt: skip
+    Row("let the seer learn on its own weights while the villagers and the hunter share another set", "werewolves",
+        roles=VILLAGE, policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("werewolves: pair the witch with the hunter on one model, and the seer alone on another", "werewolves",
+        roles=["seer", "witch", "hunter"], policies=[["seer"], ["witch", "hunter"]]),  # fmt: skip
+    Row("the wolves should be trained by one model and the town by a different one, for 45 minutes", "werewolves",
+        roles=BOTH, policies=SIDES, minutes=45),  # fmt: skip
+    Row("train the village but keep the hunter and witch on one model and the seer and villagers on another",
+        "werewolves", roles=VILLAGE, policies=[["villager", "seer"], ["witch", "hunter"]]),  # fmt: skip
+    Row("werewolves with the wolves on one model and the seer, witch and hunter on another, villagers scripted",
+        "werewolves", roles=["werewolf", "seer", "witch", "hunter"],
+        policies=[["werewolf"], ["seer", "witch", "hunter"]]),  # fmt: skip
+    Row("werewolves, only the hunter gets its own model; the rest of the village shares one, wolves scripted",
+        "werewolves", roles=VILLAGE, policies=[["villager", "seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: one model for the wolves and one for the village", "werewolves", roles=BOTH, policies=SIDES),
+    Row("werewolves: the wolves on one model and the village on another", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train everyone in the village apart from the hunter at werewolves", "werewolves",
+        roles=["villager", "seer", "witch"]),  # fmt: skip
+    Row("werewolves: train all the village roles with the exception of the witch", "werewolves",
+        roles=["villager", "seer", "hunter"]),  # fmt: skip
+    Row("train anyone but the seer in the village side of werewolves", "werewolves",
+        roles=["villager", "witch", "hunter"]),  # fmt: skip
+    Row("werewolves: the wolves are fine as they are, improve the villagers", "werewolves", roles=VILLAGE),
+    Row("train the whole village in werewolves, bar the hunter", "werewolves", roles=["villager", "seer", "witch"]),
+    Row("werewolves - villagers except the plain villagers, so the special roles only", "werewolves",
+        roles=["seer", "witch", "hunter"]),  # fmt: skip
+    Row("mafia: train all good roles save for the cop", "werewolves", roles=["villager", "witch", "hunter"]),
+    Row("werewolves, the witch doesn't need training, the other villagers do", "werewolves",
+        roles=["villager", "seer", "hunter"]),  # fmt: skip
+    Row("werewolves: leave the werewolves alone and focus on the seer", "werewolves", roles=["seer"]),
+    Row("werewolves, villagers only, no wolves training, 20 steps, 7B", "werewolves", roles=VILLAGE, steps=20,
+        model="7B"),  # fmt: skip
+    Row("I want my bot to play werewolf as a good guy and actually win", "werewolves", roles=VILLAGE),
+    Row("the sheriff in werewolves should vote better, 15 steps on a 1.5B", "werewolves", roles=["seer"], steps=15,
+        model="1.5B"),  # fmt: skip
+    Row("werewolves with a learning rate of 3e-4 and lora rank 32 as the village", "werewolves", roles=VILLAGE),
+    Row("werewolves: every role but the wolves, shared model, 30 minutes", "werewolves", roles=VILLAGE, minutes=30),
+    Row("the seer in werewolves should vote better", "werewolves", roles=["seer"]),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
+    EIGHTEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1544,3 +1594,23 @@ def test_a_role_called_scripted_leaves_its_side_that_trains_and_says_so() -> Non
     spec = _plan("train the village in werewolves, the witch is scripted")
     assert spec.trained_roles == ["villager", "seer", "hunter"]
     assert "witch scripted, as asked: villager, seer, hunter train" in _text(spec)
+
+
+def test_the_seer_in_werewolves_names_no_second_side() -> None:
+    assert "named too" not in _text(_plan("the seer in werewolves should vote better"))
+
+
+def test_groups_of_roles_on_models_are_said_as_grouped() -> None:
+    spec = _plan("werewolves: the seer and the witch share a model, the wolves get another one")
+    assert "2 separate policies, grouped as the sentence says: wolves: werewolf; village: seer, witch" in _text(spec)
+    assert spec.params["servers"] == {"werewolf": "wolves", "seer": "village", "witch": "village"}
+    load_family(spec.family, spec.params)
+
+
+def test_one_group_alone_is_no_split() -> None:
+    assert _plan("train the seer with a 7b model in werewolves").shares_one_policy
+
+
+def test_all_players_on_one_model_says_one_policy_plays_one_side() -> None:
+    text = _text(_plan("all nine players should be controlled by one model that learns, werewolves"))
+    assert "one model for both sides was asked for, but one shared policy plays one side" in text

@@ -16,7 +16,7 @@ from typing import Literal
 
 from agentjet.vibe.plan.families import VILLAGE_ROLES
 
-__all__ = ["ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
+__all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
@@ -29,14 +29,17 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",),
     "hunter": ("hunter",), "hunters": ("hunter",),
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
+    "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
+    "special roles": ("seer", "witch", "hunter"), "power roles": ("seer", "witch", "hunter"),
+    "good roles": _SIDE, "village roles": _SIDE,
     "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
     "townsperson": _SIDE, "townsman": _SIDE,
-    "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good side": _SIDE,
+    "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good guy": _SIDE, "good side": _SIDE,
     "good team": _SIDE,
     "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
     "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
     "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
-    "bad guys": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
+    "bad guys": _WOLVES, "bad guy": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
 }  # fmt: skip
 # Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
 _OTHER_ROLES = re.compile(
@@ -66,6 +69,7 @@ _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+"
     r"(?:(?:better|best|good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless)\s+)?$"
 )
+_GAME_BEFORE = re.compile(r"\b(?:in|at|of|on|for|playing|play|plays|played|into)\s+$")
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
     r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
@@ -90,25 +94,33 @@ _REST_OF_LIST = re.compile(rf"^(?:\s*,\s*{_ROLE_WORD})*\s*,?\s*(?:\band|\bor|&)\
 _DESCRIBES_BEFORE = re.compile(r"\b(?:who|which|that)(?:'s|\s+is|\s+are)\s+(?:on|in|with|part of|from)\s+(?:the\s+)?$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
 _LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
-_OUT_AFTER = re.compile(r"^\s+out\b")
+_NO_BEFORE = re.compile(r"\bno\s+$")
+_TRAINING_AFTER = re.compile(r"^\s+(?:training|learning|updates?)\b")
+_OUT_AFTER = re.compile(r"^\s+(?:out|alone|be|untouched)\b")  # "leave the seer out", "leave the wolves alone"
 _NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
 _OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
 # "but not the wolves", "everyone except the seer", "don't train the witch": a role left out (the text up to the
 # word that governs the mention); "the seer is not trained", "the hunter stays untrained": the same, said after it
 _LEFT_OUT_BEFORE = re.compile(
     r"(?:\b(?:not|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|instead of|minus|without|"
-    r"leave out|leaving out|skip|skipping)|\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+"
+    r"leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|aside from|besides|"
+    r"(?:everyone|everybody|anyone|anybody|all|every role|all roles|every player|all players)\s+but)|"
+    r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+"
     r"(?:train|training|improve|teach|touch|update|change))$"
 )
 # "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
 _ONLY_BEFORE = re.compile(
-    r"\b(?:nobody|no one|noone|none|anyone|anybody|no other role|no roles?)\s+(?:else\s+)?"
+    r"(?:\b(?:nobody|no one|noone|none|no other role|no roles?)|(?:n't|\bnot|\bnever)\s+(?:\w+\s+){0,2}?"
+    r"(?:anyone|anybody))\s+(?:else\s+)?"
     r"(?:except(?:\s+for)?|but|other than|apart from|besides|save)$"
 )
 _LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
-    r"(?:is|are|stays?|remains?|left|kept)\s+untrained)\b"
+    r"(?:is|are|stays?|remains?|left|kept)\s+untrained|"
+    r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
+    r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:can|should|will)\s+stay\s+as\s+"
+    r"(?:it is|they are|is))\b"
 )
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
 _LOSES_AFTER = re.compile(
@@ -125,18 +137,23 @@ _BOTH_SIDES = re.compile(
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|"  # not "a model for each"
     r"\bself[- ]play\b|\bagainst each other\b|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
+    r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
+    r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
+    r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
 )
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
 _BOTH_NAMED = re.compile(
     r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
     r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b"
 )
-_MODEL = r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
+MODEL_WORDS = _MODEL = (
+    r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
+)
 _NOT_RANK = r"(?<!rank )(?<!rank=)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
 _SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
-    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:[\w.-]+\s+)?{_MODEL}\b|"
+    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
     r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
@@ -174,6 +191,7 @@ class RoleMention:
     trained: bool
     left_out: bool = False  # "but not the wolves": neither trained nor called the opponent
     scripted: bool = False  # "the seer is scripted": played by the heuristic player, whatever else trains
+    start: int = -1  # where the word stands in the text (`role_groups` reads what lies between mentions)
 
 
 @dataclass(frozen=True)
@@ -225,15 +243,16 @@ def read_roles(text: str) -> RoleReading:
             roles = _WOLVES if roles == _WOLVES else _SIDE
         head = _up_to_governor(before)
         if _ONLY_BEFORE.search(head):
-            mentions.append(RoleMention(word, roles, trained=True))
+            mentions.append(RoleMention(word, roles, trained=True, start=match.start()))
             continue
         left_out = _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(listed)
+        left_out = left_out or (_NO_BEFORE.search(before) and _TRAINING_AFTER.match(after))  # "no wolves training"
         if left_out or (_LEAVE_BEFORE.search(before) and _OUT_AFTER.match(after)):
-            mentions.append(RoleMention(word, roles, trained=False, left_out=True))
+            mentions.append(RoleMention(word, roles, trained=False, left_out=True, start=match.start()))
             continue
         trained = _is_trained(before, listed, _last_word(head))
         scripted = not trained and _is_scripted(before, listed)
-        mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted))
+        mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -269,9 +288,12 @@ def _sides(mentions: list[RoleMention]) -> int:
 
 def _is_role_use(before: str, after: str) -> bool:
     """A game-name word (werewolf, mafia) names a role when a determiner or a role list leads to it ("the
-    werewolves", "as a werewolf", "the seer and werewolves"), or it is a subject ("werewolves should win")."""
-    if _NOT_A_ROLE_AFTER.match(after):
+    werewolves", "as a werewolf", "the seer and werewolves"), or it is a subject ("werewolves should win"); not after
+    a preposition of the game ("the seer in werewolves should vote better", "good at mafia")."""
+    if _NOT_A_ROLE_AFTER.match(after) or _GAME_BEFORE.search(before):
         return False
+    if re.fullmatch(r"\s*[.!?]?\s*", after) and before.rstrip().endswith((",", ";", ":")):
+        return False  # "train the seer, werewolves": the game named at the end
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentjet.vibe.plan.families import VILLAGE_ROLES, WEREWOLF_ROLES
+from agentjet.vibe.plan.role_groups import read_groups
 from agentjet.vibe.plan.roles import RoleReading
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
@@ -118,6 +119,38 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
     return kept
 
 
+def _grouped(roles: RoleReading, groups: list[tuple[str, ...]], assumptions: list[str]) -> list[Policy]:
+    """One policy per group the sentence puts on a model (`role_groups.py`), less roles left out or called scripted; a
+    group that names a whole side keeps what the smaller groups did not take ("the rest of the village shares one"),
+    and trained roles no group took share one policy per side. Empty when fewer than two groups remain."""
+    allowed = {r for m in roles.trained for r in m.roles} - {r for m in roles.left_out for r in m.roles}
+    allowed -= {r for m in roles.mentions if m.scripted and len(m.roles) == 1 for r in m.roles}
+    taken: set[str] = set()
+    kept: dict[int, list[str]] = {}
+    for index in sorted(range(len(groups)), key=lambda i: len(groups[i])):
+        kept[index] = [r for r in WEREWOLF_ROLES if r in groups[index] and r in allowed and r not in taken]
+        taken.update(kept[index])
+    found = [kept[i] for i in range(len(groups)) if kept[i]]
+    if len(found) < 2:
+        return []
+    rest = [r for r in WEREWOLF_ROLES if r in allowed - taken]
+    found += [side for side in (["werewolf"], [r for r in rest if r in VILLAGE_ROLES]) if side and set(side) <= {*rest}]
+    found.sort(key=lambda group: WEREWOLF_ROLES.index(group[0]))
+    several = sum(len(g) > 1 and g[0] != "werewolf" for g in found) > 1  # two village groups: name them by roles
+    policies = [Policy(name=_group_name(g, several), roles=g) for g in found]
+    split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
+    assumptions.append(f"{len(policies)} separate policies, grouped as the sentence says: {split}")
+    return policies
+
+
+def _group_name(roles: list[str], several_village_groups: bool) -> str:
+    if roles == ["werewolf"]:
+        return _WOLVES
+    if len(roles) == 1:
+        return roles[0]
+    return "-".join(roles) if several_village_groups else _VILLAGE
+
+
 def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:
     """One shared policy for one side; separate ones when asked, or when both sides must train."""
     ordered = {side: [r for r in WEREWOLF_ROLES if r in found] for side, found in chosen.items()}
@@ -194,7 +227,8 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
         chosen = {_WOLVES: {"werewolf"}}
         named = "no other side or role named" if unknown else "no side or role named"
         assumptions.append(f"{named}: the policy plays the three werewolves (the family's default)")
-    policies = _policies(chosen, reading.roles, assumptions)
+    grouped = _grouped(reading.roles, read_groups(reading.text, reading.roles.mentions), assumptions)
+    policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
     if "mafia" in reading.text:
         assumptions.append(

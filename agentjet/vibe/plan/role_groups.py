@@ -1,0 +1,92 @@
+"""Which werewolves roles a sentence puts together on one model: "the seer and the witch share a model, the wolves
+get another one", "one model for the wolves and one for the village", "3 models: wolves, seer and the rest".
+
+Pure. A group is the trained role mentions before a phrase that places them on a model ("share a model", "on
+another one", "get its own"), after "one (model) for" up to the next such phrase, or an item of a list after "N
+models:". Only two groups or more say how to split; one group leaves the split to the usual reading (`roles.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from agentjet.vibe.plan.roles import MODEL_WORDS, RoleMention
+
+__all__ = ["read_groups"]
+
+_WHICH = (
+    r"(?:the same|one|a|an|1|another|the other|a second|a different|a separate|its own|their own|his own|her own|"
+    r"separate|different|a single|single|a new)"
+)
+_PUT = (
+    r"(?:shar(?:e|es|ed|ing)|(?:is|are|go|goes|sit|sits|stay|stays|run|runs|get|gets|be|live|lives)\s+on|on|with|"
+    r"gets?|got|has|have|uses?|using|(?:trained|played|run|controlled|driven)\s+by|by|learn(?:s|ing)?\s+(?:with|on))"
+)
+# A phrase after a group that places it on a model of its own or shared
+_PLACED = re.compile(
+    rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
+    rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
+    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))"
+)
+# "one model for the wolves and one for the village": the phrase comes before its group
+_FOR = re.compile(
+    rf"\b(?:one|a|an|1|another|the other|a second|a different|a separate|separate)\s+"
+    rf"(?:(?:[\w-]+\s+)?(?P<model>{MODEL_WORDS})\s+)?for\b"
+)
+_LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
+_ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
+_EACH = re.compile(r"\beach\b")
+_CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
+
+
+def read_groups(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """The role groups `text` places on models, in the order said (each the roles of its trained mentions)."""
+    trained = [m for m in mentions if m.trained and m.start >= 0]
+    for reader in (_listed, _placed_after, _for_before):
+        groups = [g for g in reader(text, trained) if g]
+        if len(groups) >= 2:
+            return groups
+    return []
+
+
+def _roles(mentions: Sequence[RoleMention]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(role for m in mentions for role in m.roles))
+
+
+def _within(mentions: Sequence[RoleMention], start: int, end: int) -> list[RoleMention]:
+    return [m for m in mentions if start <= m.start < end]
+
+
+def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = []
+    previous = 0
+    for placed in _PLACED.finditer(text):
+        breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
+        members = _within(mentions, max([previous, *breaks]), placed.start())  # "train the village but keep ..."
+        if members and _EACH.search(text, members[0].start, placed.start()):  # "... should each learn with a model"
+            groups.extend(_roles([m]) for m in members)
+        else:
+            groups.append(_roles(members))
+        previous = placed.end()
+    return groups
+
+
+def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    found = list(_FOR.finditer(text))
+    if len(found) < 2 or not any(m.group("model") for m in found):
+        return []
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return [_roles(_within(mentions, m.end(), end)) for m, end in zip(found, ends, strict=True)]
+
+
+def _listed(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    found = _LISTED.search(text)
+    if found is None:
+        return []
+    groups, start = [], found.start("items")
+    for part in _ITEM_BREAK.split(found.group("items")):
+        at = text.find(part, start)
+        groups.append(_roles(_within(mentions, at, at + len(part))))
+        start = at + len(part)
+    return groups
