@@ -791,6 +791,23 @@ EIGHTEENTH_HELD_OUT = [
     Row("werewolves with a learning rate of 3e-4 and lora rank 32 as the village", "werewolves", roles=VILLAGE),
     Row("werewolves: every role but the wolves, shared model, 30 minutes", "werewolves", roles=VILLAGE, minutes=30),
     Row("the seer in werewolves should vote better", "werewolves", roles=["seer"]),
+    # its numbers, notes and refusals
+    Row("train the werewolves side but not in silent mode", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("train the seer in werewolves for 2 hours, games capped at 4 nights", "werewolves", {"max_rounds": 4},
+        roles=["seer"], minutes=120),  # fmt: skip
+    Row("run 5 rounds of werewolves training for the wolves", "werewolves", roles=WOLVES, steps=5),
+    Row("countdown but not the hardest, like level 2ish", "countdown", {"difficulty": 2}),
+    Row("Countdown: reach targets near 1000 with six numbers, evaluate on 50", "countdown", {"difficulty": 4}),
+    Row("word problems about money in rupees, class 5 level", "arithmetic", {"difficulty": 1}),
+    Row("arithmetic word problems with 100 steps", "arithmetic", {"difficulty": 1}, steps=100),
+    Row("arithmetic with 3 steps per problem, 30 training steps", "arithmetic", {"difficulty": 3}, steps=30),
+    Row("an agent that browses the web to find prices", "tool_use"),
+    Row("train a model to call APIs, difficulty 3, groups of 16", "tool_use", {"difficulty": 3}),
+    Row("tool-using agent for a supermarket till, 1 hour, 3 turns", "tool_use", {"max_turns": 3}, minutes=60),
+    Row("train tool use with 5 turns per episode, hard, 10 held-out lists", "tool_use", {"difficulty": 3,
+        "max_turns": 5}),  # fmt: skip
+    Row("get it to answer every question with exactly one word", "word"),
+    Row("respond in one word, 12 steps, 20 prompts held out", "word", steps=12),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -1614,3 +1631,36 @@ def test_one_group_alone_is_no_split() -> None:
 def test_all_players_on_one_model_says_one_policy_plays_one_side() -> None:
     text = _text(_plan("all nine players should be controlled by one model that learns, werewolves"))
     assert "one model for both sides was asked for, but one shared policy plays one side" in text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("countdown but with only addition allowed", "'addition' alone cannot be asked for: every countdown puzzle"),
+        ("the countdown letters round, train a 7B", "countdown here is the numbers round only"),
+        ("solve algebra equations like 2x+3=7", "'algebra' cannot be asked for"),
+        ("tool use on a 0.5B but no calculator tool", "'no calculator tool' cannot be asked for"),
+        ("train tool use but don't make it use the note tool", "cannot be asked for: every tool_use episode offers"),
+    ],
+)
+def test_what_a_family_cannot_do_is_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+def test_a_request_to_train_writing_is_refused_even_about_a_game() -> None:
+    with pytest.raises(PlanRefused, match="asks to train writing"):
+        _plan("train a model to write haiku about werewolves")
+
+
+def test_a_held_out_count_of_zero_for_a_named_role_is_refused() -> None:
+    with pytest.raises(PlanRefused, match="0 held-out items cannot be planned"):
+        _plan("evaluate the seer on 0 games")
+
+
+def test_the_recipe_note_defers_to_a_held_out_count_said() -> None:
+    spec = _plan("countdown, evaluate on 50")
+    assert spec.dataset.eval_items == 50 and "64 held-out puzzles unless the sentence says how many" in _text(spec)
+
+
+def test_checks_a_night_are_no_player_count() -> None:
+    assert "seats 9 players" not in _text(_plan("werewolves but the seer can check two people a night"))

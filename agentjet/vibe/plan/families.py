@@ -184,7 +184,7 @@ CATALOG: dict[str, FamilyInfo] = {
             steps=30,
             recipe="the recipe measured to learn arithmetic on the embedded model (countdown has its shape: one "
             "call, one checked answer): GRPO groups of 8 on 2 puzzles an update, LoRA on every projection at lr "
-            "2e-4; 64 held-out puzzles",
+            "2e-4; 64 held-out puzzles unless the sentence says how many",
         ),
         FamilyInfo(
             "arithmetic",
@@ -198,7 +198,7 @@ CATALOG: dict[str, FamilyInfo] = {
             steps=40,
             recipe="the recipe `bench learn arithmetic` measured to learn on the embedded model: GRPO groups of 8 "
             "on 2 problems an update, LoRA on every projection at lr 2e-4 (37.5% -> 59.4% after 40 updates there); "
-            "64 held-out problems",
+            "64 held-out problems unless the sentence says how many",
         ),
         FamilyInfo(
             "tool_use",

@@ -47,26 +47,33 @@ _PROBLEM_NOUNS = (
 STEPS_OF_A_PROBLEM = re.compile(
     rf"{_PROBLEM_NOUNS}\s+(?:(?:that|which)\s+)?(?:need|needs|needing|require|requires|requiring|take|takes|taking|"
     r"with|of|having|have|in)\s+(?:(?:exactly|just|only|about|around|at most|at least|up to|no more than)\s+)?"
-    r"(\d+)[\s-]*(?:steps?|operations?|ops)\b"
+    r"([1-9]|10)[\s-]*(?:steps?|operations?|ops)\b"  # a problem of 100 steps is a training budget
 )
 _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("operations", STEPS_OF_A_PROBLEM),
     ("grid", re.compile(r"\b(\d+)\s*(?:x|by|×)\s*(\d+)\b(?!\s*(?:steps?|minutes?))")),
     ("digits", re.compile(r"\b(\d+)[\s-]*digits?\b")),
-    ("operations", re.compile(rf"\b(\d+)[\s-]*(?:steps?|operations?|ops)\b(?=\s+{_PROBLEM_NOUNS}|\s+(?:each|apiece))")),
+    ("operations", re.compile(
+        rf"\b(\d+)[\s-]*(?:steps?|operations?|ops)\b(?=\s+{_PROBLEM_NOUNS}|\s+(?:each|apiece)|"
+        rf"\s+(?:per|a|an|in each|for each)\s+{_PROBLEM_NOUNS})"
+    )),
     ("operations", re.compile(r"\b(\d+)[\s-]+(?:arithmetic\s+)?(?:operations?|ops)\b")),
     ("count", re.compile(rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|small|big|random)\s+)?{_COUNT_NOUNS}\b")),
-    ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:training|rl|grpo|updates?))")),
+    ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:[\w-]+\s+)?(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
         r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game)\b|"
-        r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only)\s+(\d+)\s+(?:nights?|days?|"
+        r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|cap(?:ped)? of|limited to|"
+        r"limit of)\s+(\d+)\s+(?:nights?|days?|"
         r"night[- ]day cycles?)\b"
     )),
-    ("players", re.compile(r"\b(\d+)[\s-]*(?:players?|people|seats)\b")),
+    ("players", re.compile(  # not "two people a night"
+        r"\b(\d+)[\s-]*(?:players?|people|seats)\b(?!\s+(?:a|per|each|every)\s+(?:night|day|round))"
+    )),
     ("turns", re.compile(  # how many calls an agent gets: "at most 6 turns", "10 turns max"
         r"\b(?:max(?:imum)?(?: of)?|at most|up to|no more than|limit(?:ed)? to|within)\s+(\d+)\s+"
-        r"(?:turns?|tool calls?|model calls?|calls?)\b|\b(\d+)[\s-]*turns?\s+(?:max(?:imum)?|at most|limit)\b"
+        r"(?:turns?|tool calls?|model calls?|calls?)\b|\b(\d+)[\s-]*turns?\s+(?:max(?:imum)?|at most|limit)\b|"
+        r"\b(\d+)[\s-]*(?:turns?|tool calls?|model calls?)(?:\s+(?:per|an|a|each)\s+(?:episode|task|list|game))?\b"
     )),
     ("quantity", re.compile(  # how many of each thing: "up to 5 of each", "quantities up to 9"
         r"\b(?:up to|at most|no more than|max(?:imum)?(?: of)?)\s+(\d+)\s+"

@@ -137,6 +137,9 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if reading.is_text_request:
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
+    if writing := _WRITING.search(reading.text):
+        raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
+                                          "trains")
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
     if not reading.families and not game_roles:
         raise _refusal(sentence, reading, "no built-in task family matches it")
@@ -239,6 +242,22 @@ _OTHER_TOOL = re.compile(
     r"\b(?:weather|search(?:es|ing)?|web|browser|brows(?:e|ing)|internet|google|database|sql|python|code|email|"
     r"e-mail|calendar|wikipedia|maps?|files?|shell|terminal|retrieval)\b"
 )
+_UNKNOWNS = re.compile(
+    r"\b(?:algebra(?:ic)?|equations?|solve for x|unknowns?|variables?|square roots?|exponents?|powers)\b"
+)
+_TOOL_DROPPED = re.compile(
+    r"\b(?:no|without|not|never|don't|do not|doesn't)\s+(?:\w+\s+){0,4}?(?:calculator|note|notes|notepad|lookup|"
+    r"look-up)(?:\s+tool)?\b"
+)
+# A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
+_WRITING = re.compile(
+    r"\b(?:write|writes|writing|compose|composing|generate|generating)\s+(?:\w+\s+){0,2}?(?:poems?|poetry|"
+    r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?)\b"
+)
+_UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
+    r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
+    r"plateaus?|converges?|is|are)\b[^,;.]*"
+)
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
@@ -258,6 +277,23 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
         notes.append(
             f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: the arithmetic family draws "
             "each step's operation from +, -, x and / at every level"
+        )
+    if family == "countdown" and 0 < len(operations) < len(_OPERATION_KINDS):
+        notes.append(
+            f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: every countdown puzzle "
+            "allows +, -, x and /"
+        )
+    if family == "countdown" and re.search(r"\bletters?\b", text):
+        notes.append("countdown here is the numbers round only: there is no letters round")
+    if family == "arithmetic" and (kind := _UNKNOWNS.search(text)):
+        notes.append(
+            f"'{kind.group(0)}' cannot be asked for: the arithmetic family poses word problems whose answer is a "
+            "whole number found by + - x /, with no unknown to solve for"
+        )
+    if family == "tool_use" and (dropped := _TOOL_DROPPED.search(text)):
+        notes.append(
+            f"'{dropped.group(0)}' cannot be asked for: every tool_use episode offers lookup, calculator and note "
+            "tools, and the reward asks for the total to be noted"
         )
     if family == "word" and (named := _named_word(text)):
         notes.append(
@@ -373,6 +409,10 @@ def _budget(
         assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
+    if until := _UNTIL.search(reading.text):
+        limit = f" or {minutes:g} minutes" if minutes is not None else ""
+        assumptions.append(f"'{until.group(0)}' is not a stop rule vibe has: the run trains {steps} steps{limit}, and "
+                           "the held-out rounds say how far it got")
     low, high = field_range(Budget, "steps")
     if not low <= steps <= high:
         raise PlanRefused(f"a run of {steps} steps cannot be planned: say a step count from {low} to {high}")

@@ -53,6 +53,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
         r"\bapi calls?\b",
+        r"\bcall(?:s|ing)?\s+(?:\w+\s+)?apis?\b",
+        r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
         r"\bshopping\b",
         r"\bgrocer(?:y|ies)\b",
         r"\b(?:cart|basket|receipt) totals?\b",
@@ -91,6 +93,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?: with)?)\s+"
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
+        r"\b(?:answer|answers|reply|replies|respond|responds)\s+(?:\w+\s+){0,3}?(?:with|in)\s+"
+        r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
         r"\bword (?:echo|repetition|game|task|family)\b",
         r"\brepeat after me\b",
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
@@ -108,10 +112,14 @@ _MODEL_NAME = re.compile(
     r"claude|gemini)[\w.-]*"
 )
 _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
-_NOT_BUDGET = r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each))"
+_NOT_BUDGET = (
+    r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each)|"
+    r"\s+(?:per|a|an|in each|for each)\s+(?:problem|question|puzzle|sum|calculation)\b)"
+)
 _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
-    rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|\b(\d+)\s+rounds? of (?:training|rl|grpo|updates?)\b|"
+    rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
+    r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
 )
 _STEP_RANGE = re.compile(
@@ -134,7 +142,8 @@ _QUICK = re.compile(
     r"just a test|a test run|trial run)\b"
 )
 _LEVEL = re.compile(
-    r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)\b|\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b"
+    r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)(?:ish)?\b|"
+    r"(?<!class )(?<!grade )(?<!year )(?<!standard )\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b"
 )
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 _ORDINAL_LEVEL = re.compile(r"\b(first|second|third|fourth|fifth) (?:difficulty )?(?:level|difficulty|tier)\b")
@@ -159,7 +168,7 @@ _NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crac
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
     rf"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
-    r"\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
+    r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
     rf"\b{_TALK_WORD}\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
@@ -171,7 +180,7 @@ _TALK = re.compile(
     r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|"
     r"speech)\b|"
     r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
-    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|"
+    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|\bnot (?:in )?silent\b|"
     r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
 )
 # What players only do in the day's talk ("bluff", "persuade the village"): asking for it asks for discussion

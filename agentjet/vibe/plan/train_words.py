@@ -61,8 +61,9 @@ _THINGS = (
 _ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
-    rf"(?:it\s+|them\s+|the model\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+(?:held[- ]out\s+)?"
-    rf"{_THINGS}\b|"
+    rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
+    rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b|"
+    rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b"
 )
