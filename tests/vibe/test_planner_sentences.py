@@ -809,11 +809,33 @@ EIGHTEENTH_HELD_OUT = [
     Row("get it to answer every question with exactly one word", "word"),
     Row("respond in one word, 12 steps, 20 prompts held out", "word", steps=12),
 ]
+# a nineteenth set (2026-12-05, a fourth reviewer writing mostly plain one-line requests): 180 of 206 (126 of the
+# 140 plain ones); the ones it missed
+NINETEENTH_HELD_OUT = [
+    Row("word problems with big numbers", "arithmetic", {"difficulty": 5}),
+    Row("countdown with large targets", "countdown", {"difficulty": 4}),
+    Row("make a countdown solver but don't make it too hard, 1h30", "countdown", {"difficulty": 2}, minutes=90),
+    Row("tool use with 16 rollouts per group", "tool_use"),
+    Row("tool use, 25 shopping lists per step", "tool_use"),
+    Row("make a bot that always answers yes", "word"),
+    Row("make my model always answer no", "word"),
+    Row("a model that repeats after me", "word"),
+    Row("teach smollm to repeat words", "word", model="smollm"),
+    Row("teach my model to say the magic word please", "word"),
+    Row('say the word "werewolf"', "word"),
+    Row("repeat the word calculator", "word"),
+    Row("make it say countdown", "word"),
+    Row("teach my bot to use an API", "tool_use"),
+    Row("train the hunter to shoot wolves", "werewolves", roles=["hunter"]),
+    Row("make the witch poison the werewolves", "werewolves", roles=["witch"]),
+    Row("werewolf game, seer vs werewolves, separate models", "werewolves", roles=["werewolf", "seer"],
+        policies=[["werewolf"], ["seer"]]),  # fmt: skip
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
-    EIGHTEENTH_HELD_OUT,
+    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1664,3 +1686,29 @@ def test_the_recipe_note_defers_to_a_held_out_count_said() -> None:
 
 def test_checks_a_night_are_no_player_count() -> None:
     assert "seats 9 players" not in _text(_plan("werewolves but the seer can check two people a night"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "value"),
+    [
+        ("tool use with 16 rollouts per group", "grpo", {"group_size": 16}),
+        ("countdown with 16 samples per puzzle", "grpo", {"group_size": 16}),
+        ("tool use, 25 shopping lists per step", "collect", {"tasks": 25}),
+    ],
+)
+def test_settings_said_in_other_words_go_over_the_recipe(sentence: str, key: str, value: dict[str, int]) -> None:
+    assert value.items() <= _plan(sentence).train[key].items()
+
+
+def test_a_batch_size_is_named_as_not_a_setting() -> None:
+    text = _text(_plan("arithmetic, batch size 32"))
+    assert "'batch size 32' ignored: a step trains on its GRPO groups x task groups" in text
+
+
+def test_countdowns_small_and_large_numbers_are_no_target_range() -> None:
+    spec = _plan("countdown with large numbers like 25, 50, 75 and 100")
+    assert spec.params["difficulty"] == 2 and "'large numbers' ignored" in _text(spec)
+
+
+def test_a_cue_past_the_top_range_says_so() -> None:
+    assert "amounts up to 500: the most there is" in _text(_plan("word problems with numbers up to 10000"))

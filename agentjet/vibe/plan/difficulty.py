@@ -49,7 +49,9 @@ def _closest(want: tuple[int, int], ranges: Mapping[int, tuple[int, int]]) -> tu
         return inter / (max(high, want[1]) - min(low, want[0]) + 1)
 
     if any(overlap(level) > 0 for level in ranges):
-        return max(sorted(ranges), key=lambda level: (overlap(level), -level)), ""
+        level = max(sorted(ranges), key=lambda level: (overlap(level), -level))
+        past = want[1] > max(high for _, high in ranges.values()) and level == max(ranges)
+        return level, ": the most there is" if past else ""
     if want[0] > max(high for _, high in ranges.values()):
         return max(ranges), ": the most there is"
     return min(ranges), ": the least there is"
@@ -87,7 +89,7 @@ def _arithmetic(cue: Cue) -> tuple[int, str] | None:
         wanted = cue.value if cue.kind == "operations" else max(cue.value - 1, 1)
         counts = {k: ops for k, (ops, _) in levels.items()}
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
-    elif cue.kind in _RANGE_KINDS or cue.kind == "grid":
+    elif cue.kind in _RANGE_KINDS or cue.kind in ("grid", "size"):
         want = (1, max(cue.value, cue.second or 0)) if cue.kind == "grid" else _span(cue)
         level, more = _closest(want, {k: (1, size) for k, (_, size) in levels.items()})
     else:

@@ -37,7 +37,8 @@ _KEEP_ONE = re.compile(
 )
 
 CueKind = Literal[
-    "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns", "listed"
+    "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns", "listed",
+    "size",
 ]
 _COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
@@ -92,6 +93,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
 )  # fmt: skip
 # Counts said without a number: "multi-step problems" (2 or more), "several operations" (about 3)
 _VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (3, re.compile(r"\b(?:several|multiple|many)\s+steps?\b")),
     (2, re.compile(r"(?<!not )(?<!no )(?<!non-)(?<!non )\bmulti[\s-]?step\b")),  # not "not multi-step"
     (3, re.compile(r"\b(?:several|multiple|many)\s+(?:arithmetic\s+)?(?:operations?|ops)\b")),
 )
@@ -100,6 +102,10 @@ LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b
 _TARGET = re.compile(
     r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(\d+)\b|"
     r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b"
+)
+_SIZE_WORDS = re.compile(
+    r"\b(big|bigger|large|larger|huge|small|smaller|tiny|little)\s+(?:numbers?|amounts?|targets?|values?|sums?)\b|"
+    r"\b(?:numbers?|amounts?|targets?)\s+(?:are\s+|stay\s+)?(small|big|large)\b"
 )
 _MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
 _MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
@@ -188,6 +194,13 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
     for match in _TARGET.finditer(text):
         target = int(match.group(1) or match.group(2))
         found.append((match.start(), Cue("at_least", target, _quoted(match.group(0), said), target)))
+    for match in _SIZE_WORDS.finditer(text):  # "big numbers", "large targets": the ends of the ranges
+        if any(start <= match.start() < end for start, end in taken):
+            continue  # "6 small numbers": a count of numbers already
+        small = (match.group(1) or match.group(2)) in ("small", "smaller", "tiny", "little")
+        low, high = (1, 10) if small else (100, 999)
+        sized: CueKind = "at_least" if "target" in match.group(0) else "size"  # countdown sizes only its targets
+        found.append((match.start(), Cue(sized, low, _quoted(match.group(0), said), high)))
     for match in _MAGNITUDE.finditer(text):
         low = _MAGNITUDES[match.group(1)]
         found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))

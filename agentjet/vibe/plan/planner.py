@@ -35,7 +35,7 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import EPISODES_PER_STEP
+from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -109,6 +109,10 @@ def _said_settings(reading: Reading, recipe: dict[str, Any]) -> tuple[dict[str, 
     overrides: dict[str, Any] = {}
     notes: list[str] = []
     for setting in reading.settings:
+        if setting.key == BATCH_SIZE:
+            notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
+                         "of N' or 'N games per step')")
+            continue
         if setting.key == EPISODES_PER_STEP:
             group = int(merge_overrides(recipe, overrides).get("grpo", {}).get("group_size", 8))
             pairs, how = _episodes_per_step(int(setting.value), group)

@@ -63,10 +63,11 @@ _OPPONENT = frozenset(
     "survive surviving "
     "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
     "persuade persuading persuades convince convincing convinces who whom which reveal revealing reveals uncover "
-    "uncovering discover discovering guess guessing locate locating track tracking".split()
+    "uncovering discover discovering guess guessing locate locating track tracking shoot shooting shoots poison "
+    "poisoning poisons".split()
 )
 _DETERMINED = re.compile(
-    r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|\d+)|[,&+]|\band|\bor)\s+"
+    r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+"
     r"(?:(?:better|best|good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless)\s+)?$"
 )
 _GAME_BEFORE = re.compile(r"\b(?:in|at|of|on|for|playing|play|plays|played|into)\s+$")

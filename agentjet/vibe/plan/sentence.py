@@ -53,7 +53,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
         r"\bapi calls?\b",
-        r"\bcall(?:s|ing)?\s+(?:\w+\s+)?apis?\b",
+        r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
         r"\bshopping\b",
         r"\bgrocer(?:y|ies)\b",
@@ -96,12 +96,19 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:answer|answers|reply|replies|respond|responds)\s+(?:\w+\s+){0,3}?(?:with|in)\s+"
         r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
         r"\bword (?:echo|repetition|game|task|family)\b",
-        r"\brepeat after me\b",
+        r"\brepeat(?:s|ing)? after me\b",
+        r"\brepeat(?:s|ing)?\s+(?:the\s+|back\s+)?words?\b",
+        r"\b(?:always|only)\s+(?:answers?|says?|repl(?:y|ies)|respond(?:s)?)\s+(?:with\s+)?(?:yes|no|ok|okay|hello|hi)\b",
+        r"\bsay\s+the\s+(?:magic|secret|special|code|given|right)\s+word\b",
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
     ),
 }
 
+_SAID = re.compile(
+    r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
+    r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)"
+)
 _TEXT_REQUEST = re.compile(
     r"^(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|translate|what|who|why|when|where|"
     r"how (?:do|does|can|is|are))\b"
@@ -157,6 +164,7 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
         "medium",
         r"\b(?:medium|moderate(?:ly (?:hard|difficult|challenging|tough))?|intermediate|mid[- ]level|"
         r"not (?:too|so|very) (?:hard|difficult|easy|simple)|"
+        r"(?:don't|do not|never)\s+make\s+(?:it|them)\s+(?:too|so|very|overly)\s+(?:hard|difficult|tough)|"
         r"(?:slightly|a bit|a little|somewhat) (?:harder|tougher))\b",
     ),
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
@@ -256,7 +264,8 @@ def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
     words = _spelled(" ".join(sentence.lower().split()))
     text = with_digits(words)
-    families = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
+    matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
+    families = _said_word_first(matched, words)
     name = _MODEL_NAME.search(text)
     settings, held = read_train_settings(text), read_eval_count(text)
     phrase = next(
@@ -284,6 +293,18 @@ def read_sentence(sentence: str) -> Reading:
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
         epochs=int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None,
     )
+
+
+def _said_word_first(families: tuple[str, ...], words: str) -> tuple[str, ...]:
+    """The word family first when the word to be said is another family's keyword ('say the word "werewolf"',
+    "make it say countdown"): the word is what to say, not the task."""
+    said = _SAID.search(words)
+    word = said and next((w for w in said.groups() if w), None)
+    if "word" not in families or word is None:
+        return families
+    if any(re.search(p, word) for family, pats in _FAMILY_PATTERNS.items() if family != "word" for p in pats):
+        return ("word", *(f for f in families if f != "word"))
+    return families
 
 
 def _spelled(text: str) -> str:

@@ -11,19 +11,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["EPISODES_PER_STEP", "EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_train_settings"]
+__all__ = [
+    "BATCH_SIZE", "EPISODES_PER_STEP", "EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_train_settings"
+]
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
+BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x tasks; the planner says so
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("optim.lr", re.compile(rf"\b(?:learning[ -]rate|lr){_IS}{_NUMBER}")),
-    ("grpo.group_size", re.compile(rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+){_NUMBER}\b")),
+    ("grpo.group_size", re.compile(
+        rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+){_NUMBER}\b|"
+        r"\b(\d+)\s+(?:rollouts?|samples?|completions?|attempts?|tries|games?|episodes?)\s+(?:per|a|each|for each)\s+"
+        r"(?:group|prompt|puzzle|problem|task|deal|list|word|question|item)\b"
+    )),
     ("lora.rank", re.compile(rf"\b(?:lora[ -])?rank{_IS}{_NUMBER}\b|\brank[ -]{_NUMBER}[ -](?:lora|adapters?)\b")),
     ("collect.tasks", re.compile(  # task groups an update: "2 deals per step", "4 problems an update"
-        r"\b(\d+)\s+(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
+        r"\b(\d+)\s+(?:[\w-]+\s+)?(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
     )),
+    (BATCH_SIZE, re.compile(rf"\b(?:batch[ -]size|batches of|mini-?batch(?: size)?){_IS}{_NUMBER}\b")),
     (EPISODES_PER_STEP, re.compile(  # episodes an update, groups x tasks: "16 games per step"
         r"\b(\d+)\s+(?:games?|episodes?|rollouts?|samples?|completions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
