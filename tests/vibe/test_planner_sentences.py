@@ -831,11 +831,29 @@ NINETEENTH_HELD_OUT = [
     Row("werewolf game, seer vs werewolves, separate models", "werewolves", roles=["werewolf", "seer"],
         policies=[["werewolf"], ["seer"]]),  # fmt: skip
 ]
+# a twentieth set (2026-12-05, a fifth reviewer, a crowd of plain requests): 221 of 232 (143 of 149 plain)
+TWENTIETH_HELD_OUT = [
+    Row("mafia, train the town with separate models for the cop and doctor, 1 hour", "werewolves", roles=VILLAGE,
+        policies=[["villager", "hunter"], ["seer"], ["witch"]], minutes=60),  # fmt: skip
+    Row("werewolves: the seer and the witch get separate models, the rest of the village shares one", "werewolves",
+        roles=VILLAGE, policies=[["villager", "hunter"], ["seer"], ["witch"]]),  # fmt: skip
+    Row("werewolves: the witch and the hunter get separate models, the seer shares with the villagers", "werewolves",
+        roles=VILLAGE, policies=[["villager", "seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("teach a small model to say the asked-for word, 10 minutes, groups of 4", "word", minutes=10,
+        model="a small model"),  # fmt: skip
+    Row("a model that only outputs the word requested, 25 steps", "word", steps=25),
+    Row("word, 20 steps, rank 8 lora, evaluate on 16 words", "word", steps=20),
+    Row("make my model call functions correctly", "tool_use"),
+    Row("train a receipt-totaling agent", "tool_use"),
+    Row("countdown where the target is always 100", "countdown", {"difficulty": 2}),
+    Row("an agent that checks stock prices with a tool", "tool_use"),
+    Row("help my model with fractions", "arithmetic"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
-    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT,
+    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1152,7 +1170,7 @@ def test_separate_models_are_recorded_with_the_servers_mapping() -> None:
     assert [p.name for p in spec.policies] == ["wolves", "village"]
     assert spec.params["servers"] == {"werewolf": "wolves"} | {r: "village" for r in VILLAGE}
     assert not spec.shares_one_policy
-    assert "2 separate policies, as asked" in _text(spec)
+    assert "2 separate policies" in _text(spec)
 
 
 def test_both_sides_without_separate_models_trains_one_and_says_how_to_ask() -> None:
@@ -1712,3 +1730,21 @@ def test_countdowns_small_and_large_numbers_are_no_target_range() -> None:
 
 def test_a_cue_past_the_top_range_says_so() -> None:
     assert "amounts up to 500: the most there is" in _text(_plan("word problems with numbers up to 10000"))
+
+
+@pytest.mark.parametrize("sentence", ["repeat the word back, 1 hour on a 7b", "make it say the word again"])
+def test_an_adverb_after_the_word_is_no_word_to_say(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert spec.family == "word" and "among others" not in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("countdown where the target is always 100", "a target fixed at 100 cannot be asked for"),
+        ("an agent that checks stock prices with a tool", "its lookup knows the shop's prices, not 'stock prices'"),
+        ("help my model with fractions", "'fractions' cannot be asked for"),
+    ],
+)
+def test_a_fixed_target_another_market_or_fractions_are_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))

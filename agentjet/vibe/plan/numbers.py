@@ -100,7 +100,7 @@ _VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
 # A puzzle spelled out: "using 3, 7, 25, 50, 75 and 100" (how many numbers), "the target 250" / "reach 952 from"
 LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b")
 _TARGET = re.compile(
-    r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(\d+)\b|"
+    r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(?:always\s+|fixed at\s+)?(\d+)\b|"
     r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b"
 )
 _SIZE_WORDS = re.compile(

@@ -236,8 +236,17 @@ _NOT_A_NAMED_WORD = frozenset(
     {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
     | {"game", "games", "task", "tasks", "family", "echo", "repetition", "challenge", "puzzle", "puzzles", "test"}
     | {"exercise", "problem", "is", "that", "which", "in", "for", "of", "to", "from", "it", "list", "level"}
+    | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
+    | {"twice", "more", "better", "well", "on", "at", "with", "by", "as", "when", "if", "then", "now", "each"}
 )
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
+_NOT_THE_SHOP = re.compile(  # prices that are no shopping list
+    r"\b(?:stock|stocks|share|flight|flights|hotel|hotels|crypto|bitcoin|gas|fuel|house|housing|rent|market)\s+prices?\b"
+)
+_FIXED_TARGET = re.compile(
+    r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
+    r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b"
+)
 _SHOPPING = re.compile(
     r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"
     r"totall?(?:ing|ed)|store|buy(?:ing)?|purchases?|costs?)\b"
@@ -319,16 +328,23 @@ def _what_the_family_poses(family: str, text: str) -> list[str]:
             "the puzzle the sentence spells out is not trained itself: countdown generates its own puzzles, at the "
             "level its numbers and target come closest to"
         )
+    if family == "countdown" and (fixed := _FIXED_TARGET.search(text)):
+        notes.append(
+            f"a target fixed at {fixed.group(1) or fixed.group(2)} cannot be asked for: each puzzle's target is drawn "
+            "from the level's range"
+        )
     if family == "countdown" and _GAME_OF_24.search(text):
         notes.append(
             "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
             "not fixed at 24"
         )
-    if family == "tool_use" and not _SHOPPING.search(text):
+    elsewhere = _NOT_THE_SHOP.search(text)
+    if family == "tool_use" and (elsewhere or not _SHOPPING.search(text)):
         other = _OTHER_TOOL.search(text)
         notes.append(
             "tool use is trained on the tool_use family's one task: total a shopping list with its three tools "
             "(lookup a price, calculator, write a note)"
+            + (f"; its lookup knows the shop's prices, not '{elsewhere.group(0)}'" if elsewhere else "")
             + (f"; '{other.group(0)}' is not among them" if other else "")
         )
     return notes

@@ -37,6 +37,7 @@ _FOR = re.compile(
 _LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
 _EACH = re.compile(r"\beach\b")
+_APART = re.compile(r"\b(?:separate|different|their own)\b")  # "the seer and the witch get separate models"
 _CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
 
 
@@ -64,7 +65,8 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
     for placed in _PLACED.finditer(text):
         breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
         members = _within(mentions, max([previous, *breaks]), placed.start())  # "train the village but keep ..."
-        if members and _EACH.search(text, members[0].start, placed.start()):  # "... should each learn with a model"
+        split = _EACH.search(text, members[0].start, placed.end()) if members else None  # "each", "separate models"
+        if members and (split or _APART.search(placed.group(0))):
             groups.extend(_roles([m]) for m in members)
         else:
             groups.append(_roles(members))

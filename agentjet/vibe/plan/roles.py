@@ -176,7 +176,7 @@ _OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from 
     r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b)))"
 )
 _ONE_MORE_FOR = re.compile(
-    r"^\s*(?:,\s*|\band\s+|,\s*and\s+)(?:1|one|another)\s+(?:more\s+)?for\s+(?:the\s+)?(?P<role>[a-z' -]+)"
+    r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"
 )
 _PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
@@ -262,7 +262,11 @@ def read_roles(text: str) -> RoleReading:
     apart: list[str] = []
     for found in _SEPARATE_FOR.finditer(text):
         end = found.start("role")
+        first = True
         while (named := _ROLE.match(text, end)) and not _NOT_A_ROLE_AFTER.match(text[named.end() :]):
+            if not first and len(ROLE_ALIASES[named.group(0)]) > 1:
+                break  # "... for the wolves and the town": a side is no role split off its side
+            first = False
             apart.extend(r for r in ROLE_ALIASES[named.group(0)] if r not in apart)
             more = _ONE_MORE_FOR.match(text[named.end() :])  # "... for the witch and one for the hunter"
             if more is None:

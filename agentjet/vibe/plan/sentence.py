@@ -52,6 +52,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:take|taking|keep|keeping) notes?\b",
         r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
+        r"\bcall(?:s|ing)?\s+(?:\w+\s+)?functions?\b",
+        r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
         r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
@@ -76,6 +78,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bword problems?\b",
         r"\bstory problems?\b",
         r"\bgsm(?:8k)?\b",
+        r"\b(?:fractions?|decimals?|percentages?|algebra)\b",
         r"\b(?:grade|primary|elementary)[- ]school\b",
         r"\bcalculat(?:e|es|ing)\b",
         r"\bnumeracy\b",
@@ -84,10 +87,11 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
     ),
     "word": (
-        r"\b(?:say|says|repeat|repeats|echo|echoes|output|print|"
+        r"\b(?:say|says|repeat|repeats|echo|echoes|output|outputs|print|prints|"
         r"(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)? with)\s+"
         r"(?:just |only |exactly |back )?"
-        r"(?:the |a |one |1 |single |given |target |requested )*word\b",
+        r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |chosen |specified |named |same )*word\b",
+        r"^(?:the\s+)?word\s*[,:;-]",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
         r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
         r"(?: with)?)\s+"
