@@ -3,6 +3,7 @@ model it trains.
 
 difficulty.py    A sentence's numeric difficulty cues -> a family's difficulty level, with the words that say how.
 families.py      What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+family_notes.py  What a family only approximates of a sentence, said as assumptions ("adding fractions").
 numbers.py       Numbers in a task sentence: number words as digits, and the numeric difficulty cues it states.
 planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe run.
 planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
@@ -16,6 +17,6 @@ spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry
 train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
                  measured recipe.
-werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them, talk
-                 and round cap.
+werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them (and
+                 the groups of roles the sentence puts on models), talk and round cap.
 """

@@ -20,10 +20,10 @@ from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
-from agentjet.vibe.plan.numbers import LISTED_NUMBERS
+from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
-from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_WORD, Reading, read_sentence
+from agentjet.vibe.plan.sentence import Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
     Budget,
@@ -179,7 +179,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")
     if info.recipe:
         assumptions.append(info.recipe)
-    assumptions.extend(_what_the_family_poses(family, reading.text))
+    assumptions.extend(family_notes(family, reading.text))
     prose = info.prose(params, roles)
     trained = roles or [a.removesuffix(" (policy)") for a in prose.actors if a.endswith("(policy)")]
     return TaskSpec(
@@ -208,60 +208,6 @@ _GAME_ROLE_WORDS = frozenset(
     "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
     + ["wolf pack", "plain villager"]
 )
-_BARE_OPERATIONS = re.compile(
-    r"\b(?:adds?|adding|addition|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|division|"
-    r"times tables?)\b"
-)
-# The four operations, each as a sentence may name it: naming some but not all asks for what is not posed alone
-_OPERATION_KINDS = (
-    re.compile(r"\b(?:adds?|adding|addition|plus)\b"),
-    re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus)\b"),
-    re.compile(r"\b(?:multipl(?:y|ies|ying|ication)|times tables?)\b"),
-    re.compile(r"\b(?:divid(?:e|es|ing)|division)\b"),
-)
-_WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
-_GAME_OF_24 = re.compile(GAME_OF_24)
-_NAMED_WORD = re.compile(
-    r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
-    r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
-    r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
-    + SAYS_A_WORD
-    + "|"
-    r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
-    r"(?: with)?\s+"
-    r"(?:just |only |exactly |always )?"
-    r"(?:[\"'\u2018\u201c](?P<quoted>[a-z]+)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
-)
-_NOT_A_NAMED_WORD = frozenset(
-    {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
-    | {"game", "games", "task", "tasks", "family", "echo", "repetition", "challenge", "puzzle", "puzzles", "test"}
-    | {"exercise", "problem", "is", "that", "which", "in", "for", "of", "to", "from", "it", "list", "level"}
-    | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
-    | {"twice", "more", "better", "well", "on", "at", "with", "by", "as", "when", "if", "then", "now", "each"}
-)
-_NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
-_NOT_THE_SHOP = re.compile(  # prices that are no shopping list
-    r"\b(?:stock|stocks|share|flight|flights|hotel|hotels|crypto|bitcoin|gas|fuel|house|housing|rent|market)\s+prices?\b"
-)
-_FIXED_TARGET = re.compile(
-    r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
-    r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b"
-)
-_SHOPPING = re.compile(
-    r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"
-    r"totall?(?:ing|ed)|store|buy(?:ing)?|purchases?|costs?)\b"
-)
-_OTHER_TOOL = re.compile(
-    r"\b(?:weather|search(?:es|ing)?|web|browser|brows(?:e|ing)|internet|google|database|sql|python|code|email|"
-    r"e-mail|calendar|wikipedia|maps?|files?|shell|terminal|retrieval)\b"
-)
-_UNKNOWNS = re.compile(
-    r"\b(?:algebra(?:ic)?|equations?|solve for x|unknowns?|variables?|square roots?|exponents?|powers)\b"
-)
-_TOOL_DROPPED = re.compile(
-    r"\b(?:no|without|not|never|don't|do not|doesn't)\s+(?:\w+\s+){0,4}?(?:calculator|note|notes|notepad|lookup|"
-    r"look-up)(?:\s+tool)?\b"
-)
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
 _WRITING = re.compile(
     r"\b(?:write|writes|writing|compose|composing|generate|generating)\s+(?:\w+\s+){0,2}?(?:poems?|poetry|"
@@ -271,92 +217,6 @@ _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops 
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
     r"plateaus?|converges?|is|are)\b[^,;.]*"
 )
-_VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
-
-
-def _what_the_family_poses(family: str, text: str) -> list[str]:
-    """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies)."""
-    notes: list[str] = []
-    if family == "arithmetic" and (school := re.search(r"\b(?:grade|primary|elementary)[- ]school\b|\bgsm", text)):
-        notes.append(f"'{school.group(0)}' math means the generated word problems (GSM8K itself is not downloaded)")
-    operation = _BARE_OPERATIONS.search(text)
-    if family == "arithmetic" and operation and not _WORDED.search(text):
-        notes.append(
-            "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
-            "+, -, x and / on integers; there is no family of bare expressions)"
-        )
-    operations = [found.group(0) for kind in _OPERATION_KINDS if (found := kind.search(text))]
-    if family == "arithmetic" and 0 < len(operations) < len(_OPERATION_KINDS):
-        notes.append(
-            f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: the arithmetic family draws "
-            "each step's operation from +, -, x and / at every level"
-        )
-    if family == "countdown" and 0 < len(operations) < len(_OPERATION_KINDS):
-        notes.append(
-            f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: every countdown puzzle "
-            "allows +, -, x and /"
-        )
-    if family == "countdown" and re.search(r"\bletters?\b", text):
-        notes.append("countdown here is the numbers round only: there is no letters round")
-    if family == "arithmetic" and (kind := _UNKNOWNS.search(text)):
-        notes.append(
-            f"'{kind.group(0)}' cannot be asked for: the arithmetic family poses word problems whose answer is a "
-            "whole number found by + - x /, with no unknown to solve for"
-        )
-    if family == "tool_use" and (dropped := _TOOL_DROPPED.search(text)):
-        notes.append(
-            f"'{dropped.group(0)}' cannot be asked for: every tool_use episode offers lookup, calculator and note "
-            "tools, and the reward asks for the total to be noted"
-        )
-    if family == "word" and (named := _named_word(text)):
-        notes.append(
-            f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
-            f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"
-        )
-    if family in ("arithmetic", "countdown") and (kind := _NOT_INTEGERS.search(text)):
-        notes.append(
-            f"'{kind.group(0)}' cannot be asked for: the numbers and the answer of every {family} problem are "
-            "positive whole numbers; the generated problems are posed as they are"
-        )
-    if family == "werewolves" and _VARIANT.search(text):
-        notes.append(
-            "One Night Ultimate Werewolf is played as the built-in game: 9 players, as many nights and days as it "
-            "takes (there is no one-night variant)"
-        )
-    if family == "countdown" and any(len(re.findall(r"\d+", m.group(0))) >= 3 for m in LISTED_NUMBERS.finditer(text)):
-        notes.append(
-            "the puzzle the sentence spells out is not trained itself: countdown generates its own puzzles, at the "
-            "level its numbers and target come closest to"
-        )
-    if family == "countdown" and (fixed := _FIXED_TARGET.search(text)):
-        notes.append(
-            f"a target fixed at {fixed.group(1) or fixed.group(2)} cannot be asked for: each puzzle's target is drawn "
-            "from the level's range"
-        )
-    if family == "countdown" and _GAME_OF_24.search(text):
-        notes.append(
-            "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
-            "not fixed at 24"
-        )
-    elsewhere = _NOT_THE_SHOP.search(text)
-    if family == "tool_use" and (elsewhere or not _SHOPPING.search(text)):
-        other = _OTHER_TOOL.search(text)
-        notes.append(
-            "tool use is trained on the tool_use family's one task: total a shopping list with its three tools "
-            "(lookup a price, calculator, write a note)"
-            + (f"; its lookup knows the shop's prices, not '{elsewhere.group(0)}'" if elsewhere else "")
-            + (f"; '{other.group(0)}' is not among them" if other else "")
-        )
-    return notes
-
-
-def _named_word(text: str) -> str | None:
-    """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
-    for match in _NAMED_WORD.finditer(text):
-        word = next(w for w in match.group("word", "word2", "said", "quoted", "bare", "greeted") if w)
-        if word not in _NOT_A_NAMED_WORD:
-            return str(word)
-    return None
 
 
 def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> int:

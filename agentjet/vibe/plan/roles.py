@@ -192,7 +192,7 @@ class RoleMention:
     trained: bool
     left_out: bool = False  # "but not the wolves": neither trained nor called the opponent
     scripted: bool = False  # "the seer is scripted": played by the heuristic player, whatever else trains
-    start: int = -1  # where the word stands in the text (`role_groups` reads what lies between mentions)
+    start: int = -1  # where the word stands in the text (`read_groups` reads what lies between mentions)
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,26 @@
 """The werewolves part of a deterministic plan: trained roles, the policies that play them, talk and round cap.
 
 One shared policy plays one side (the family rewards a server with one side's result), so roles of
-both sides are trained together only with separate policies, one per side or per role. Every
+both sides are trained together only with separate policies, one per side or per role, or one per group of roles
+the sentence puts on a model ("the seer and the witch share a model, the wolves get another one"): `read_groups`
+reads those groups from the role mentions before a phrase that places them on a model, after "one (model) for",
+or in a list after "N models:"; two groups or more say how to split. Every
 choice the sentence did not state is written as an assumption that is true to the sentence.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentjet.vibe.plan.families import VILLAGE_ROLES, WEREWOLF_ROLES
-from agentjet.vibe.plan.role_groups import read_groups
-from agentjet.vibe.plan.roles import RoleReading
+from agentjet.vibe.plan.roles import MODEL_WORDS, RoleMention, RoleReading
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
 
-__all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params"]
+__all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params", "read_groups"]
 
 _WOLVES, _VILLAGE = "wolves", "village"
 _PLAYERS = 9
@@ -120,7 +123,7 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
 
 
 def _grouped(roles: RoleReading, groups: list[tuple[str, ...]], assumptions: list[str]) -> list[Policy]:
-    """One policy per group the sentence puts on a model (`role_groups.py`), less roles left out or called scripted; a
+    """One policy per group the sentence puts on a model (`read_groups`), less roles left out or called scripted; a
     group that names a whole side keeps what the smaller groups did not take ("the rest of the village shares one"),
     and trained roles no group took share one policy per side. Empty when fewer than two groups remain."""
     allowed = {r for m in roles.trained for r in m.roles} - {r for m in roles.left_out for r in m.roles}
@@ -286,3 +289,84 @@ def policies_from_params(params: dict[str, Any]) -> list[Policy]:
         return [Policy(name=n, roles=[r for r in WEREWOLF_ROLES if servers.get(r) == n]) for n in names]
     roles = params.get("trained_roles") or ["werewolf"]
     return [Policy(name=SHARED_POLICY, roles=[r for r in WEREWOLF_ROLES if r in roles])]
+
+
+# ---- groups of roles the sentence puts on models ----------------------------------------------------------
+
+_WHICH = (
+    r"(?:the same|one|a|an|1|another|the other|a second|a different|a separate|its own|their own|his own|her own|"
+    r"separate|different|a single|single|a new)"
+)
+_PUT = (
+    r"(?:shar(?:e|es|ed|ing)|(?:is|are|go|goes|sit|sits|stay|stays|run|runs|get|gets|be|live|lives)\s+on|on|with|"
+    r"gets?|got|has|have|uses?|using|(?:trained|played|run|controlled|driven)\s+by|by|learn(?:s|ing)?\s+(?:with|on))"
+)
+# A phrase after a group that places it on a model of its own or shared
+_PLACED = re.compile(
+    rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
+    rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
+    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))"
+)
+# "one model for the wolves and one for the village": the phrase comes before its group
+_FOR = re.compile(
+    rf"\b(?:one|a|an|1|another|the other|a second|a different|a separate|separate)\s+"
+    rf"(?:(?:[\w-]+\s+)?(?P<model>{MODEL_WORDS})\s+)?for\b"
+)
+_LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
+_ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
+_EACH = re.compile(r"\beach\b")
+_APART = re.compile(r"\b(?:separate|different|their own)\b")  # "the seer and the witch get separate models"
+_CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
+
+
+def read_groups(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """The role groups `text` places on models, in the order said (each the roles of its trained mentions)."""
+    trained = [m for m in mentions if m.trained and m.start >= 0]
+    for reader in (_listed, _placed_after, _for_before):
+        groups = [g for g in reader(text, trained) if g]
+        if len(groups) >= 2:
+            return groups
+    return []
+
+
+def _roles(mentions: Sequence[RoleMention]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(role for m in mentions for role in m.roles))
+
+
+def _within(mentions: Sequence[RoleMention], start: int, end: int) -> list[RoleMention]:
+    return [m for m in mentions if start <= m.start < end]
+
+
+def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = []
+    previous = 0
+    for placed in _PLACED.finditer(text):
+        breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
+        members = _within(mentions, max([previous, *breaks]), placed.start())  # "train the village but keep ..."
+        split = _EACH.search(text, members[0].start, placed.end()) if members else None  # "each", "separate models"
+        if members and (split or _APART.search(placed.group(0))):
+            groups.extend(_roles([m]) for m in members)
+        else:
+            groups.append(_roles(members))
+        previous = placed.end()
+    return groups
+
+
+def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    found = list(_FOR.finditer(text))
+    if len(found) < 2 or not any(m.group("model") for m in found):
+        return []
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return [_roles(_within(mentions, m.end(), end)) for m, end in zip(found, ends, strict=True)]
+
+
+def _listed(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    found = _LISTED.search(text)
+    if found is None:
+        return []
+    groups, start = [], found.start("items")
+    for part in _ITEM_BREAK.split(found.group("items")):
+        at = text.find(part, start)
+        groups.append(_roles(_within(mentions, at, at + len(part))))
+        start = at + len(part)
+    return groups
