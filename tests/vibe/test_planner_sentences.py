@@ -849,11 +849,30 @@ TWENTIETH_HELD_OUT = [
     Row("an agent that checks stock prices with a tool", "tool_use"),
     Row("help my model with fractions", "arithmetic"),
 ]
+# a twenty-first set (2026-12-05, a sixth reviewer; abbreviations, new wordings, CLI flags): 191 of 227 (its first,
+# untargeted batch of plain requests 103 of 108)
+TWENTY_FIRST_HELD_OUT = [
+    Row("ww: wolves vs town, only the town learns, 10 iterations", "werewolves", roles=VILLAGE, steps=10),
+    Row("wolves vs village in werewolf, only the village learns", "werewolves", roles=VILLAGE),
+    Row("werewolves, town vs mafia, just the mafia trains", "werewolves", roles=WOLVES),
+    Row("train a 0.5B werewolf player as seer for 15 steps", "werewolves", roles=["seer"], steps=15, model="0.5B"),
+    Row("train a werewolf player as the hunter", "werewolves", roles=["hunter"]),
+    Row("a mafia player model that is the cop", "werewolves", roles=["seer"]),
+    Row("can my model learn to subtract?", "arithmetic"),
+    Row("learn to multiply", "arithmetic"),
+    Row("an agent that checks the price of each item", "tool_use"),
+    Row("agent that finds the price of milk and eggs", "tool_use"),
+    Row("word training with a 0.5B", "word", model="0.5B"),
+    Row("i want it answering in one word", "word"),
+    Row("train ww, 5 steps", "werewolves", roles=WOLVES, steps=5),
+    Row("ww training for the medic", "werewolves", roles=["witch"]),
+    Row("countdown, rank 4 lora, 1e-5 lr, 10 steps", "countdown", steps=10),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
-    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT,
+    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1748,3 +1767,33 @@ def test_an_adverb_after_the_word_is_no_word_to_say(sentence: str) -> None:
 )
 def test_a_fixed_target_another_market_or_fractions_are_said(sentence: str, said: str) -> None:
     assert said in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize("sentence", ["generate images of wolves", "create an image of a shopping list"])
+def test_a_picture_is_refused_even_when_it_names_a_family(sentence: str) -> None:
+    with pytest.raises(PlanRefused, match="it asks for a picture"):
+        _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lr"),
+    [("countdown, 3e-4 lr", 3e-4), ("arithmetic, 5e-4 learning rate", 5e-4), ("word task with 2e-4 as the lr", 2e-4)],
+)
+def test_a_learning_rate_before_its_name_is_read(sentence: str, lr: float) -> None:
+    assert _plan(sentence).train["optim"]["lr"] == lr
+
+
+@pytest.mark.parametrize(
+    ("sentence", "flags", "said"),
+    [
+        ("countdown, 10 minutes", {"minutes": 30.0}, "--budget 30 overrides the 10 minutes in the sentence"),
+        ("tool use, evaluate on 40 lists", {"eval_items": 8}, "--eval-items 8 overrides 'evaluate on 40 lists'"),
+        ("a quick countdown run please", {"steps": 12}, "--steps 12 overrides the quick run the sentence asks for"),
+        ("countdown with lr 3e-4", {"train": {"optim": {"lr": 1e-4}}},
+         "--train optim.lr=0.0001 overrides 'lr 3e-4' in the sentence"),  # fmt: skip
+    ],
+)
+def test_a_flag_over_what_the_sentence_says_is_said(sentence: str, flags: dict[str, Any], said: str) -> None:
+    spec = plan(sentence, llm=None, gpu=False, model_roots=[], **flags)
+    assert said in _text(spec)
+    assert not any("sets optim.lr" in a for a in spec.assumptions)  # no note left that the flag made untrue

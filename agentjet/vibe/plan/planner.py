@@ -84,13 +84,15 @@ def plan(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
-    said, notes = _said_settings(reading, dict(draft.train))
+    said, notes = _said_settings(reading, dict(draft.train), flags=train or {})
     family = CATALOG.get(draft.family)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
         notes.append(family.on_embedded)
     if eval_items is None and reading.eval_count is not None:
         eval_items = reading.eval_count.items
         notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
+    elif reading.eval_count is not None and reading.eval_count.items != eval_items:
+        notes.append(f"--eval-items {eval_items} overrides '{reading.eval_count.words}' in the sentence")
     if eval_items is not None:
         low, high = field_range(DatasetPlan, "eval_items")
         if not low <= eval_items <= high:
@@ -104,11 +106,18 @@ def plan(
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
 
 
-def _said_settings(reading: Reading, recipe: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The training settings the sentence states, checked, as overrides of the recipe, and a note on each."""
+def _said_settings(
+    reading: Reading, recipe: dict[str, Any], *, flags: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The training settings the sentence states, checked, as overrides of the recipe, and a note on each; a
+    setting that `--train` (`flags`) also sets is the flag's, and the note says so."""
     overrides: dict[str, Any] = {}
     notes: list[str] = []
     for setting in reading.settings:
+        section, _, key = setting.key.partition(".")
+        if key and key in flags.get(section, {}):
+            notes.append(f"--train {setting.key}={flags[section][key]} overrides '{setting.words}' in the sentence")
+            continue
         if setting.key == BATCH_SIZE:
             notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
                          "of N' or 'N games per step')")
@@ -141,6 +150,8 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if reading.is_text_request:
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
+    if picture := _IMAGES.search(reading.text):
+        raise _refusal(sentence, reading, f"it asks for a picture ('{picture.group(0)}'), not for training a model")
     if writing := _WRITING.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
                                           "trains")
@@ -213,6 +224,11 @@ _WRITING = re.compile(
     r"\b(?:write|writes|writing|compose|composing|generate|generating)\s+(?:\w+\s+){0,2}?(?:poems?|poetry|"
     r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?)\b"
 )
+# Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
+_IMAGES = re.compile(
+    r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render)\s+(?:an?\s+|some\s+|the\s+)?"
+    r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?)\b"
+)
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
     r"plateaus?|converges?|is|are)\b[^,;.]*"
@@ -271,6 +287,8 @@ def _budget(
     if steps is not None:
         if reading.steps is not None and reading.steps != steps:
             assumptions.append(f"--steps {steps} overrides the {reading.steps} steps in the sentence")
+        elif reading.steps is None and reading.quick:
+            assumptions.append(f"--steps {steps} overrides the quick run the sentence asks for")
     elif reading.steps is not None:
         steps = reading.steps
         if reading.steps_note is not None:
@@ -289,6 +307,8 @@ def _budget(
         assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
+    elif reading.minutes is not None and reading.minutes != minutes:
+        assumptions.append(f"--budget {minutes:g} overrides the {reading.minutes:g} minutes in the sentence")
     if until := _UNTIL.search(reading.text):
         limit = f" or {minutes:g} minutes" if minutes is not None else ""
         assumptions.append(f"'{until.group(0)}' is not a stop rule vibe has: the run trains {steps} steps{limit}, and "

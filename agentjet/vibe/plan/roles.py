@@ -11,7 +11,7 @@ the seer", "don't train the witch"): the planner trains the rest of its side, or
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from agentjet.vibe.plan.families import VILLAGE_ROLES
@@ -69,6 +69,13 @@ _OPPONENT = frozenset(
 _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+"
     r"(?:(?:better|best|good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless)\s+)?$"
+)
+_ONE_PLAYER_AFTER = re.compile(r"^\s+player\b(?!s)")
+# "only the town learns", "just the mafia trains": the one side that trains, the others named are opponents
+_ONLY_MARK_BEFORE = re.compile(r"\b(?:only|just|solely)\s+(?:the\s+)?$")
+_ONLY_MARK_AFTER = re.compile(
+    r"^\s+(?:only\b|(?:should\s+|will\s+|must\s+|gets?\s+to\s+)?(?:learns?|trains?|improves?|gets?\s+trained|"
+    r"is\s+trained|are\s+trained|updates?)\b)"
 )
 _GAME_BEFORE = re.compile(r"\b(?:in|at|of|on|for|playing|play|plays|played|into)\s+$")
 _NOT_A_ROLE_AFTER = re.compile(
@@ -254,6 +261,7 @@ def read_roles(text: str) -> RoleReading:
         trained = _is_trained(before, listed, _last_word(head))
         scripted = not trained and _is_scripted(before, listed)
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
+    mentions = _only_marked(text, mentions)
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -286,6 +294,22 @@ def read_roles(text: str) -> RoleReading:
     )
 
 
+def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
+    """With a mention marked as the only one that trains ("only the town learns"), the other trained mentions are
+    opponents; else `mentions` as they are."""
+    marked = {
+        id(m)
+        for m in mentions
+        if m.trained
+        and m.start >= 0
+        and _ONLY_MARK_BEFORE.search(text[: m.start])
+        and _ONLY_MARK_AFTER.match(text[m.start + len(m.word) :])
+    }
+    if not marked:
+        return mentions
+    return [m if id(m) in marked or not m.trained else replace(m, trained=False) for m in mentions]
+
+
 def _sides(mentions: list[RoleMention]) -> int:
     """How many sides the mentions trained or opposed are on (0, 1 or 2)."""
     return len({m.roles == _WOLVES for m in mentions if not m.left_out})
@@ -297,6 +321,8 @@ def _is_role_use(before: str, after: str) -> bool:
     a preposition of the game ("the seer in werewolves should vote better", "good at mafia")."""
     if _NOT_A_ROLE_AFTER.match(after) or _GAME_BEFORE.search(before):
         return False
+    if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
+        return False  # "a werewolf player as the seer": one who plays the game
     if re.fullmatch(r"\s*[.!?]?\s*", after) and before.rstrip().endswith((",", ";", ":")):
         return False  # "train the seer, werewolves": the game named at the end
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))

@@ -34,6 +34,7 @@ GAME_OF_24 = (
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     "werewolves": (
         r"\bwere[- ]?wol(?:f|ves|fs)\b",
+        r"\bww\b",
         r"\bwol(?:f|ves|fs)\b",
         r"\bmafia\b",
         r"\bsocial[- ]deduction\b",
@@ -56,6 +57,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
         r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
+        r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
         r"\bshopping\b",
         r"\bgrocer(?:y|ies)\b",
@@ -83,6 +85,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcalculat(?:e|es|ing)\b",
         r"\bnumeracy\b",
         r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
+        r"\b(?:learn|learns|learning|teach|teaching|practi[cs]e|practi[cs]ing)\s+(?:\w+\s+){0,2}?to\s+"
+        r"(?:add|subtract|multiply|divide)\b",
         r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
         r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
     ),
@@ -91,13 +95,14 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)? with)\s+"
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |chosen |specified |named |same )*word\b",
-        r"^(?:the\s+)?word\s*[,:;-]",  # "word, 20 steps": the family's name
+        r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
         r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
         r"(?: with)?)\s+"
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
-        r"\b(?:answer|answers|reply|replies|respond|responds)\s+(?:\w+\s+){0,3}?(?:with|in)\s+"
+        r"\b(?:answer|answers|answering|reply|replies|replying|respond|responds|responding)\s+(?:\w+\s+){0,3}?"
+        r"(?:with|in)\s+"
         r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
         r"\bword (?:echo|repetition|game|task|family)\b",
         r"\brepeat(?:s|ing)? after me\b",

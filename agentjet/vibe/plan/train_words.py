@@ -20,7 +20,10 @@ BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x task
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("optim.lr", re.compile(rf"\b(?:learning[ -]rate|lr){_IS}{_NUMBER}")),
+    ("optim.lr", re.compile(
+        rf"\b(?:learning[ -]rate|lr){_IS}{_NUMBER}|"
+        rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"  # "3e-4 lr"
+    )),
     ("grpo.group_size", re.compile(
         rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+){_NUMBER}\b|"
         r"\b(\d+)\s+(?:rollouts?|samples?|completions?|attempts?|tries|games?|episodes?)\s+(?:per|a|each|for each)\s+"
