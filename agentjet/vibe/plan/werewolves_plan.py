@@ -338,6 +338,8 @@ def _within(mentions: Sequence[RoleMention], start: int, end: int) -> list[RoleM
 
 
 def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """Groups ended by a placing phrase ("... share a model", "... on another"), each the mentions since the previous
+    phrase or clause break; "each" or "separate models" make one group per mention."""
     groups: list[tuple[str, ...]] = []
     previous = 0
     for placed in _PLACED.finditer(text):
@@ -353,6 +355,7 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
 
 
 def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """Groups after "one model for" / "one for", each up to the next such phrase (one of them names a model)."""
     found = list(_FOR.finditer(text))
     if len(found) < 2 or not any(m.group("model") for m in found):
         return []
@@ -361,6 +364,7 @@ def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, .
 
 
 def _listed(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """Groups as the items of a list after "N models:" ("3 models: wolves, seer, and the rest of the village")."""
     found = _LISTED.search(text)
     if found is None:
         return []
