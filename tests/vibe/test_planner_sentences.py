@@ -868,11 +868,29 @@ TWENTY_FIRST_HELD_OUT = [
     Row("ww training for the medic", "werewolves", roles=["witch"]),
     Row("countdown, rank 4 lora, 1e-5 lr, 10 steps", "countdown", steps=10),
 ]
+# a twenty-second set (2026-12-05, a seventh reviewer, 217 sentences written before any output was seen and run
+# once): 205 of 217 (158 of the 167 plain ones)
+TWENTY_SECOND_HELD_OUT = [
+    Row("train a tiny model to say hello back", "word", model="a small model"),
+    Row("train a bot that says the magic word please", "word"),
+    Row("say the asked word, lora rank 8, 12 minutes", "word", minutes=12),
+    Row("make my llm good at the game of twenty four", "countdown"),
+    Row("build me an agent that checks prices and sums the bill", "tool_use"),
+    Row("train toool use", "tool_use"),
+    Row("werewolf, everyone gets their own model", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("mafia with separate models for the town and mafia, 50 steps, 48 held-out games", "werewolves", roles=BOTH,
+        policies=SIDES, steps=50),  # fmt: skip
+    Row("train a wolf pack that fools the villagers", "werewolves", roles=WOLVES),
+    Row("numbers game with targets over 100, 60 steps, 20 held-out", "countdown", {"difficulty": 4}, steps=60),
+    Row("train it to always reply with ok", "word"),
+    Row("repeat after me: goodbye", "word"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
-    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT,
+    EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1797,3 +1815,16 @@ def test_a_flag_over_what_the_sentence_says_is_said(sentence: str, flags: dict[s
     spec = plan(sentence, llm=None, gpu=False, model_roots=[], **flags)
     assert said in _text(spec)
     assert not any("sets optim.lr" in a for a in spec.assumptions)  # no note left that the flag made untrue
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [("train it to always reply with ok", "ok"), ("repeat after me: goodbye", "goodbye"), ("say hello back", "hello")],
+)
+def test_the_word_named_in_more_phrasings_is_said_to_be_one_of_many(sentence: str, word: str) -> None:
+    assert f"'{word}' among others, not '{word}' alone" in _text(_plan(sentence))
+
+
+def test_a_held_out_count_without_a_noun_and_opponents_in_third_person() -> None:
+    assert _plan("numbers game with targets over 100, 20 held-out").dataset.eval_items == 20
+    assert "named too" not in _text(_plan("train a wolf pack that fools the villagers"))

@@ -30,6 +30,9 @@ _GAME_OF_24 = re.compile(GAME_OF_24)
 _NAMED_WORD = re.compile(
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
+    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)|"
+    r"\b(?:reply|replies|answer|answers|respond|responds)\s+(?:only\s+|just\s+|always\s+)?with\s+(?P<replied>[a-z]+)"
+    r"\s*(?:[.!,;:]|$)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     + SAYS_A_WORD
     + "|"
@@ -147,10 +150,13 @@ def family_notes(family: str, text: str) -> list[str]:
     return notes
 
 
+_WORD_GROUPS = ("word", "word2", "said", "quoted", "bare", "greeted", "echoed", "replied")
+
+
 def named_word(text: str) -> str | None:
     """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
     for match in _NAMED_WORD.finditer(text):
-        word = next(w for w in match.group("word", "word2", "said", "quoted", "bare", "greeted") if w)
+        word = next(w for w in match.group(*_WORD_GROUPS) if w)
         if word not in _NOT_A_NAMED_WORD:
             return str(word)
     return None

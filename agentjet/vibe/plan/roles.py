@@ -64,6 +64,9 @@ _OPPONENT = frozenset(
     "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
     "persuade persuading persuades convince convincing convinces who whom which reveal revealing reveals uncover "
     "uncovering discover discovering guess guessing locate locating track tracking shoot shooting shoots poison "
+    "fools tricks deceives misleads finds catches spots detects identifies unmasks exposes kills eliminates lynches "
+    "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
+    "uncovers discovers guesses locates accuses suspects "
     "poisoning poisons".split()
 )
 _DETERMINED = re.compile(
@@ -140,10 +143,12 @@ _LOSES_AFTER = re.compile(
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
+# "everyone gets their own model": every role trains, one model each
+_EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|"  # not "a model for each"
-    r"\bself[- ]play\b|\bagainst each other\b|"
+    r"\bself[- ]play\b|\bagainst each other\b|" + _EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
@@ -185,7 +190,9 @@ _OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from 
 _ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"
 )
-_PER_ROLE = re.compile(r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b")
+_PER_ROLE = re.compile(
+    r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|" + _EVERYONE_OWN
+)
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
 
@@ -270,11 +277,9 @@ def read_roles(text: str) -> RoleReading:
     apart: list[str] = []
     for found in _SEPARATE_FOR.finditer(text):
         end = found.start("role")
-        first = True
         while (named := _ROLE.match(text, end)) and not _NOT_A_ROLE_AFTER.match(text[named.end() :]):
-            if not first and len(ROLE_ALIASES[named.group(0)]) > 1:
-                break  # "... for the wolves and the town": a side is no role split off its side
-            first = False
+            if len(ROLE_ALIASES[named.group(0)]) > 1:
+                break  # "... for the town and the mafia": a side is no role split off its side
             apart.extend(r for r in ROLE_ALIASES[named.group(0)] if r not in apart)
             more = _ONE_MORE_FOR.match(text[named.end() :])  # "... for the witch and one for the hunter"
             if more is None:

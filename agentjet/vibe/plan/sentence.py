@@ -22,12 +22,14 @@ __all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_WORD", "Reading", "read_sentenc
 SAYS_A_WORD = (
     r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
-    r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)))?"
+    r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
+    r"out loud|aloud))?"
     r"\s*(?:[.!,;:]|$)"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
-    r"\b(?:24[- ]game|game of 24|make 24|(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
+    r"\b(?:(?:24|twenty[- ]four)[- ]game|game of (?:24|twenty[- ]four)|make 24|"
+    r"(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
 )
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
@@ -57,6 +59,9 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
         r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
+        r"\b(?:check|checks|checking|compare|compares|comparing)\s+prices\b",
+        r"\b(?:sums?|summing|totals?|totall?ing|adds? up|adding up)\s+(?:up\s+)?(?:the|a|my|their)\s+bills?\b",
+        r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
         r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
         r"\bshopping\b",
@@ -94,7 +99,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:say|says|repeat|repeats|echo|echoes|output|outputs|print|prints|"
         r"(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)? with)\s+"
         r"(?:just |only |exactly |back )?"
-        r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |chosen |specified |named |same )*word\b",
+        r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |asked |chosen |specified |named |"
+        r"same )*word\b",
         r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
         r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
@@ -108,7 +114,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\brepeat(?:s|ing)? after me\b",
         r"\brepeat(?:s|ing)?\s+(?:the\s+|back\s+)?words?\b",
         r"\b(?:always|only)\s+(?:answers?|says?|repl(?:y|ies)|respond(?:s)?)\s+(?:with\s+)?(?:yes|no|ok|okay|hello|hi)\b",
-        r"\bsay\s+the\s+(?:magic|secret|special|code|given|right)\s+word\b",
+        r"\b(?:say|says|saying)\s+the\s+(?:magic|secret|special|code|given|right|asked)\s+word\b",
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
     ),

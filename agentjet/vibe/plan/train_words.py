@@ -76,7 +76,8 @@ _EVAL_COUNT = re.compile(
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
-    rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b"
+    rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
+    r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))"  # "20 held-out"
 )
 
 
