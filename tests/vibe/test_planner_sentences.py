@@ -886,11 +886,22 @@ TWENTY_SECOND_HELD_OUT = [
     Row("train it to always reply with ok", "word"),
     Row("repeat after me: goodbye", "word"),
 ]
+# a twenty-third set (2026-12-05, an eighth reviewer, 239 written before any output was seen): 234 of 239 (178 of 181
+# plain)
+TWENTY_THIRD_HELD_OUT = [
+    Row("train all villager roles with separate models but keep the wolves scripted", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("quick countdown smoke test with 2 puzzles per step", "countdown", steps=QUICK_STEPS),
+    Row("train it to subtract", "arithmetic"),
+    Row("an agent that notes down prices and sums them", "tool_use"),
+    Row("quickly train the word thing", "word", steps=QUICK_STEPS),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
+    TWENTY_THIRD_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1828,3 +1839,8 @@ def test_the_word_named_in_more_phrasings_is_said_to_be_one_of_many(sentence: st
 def test_a_held_out_count_without_a_noun_and_opponents_in_third_person() -> None:
     assert _plan("numbers game with targets over 100, 20 held-out").dataset.eval_items == 20
     assert "named too" not in _text(_plan("train a wolf pack that fools the villagers"))
+
+
+def test_items_per_step_are_no_held_out_count() -> None:
+    spec = _plan("quick countdown smoke test with 2 puzzles per step")
+    assert spec.dataset.eval_items == CATALOG["countdown"].eval_items and spec.train["collect"]["tasks"] == 2

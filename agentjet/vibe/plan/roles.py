@@ -31,7 +31,7 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
     "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
     "special roles": ("seer", "witch", "hunter"), "power roles": ("seer", "witch", "hunter"),
-    "good roles": _SIDE, "village roles": _SIDE,
+    "good roles": _SIDE, "village roles": _SIDE, "villager roles": _SIDE,
     "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
     "townsperson": _SIDE, "townsman": _SIDE,
     "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good guy": _SIDE, "good side": _SIDE,

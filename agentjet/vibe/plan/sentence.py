@@ -59,7 +59,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
         r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
-        r"\b(?:check|checks|checking|compare|compares|comparing)\s+prices\b",
+        r"\b(?:check|checks|checking|compare|compares|comparing)\s+prices\b|\bnotes?\s+(?:down\s+)?(?:the\s+)?prices\b",
         r"\b(?:sums?|summing|totals?|totall?ing|adds? up|adding up)\s+(?:up\s+)?(?:the|a|my|their)\s+bills?\b",
         r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
         r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
@@ -90,7 +90,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcalculat(?:e|es|ing)\b",
         r"\bnumeracy\b",
         r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
-        r"\b(?:learn|learns|learning|teach|teaching|practi[cs]e|practi[cs]ing)\s+(?:\w+\s+){0,2}?to\s+"
+        r"\b(?:learn|learns|learning|teach|teaching|train|training|practi[cs]e|practi[cs]ing)\s+(?:\w+\s+){0,2}?to\s+"
         r"(?:add|subtract|multiply|divide)\b",
         r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
         r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
@@ -110,7 +110,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:answer|answers|answering|reply|replies|replying|respond|responds|responding)\s+(?:\w+\s+){0,3}?"
         r"(?:with|in)\s+"
         r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
-        r"\bword (?:echo|repetition|game|task|family)\b",
+        r"\bword (?:echo|repetition|game|task|family|thing)\b",
         r"\brepeat(?:s|ing)? after me\b",
         r"\brepeat(?:s|ing)?\s+(?:the\s+|back\s+)?words?\b",
         r"\b(?:always|only)\s+(?:answers?|says?|repl(?:y|ies)|respond(?:s)?)\s+(?:with\s+)?(?:yes|no|ok|okay|hello|hi)\b",

@@ -69,11 +69,12 @@ _THINGS = (
     r"(?:games?|deals?|items?|problems?|puzzles?|questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|"
     r"samples?|cases?)"
 )
+_NOT_PER_STEP = r"(?!\s+(?:per|an|a|each|every)\s+(?:training\s+)?(?:step|update|iteration)\b)"  # "2 puzzles per step"
 _ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
-    rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b|"
+    rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"

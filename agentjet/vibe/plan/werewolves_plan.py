@@ -83,7 +83,8 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
     # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
     with_opponents = roles.separate and not roles.split_within_side
-    for side in (_WOLVES, _VILLAGE) if every_side else opposed if with_opponents else ():
+    rivals = list(dict.fromkeys(_side(m.roles) for m in roles.opponents if not m.scripted))  # not "wolves scripted"
+    for side in (_WOLVES, _VILLAGE) if every_side else rivals if with_opponents else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
             chosen[side] = {"werewolf"} if side == _WOLVES else set(VILLAGE_ROLES)
     chosen = _leave_out(chosen, roles, assumptions) if roles.left_out else chosen
