@@ -236,6 +236,15 @@ class RoleReading:
     def left_out(self) -> tuple[RoleMention, ...]:
         return tuple(m for m in self.mentions if m.left_out)
 
+    @property
+    def left_out_roles(self) -> set[str]:
+        return {r for m in self.left_out for r in m.roles}
+
+    @property
+    def scripted_roles(self) -> set[str]:
+        """Single roles called scripted ("the seer is scripted"); a side called scripted is the opponent instead."""
+        return {r for m in self.mentions if m.scripted and len(m.roles) == 1 for r in m.roles}
+
 
 def read_roles(text: str) -> RoleReading:
     """The role mentions of `text` (lowercase), trained or opposed, and the model cues; pure."""

@@ -94,7 +94,7 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
 def _without_scripted(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     """`chosen` less the single roles called scripted inside a side that trains ("the seer is scripted and the rest
     of the village trains"); a side called scripted as a whole is the opponent, handled above."""
-    scripted = {r for m in roles.mentions if m.scripted and len(m.roles) == 1 for r in m.roles}
+    scripted = roles.scripted_roles
     kept = {side: found - scripted for side, found in chosen.items()}
     dropped = sorted(set().union(*chosen.values()) & scripted, key=WEREWOLF_ROLES.index) if chosen else []
     if not dropped or not all(kept.values()):
@@ -107,7 +107,7 @@ def _without_scripted(chosen: dict[str, set[str]], roles: RoleReading, assumptio
 def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     """`chosen` less the roles the sentence leaves out; with nothing else named, the rest of the left-out roles'
     side ("everyone except the seer": villager, witch, hunter), or the other side ("but not the wolves")."""
-    out = {r for m in roles.left_out for r in m.roles}
+    out = roles.left_out_roles
     words = ", ".join(dict.fromkeys(f"'{m.word}'" for m in roles.left_out))
     kept = {side: found - out for side, found in chosen.items() if found - out}
     if not kept:
@@ -127,8 +127,7 @@ def _grouped(roles: RoleReading, groups: list[tuple[str, ...]], assumptions: lis
     """One policy per group the sentence puts on a model (`read_groups`), less roles left out or called scripted; a
     group that names a whole side keeps what the smaller groups did not take ("the rest of the village shares one"),
     and trained roles no group took share one policy per side. Empty when fewer than two groups remain."""
-    allowed = {r for m in roles.trained for r in m.roles} - {r for m in roles.left_out for r in m.roles}
-    allowed -= {r for m in roles.mentions if m.scripted and len(m.roles) == 1 for r in m.roles}
+    allowed = {r for m in roles.trained for r in m.roles} - roles.left_out_roles - roles.scripted_roles
     taken: set[str] = set()
     kept: dict[int, list[str]] = {}
     for index in sorted(range(len(groups)), key=lambda i: len(groups[i])):
