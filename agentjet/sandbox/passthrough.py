@@ -148,6 +148,9 @@ class PassThrough:
         except RuntimeError:  # the loop closed in between: nothing is open
             pass
 
+    def _closing(self) -> Reply:
+        return self.error(503, "the pass-through is closing", "closing")
+
     def _cancel_open(self) -> None:
         self._draining = True
         for task in self._open:
@@ -171,7 +174,7 @@ class PassThrough:
             await send(message)
 
         if self._draining:
-            return await _send_reply(send, self.error(503, "the pass-through is closing", "closing"))
+            return await _send_reply(send, self._closing())
         self._open.add(task)
         try:
             await self._http(scope, receive, tracked)
@@ -182,7 +185,7 @@ class PassThrough:
             if started:  # mid-stream: end the reply where it is
                 await send({"type": "http.response.body", "body": b""})
             else:
-                await _send_reply(send, self.error(503, "the pass-through is closing", "closing"))
+                await _send_reply(send, self._closing())
         finally:
             self._open.discard(task)
 
