@@ -60,7 +60,7 @@ PLANS: list[tuple[str, str, dict[str, Any], list[str] | None, int | None, str | 
     ("teach a model arithmetic word problems at difficulty 9", "arithmetic", {"difficulty": 5}, None, None, None),
     ("train an agent to use a calculator to solve math word problems", "tool_use", {}, None, None, None),
     ("countdown, the hardest level, 8-step run", "countdown", {"difficulty": 4}, None, 8, None),
-    ("I want llama-3-8b to get good at adding numbers", "arithmetic", {}, None, None, "llama 8B"),
+    ("I want llama-3-8b to get good at adding numbers", "arithmetic", {}, None, None, "llama-3 8B"),
     ("train the hunter in werewolves with discussion", "werewolves", {"discussion": True}, ["hunter"], None, None),
     ("RL smollm on werewolf for 3 steps with the seer and witch", "werewolves", {}, ["seer", "witch"], 3, "smollm"),
     ("train a werewolves village team model, level 2", "werewolves", {}, VILLAGE, None, None),
@@ -248,6 +248,25 @@ def test_name_without_size_respects_the_gpu_floor(tmp_path: Path) -> None:
     _model_folder(tmp_path, "llama-3-8b")
     assert choose_model("llama", gpu=False, roots=[tmp_path]).model == EMBEDDED
     assert choose_model("llama", gpu=True, roots=[tmp_path]).model == str(tmp_path / "llama-3-8b")
+
+
+def test_a_version_in_the_name_picks_that_version(tmp_path: Path) -> None:
+    _model_folder(tmp_path, "Qwen1.5-0.5B-Chat")
+    wanted = _model_folder(tmp_path, "Qwen2.5-0.5B-Instruct")
+    assert choose_model("qwen2.5 0.5B", gpu=False, roots=[tmp_path]).model == str(wanted)
+    assert choose_model("qwen3 0.5B", gpu=False, roots=[tmp_path]).model == EMBEDDED  # no qwen3 here: not another
+
+
+@pytest.mark.parametrize("hosted", ["gpt-4o", "gpt-3.5-turbo", "claude-3-opus", "gemini-1.5-pro"])
+def test_hosted_models_with_versions_are_named_as_hosted(hosted: str, tmp_path: Path) -> None:
+    assert "hosted model" in choose_model(hosted, gpu=True, roots=[tmp_path]).note
+
+
+@pytest.mark.parametrize(("flag", "note"), [("7B", "no CUDA GPU here"), ("135m", "training the embedded")])
+def test_a_size_given_as_model_flag_is_read_as_a_size(flag: str, note: str, tmp_path: Path) -> None:
+    choice = choose_model(None, override=flag, gpu=False, roots=[tmp_path])
+    assert choice.model == EMBEDDED
+    assert choice.note.startswith(f"--model {flag} is a size, not a model name: ") and note in choice.note
 
 
 @pytest.mark.parametrize("requested", [None, "135M", "smollm", "a small model"])

@@ -173,7 +173,7 @@ HELD_OUT = [
     Row("make a tiny model good at the game of 24", "countdown", model="a small model"),
     Row("countdown, but easy, for 7 steps", "countdown", {"difficulty": 1}, steps=7),
     Row("arithmetic word problems with 4 operations, 30 steps", "arithmetic", {"difficulty": 4}, steps=30),
-    Row("train qwen2.5-0.5b-instruct on simple math", "arithmetic", {"difficulty": 1}, model="qwen 0.5B"),
+    Row("train qwen2.5-0.5b-instruct on simple math", "arithmetic", {"difficulty": 1}, model="qwen2.5 0.5B"),
     Row("GSM8K style problems, the hardest ones, quick", "arithmetic", {"difficulty": 5}, steps=QUICK_STEPS),
     Row("teach a model to add up numbers below 20", "arithmetic", {"difficulty": 2}),
     Row("shopping with tools, three items per list, 40 steps", "tool_use", {"difficulty": 2}, steps=40),
@@ -350,7 +350,7 @@ FIFTH_HELD_OUT = [
     Row("respond only with the word yes", "word"),
     Row("train a parrot that says hello", "word"),
     Row("make it output exactly one word: blue", "word"),
-    Row("werewolves for 5 steps on SmolLM2", "werewolves", roles=WOLVES, steps=5, model="smollm"),
+    Row("werewolves for 5 steps on SmolLM2", "werewolves", roles=WOLVES, steps=5, model="smollm2"),
     Row("a werewolf bot that gets the seer killed less", "werewolves", roles=["seer"]),
 ]
 # A sixth set of 20 the same session, run once before any change: 16 of 20. Roles left out ("but not the wolves",
@@ -365,7 +365,7 @@ SIXTH_HELD_OUT = [
         "i want to finetune a qwen2.5-7b-instruct to play werewolf as villager",
         "werewolves",
         roles=["villager"],
-        model="qwen 7B",
+        model="qwen2.5 7B",
     ),
     Row("werewolves with 3 steps and a learning rate of 1e-4", "werewolves", roles=WOLVES, steps=3),
     Row("teach mistral 7b the countdown game for 100 steps", "countdown", steps=100, model="mistral 7B"),
@@ -415,7 +415,7 @@ SEVENTH_HELD_OUT = [
     Row("learn to use tools to compute the cost of 3 products, 20 steps", "tool_use", {"difficulty": 2}, steps=20),
     Row("teach a model to say ok", "word"),
     Row("I want a reasoning model for math puzzles, about 30 min of training", "arithmetic", minutes=30),
-    Row("werewolf seer training on llama-3.2-1b", "werewolves", roles=["seer"], model="llama 1B"),
+    Row("werewolf seer training on llama-3.2-1b", "werewolves", roles=["seer"], model="llama-3.2 1B"),
     Row("play as the werewolves and beat the villagers in 5 steps", "werewolves", roles=WOLVES, steps=5),
     Row(
         "werewolves, hunter and witch, separate models for each",
@@ -728,7 +728,7 @@ SEVENTEENTH_HELD_OUT = [
         roles=["villager", "witch", "hunter"], policies=[["villager"], ["witch"], ["hunter"]]),  # fmt: skip
     Row("I want the wolf team to win less", "werewolves", roles=VILLAGE),
     Row("werewolves, the seer should learn to reveal the wolves, qwen2.5-7b-instruct, 2h", "werewolves",
-        roles=["seer"], minutes=120, model="qwen 7B"),  # fmt: skip
+        roles=["seer"], minutes=120, model="qwen2.5 7B"),  # fmt: skip
     Row("werewolves, train the seer and the wolves, rank 8 lora", "werewolves", roles=["seer"]),
     Row("the word task with a 1.5b, evaluate on 20 prompts", "word", model="1.5B"),
     Row("word problems that take exactly one step, numbers below 10", "arithmetic", {"difficulty": 1}),
@@ -798,7 +798,7 @@ EIGHTEENTH_HELD_OUT = [
     Row("run 5 rounds of werewolves training for the wolves", "werewolves", roles=WOLVES, steps=5),
     Row("countdown but not the hardest, like level 2ish", "countdown", {"difficulty": 2}),
     Row("Countdown: reach targets near 1000 with six numbers, evaluate on 50", "countdown", {"difficulty": 4}),
-    Row("word problems about money in rupees, class 5 level", "arithmetic", {"difficulty": 1}),
+    Row("word problems about money in rupees, class 5 level", "arithmetic", {"difficulty": 3}),
     Row("arithmetic word problems with 100 steps", "arithmetic", {"difficulty": 1}, steps=100),
     Row("arithmetic with 3 steps per problem, 30 training steps", "arithmetic", {"difficulty": 3}, steps=30),
     Row("an agent that browses the web to find prices", "tool_use"),
@@ -896,12 +896,40 @@ TWENTY_THIRD_HELD_OUT = [
     Row("an agent that notes down prices and sums them", "tool_use"),
     Row("quickly train the word thing", "word", steps=QUICK_STEPS),
 ]
+# a twenty-fourth set (2026-12-05, a ninth reviewer, 218 written before any output was seen): 195 of 218 (144 of
+# 149 plain); side words alone, "hold out N", a group followed by its members, "everyone but X" as every other
+# player, and what the earlier rounds left: a phrase to say, a school grade, "except the easiest", days, versions
+TWENTY_FOURTH_HELD_OUT = [
+    Row("quick sanity check that training works", "word", steps=QUICK_STEPS),
+    Row("check training works with a quick word run", "word", steps=QUICK_STEPS),
+    Row("quick word check with smollm2 135m, 5 steps, rank 4", "word", steps=5, model="smollm2 135M"),
+    Row("train all the village roles with one shared model", "werewolves", roles=VILLAGE),
+    Row("train the village with a separate model for each role", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train the village side for 1 hour with discussion on", "werewolves", {"discussion": True}, roles=VILLAGE,
+        minutes=60),  # fmt: skip
+    Row("can you train all nine players?", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train a 0.5b as the hunter and a separate one as the witch", "werewolves", roles=["witch", "hunter"],
+        policies=[["witch"], ["hunter"]], model="0.5B"),  # fmt: skip
+    Row("the good side gets one model, the wolves another", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train only the two special roles seer and witch with separate policies", "werewolves",
+        roles=["seer", "witch"], policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("everyone but the witch and the hunter should train", "werewolves", roles=["werewolf", "villager", "seer"],
+        policies=[["werewolf"], ["villager", "seer"]]),  # fmt: skip
+    Row("train the werewolves using discussion, eval 12 deals", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("train werewolves for a day", "werewolves", roles=WOLVES, minutes=1440),
+    Row("teach the wolves to survive for 3 days", "werewolves", roles=WOLVES),
+    Row("make the model say thank you", "word"),
+    Row("5th grade math", "arithmetic", {"difficulty": 3}),
+    Row("arithmetic at any difficulty except the easiest", "arithmetic", {"difficulty": 2}),
+    Row("train phi-3 on countdown", "countdown", model="phi-3"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
-    TWENTY_THIRD_HELD_OUT,
+    TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1844,3 +1872,53 @@ def test_a_held_out_count_without_a_noun_and_opponents_in_third_person() -> None
 def test_items_per_step_are_no_held_out_count() -> None:
     spec = _plan("quick countdown smoke test with 2 puzzles per step")
     assert spec.dataset.eval_items == CATALOG["countdown"].eval_items and spec.train["collect"]["tasks"] == 2
+
+
+@pytest.mark.parametrize(
+    ("sentence", "items"),
+    [("werewolves as the seer, hold out 20 deals", 20), ("arithmetic, hold out 32 problems", 32),
+     ("werewolves, eval 12 deals", 12), ("tool use, keep back 24 lists", 24)],
+)  # fmt: skip
+def test_held_out_items_in_more_words(sentence: str, items: int) -> None:
+    assert _plan(sentence).dataset.eval_items == items
+
+
+def test_everyone_but_a_role_on_one_model_claims_no_roles_it_does_not_train() -> None:
+    spec = _plan("train everyone but the seer, one shared policy")
+    assert spec.trained_roles == WOLVES
+    assert not any("hunter train" in a for a in spec.assumptions)  # the left-out note names no roles that stay out
+    assert "only the werewolf of the wolves side train" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("make the model say thank you", "'thank you' is 2 words"),
+        ("train a bot that replies with 'good night'", "'good night' is 2 words"),
+        ("grade 12 maths, hard", "'hard' gives way to the grade said (level 5)"),
+        ("countdown for 8th graders", "'8th graders' (a school grade) is no level of countdown"),
+        ("werewolves with 2 wolves", "'2 wolves' is ignored: the built-in game deals 3 werewolves"),
+        ("i want to play werewolf myself", "is not part of a vibe run"),
+        ("make the villagers smarter", "'villagers' read as the village side"),
+        ("arithmetic for 20 minutes", "40 training steps (the family's default), or fewer if 20 minutes run out"),
+        ("can you make my model good at division?", "the 'division' asked for is posed as"),
+    ],
+)
+def test_what_the_ninth_review_found_is_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "minutes"),
+    [("train werewolves for 2 days", 2880.0), ("countdown, a 3-day run", 4320.0),
+     ("a week of training on math", 10080.0), ("teach the wolves to survive 3 days", None),
+     ("make the wolves win a day vote", None)],
+)  # fmt: skip
+def test_a_budget_in_days_is_read_and_game_days_are_not(sentence: str, minutes: float | None) -> None:
+    assert _plan(sentence).budget.minutes == minutes
+
+
+@pytest.mark.parametrize("sentence", ["make the model say what it thinks", "make it say it again"])
+def test_saying_no_particular_phrase_is_no_word_task(sentence: str) -> None:
+    with pytest.raises(PlanRefused, match="no built-in task family matches"):
+        _plan(sentence)

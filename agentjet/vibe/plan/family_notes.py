@@ -1,5 +1,6 @@
 """What a family only approximates of a sentence, said as assumptions: "adding fractions" is posed as whole-number
-word problems, "say the word banana" asks for a different word each prompt, a countdown target cannot be fixed.
+word problems, "say the word banana" asks for a different word each prompt, "say thank you" for one word, a
+countdown target cannot be fixed.
 
 Pure. `family_notes(family, text)` gives every note that applies (several may: "adding fractions" gets two);
 `named_word` is the one word a word-family sentence names.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 
 from agentjet.vibe.plan.numbers import LISTED_NUMBERS
-from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_WORD
+from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_PHRASE, SAYS_A_WORD
 
 __all__ = ["family_notes", "named_word"]
 
@@ -48,6 +49,7 @@ _NOT_A_NAMED_WORD = frozenset(
     | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
     | {"twice", "more", "better", "well", "on", "at", "with", "by", "as", "when", "if", "then", "now", "each"}
 )
+_SAYS_A_PHRASE = re.compile(SAYS_A_PHRASE)
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
 _NOT_THE_SHOP = re.compile(  # prices that are no shopping list
     r"\b(?:stock|stocks|share|flight|flights|hotel|hotels|crypto|bitcoin|gas|fuel|house|housing|rent|market)\s+prices?\b"
@@ -71,6 +73,10 @@ _TOOL_DROPPED = re.compile(
     r"\b(?:no|without|not|never|don't|do not|doesn't)\s+(?:\w+\s+){0,4}?(?:calculator|note|notes|notepad|lookup|"
     r"look-up)(?:\s+tool)?\b"
 )
+_HUMAN_PLAYER = re.compile(  # "i want to play werewolf myself", "so i can play against it"
+    r"\b(?:i|we)\s+(?:\w+\s+){0,3}?(?:play|playing)\b[^.;!?]*?\b(?:myself|ourselves|with me|with us|against "
+    r"(?:it|them|the (?:model|ai|bot|agent)|me|us))\b|\bplay(?:ing)?\s+against\s+(?:me|us)\b"
+)
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
@@ -82,8 +88,8 @@ def family_notes(family: str, text: str) -> list[str]:
     operation = _BARE_OPERATIONS.search(text)
     if family == "arithmetic" and operation and not _WORDED.search(text):
         notes.append(
-            "the sums asked for are posed as the arithmetic family's generated word problems (each a chain of "
-            "+, -, x and / on integers; there is no family of bare expressions)"
+            f"the '{operation.group(0)}' asked for is posed as the arithmetic family's generated word problems (each a "
+            "chain of +, -, x and / on integers; there is no family of bare expressions)"
         )
     operations = [found.group(0) for kind in _OPERATION_KINDS if (found := kind.search(text))]
     if family == "arithmetic" and 0 < len(operations) < len(_OPERATION_KINDS):
@@ -113,10 +119,22 @@ def family_notes(family: str, text: str) -> list[str]:
             f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
             f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"
         )
+    elif family == "word" and (said := _SAYS_A_PHRASE.search(text)):
+        phrase = said.group("quoted_phrase") or said.group("phrase")
+        notes.append(
+            f"'{phrase}' is {len(phrase.split())} words: the word family asks for one word in each prompt (8 train "
+            f"words, 16 other held-out words), so the model learns to say the single word it is asked for, not "
+            f"'{phrase}'"
+        )
     if family in ("arithmetic", "countdown") and (kind := _NOT_INTEGERS.search(text)):
         notes.append(
             f"'{kind.group(0)}' cannot be asked for: the numbers and the answer of every {family} problem are "
             "positive whole numbers; the generated problems are posed as they are"
+        )
+    if family == "werewolves" and (human := _HUMAN_PLAYER.search(text)):
+        notes.append(
+            f"'{human.group(0)}' is not part of a vibe run: the trained policy plays against the scripted players; "
+            "talk to it afterwards with `agentjet chat`"
         )
     if family == "werewolves" and _VARIANT.search(text):
         notes.append(

@@ -4,7 +4,8 @@ Pure. `with_digits("five numbers, twenty-one steps")` -> "5 numbers, 21 steps". 
 sentence says about the size of a puzzle, never what it means for a family (`difficulty.py` maps that):
 counts of things ("with 6 numbers", "a 4-item list", "two-step problems", "multi-step": 2), digits
 ("3-digit targets"), bounds ("up to 100", "targets over 200", "in the thousands"), how many of each thing
-("up to 5 of each"), grid sizes ("5x5"), werewolves rounds and players, an agent's turns ("at most 6 turns").
+("up to 5 of each"), grid sizes ("5x5"), werewolves rounds and players, an agent's turns ("at most 6 turns"),
+and a school grade ("5th grade", "class 3": `read_grade`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["LISTED_NUMBERS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "with_digits"]
+__all__ = [
+    "LISTED_NUMBERS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "read_grade", "with_digits"
+]  # fmt: skip
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -209,3 +212,21 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
         words = _quoted(match.group(0), said)
         found.append((match.start(), Cue("at_least", low, words, high)))
     return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))
+
+
+_GRADE_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10,
+}  # fmt: skip
+_GRADE = re.compile(  # "grade 5", "class 3 level", "year 4", "5th grade", "fifth graders": a school grade
+    r"\b(?:grade|class|year|standard)\s+(\d{1,2})\b(?![\s-]*(?:steps?|minutes?|hours?|levels?\s+\d))|"
+    rf"\b(\d{{1,2}}(?=st|nd|rd|th)|{'|'.join(_GRADE_ORDINALS)})(?:st|nd|rd|th)?[- ](?:grade|graders?|class)\b"
+)
+
+
+def read_grade(text: str) -> tuple[int, str] | None:
+    """A school grade the sentence names and its words ("5th grade" -> (5, "5th grade")), if any."""
+    if not (match := _GRADE.search(text)):
+        return None
+    number = match.group(1) or match.group(2)
+    return (int(number) if number.isdigit() else _GRADE_ORDINALS[number]), match.group(0)

@@ -252,10 +252,23 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         if reading.level_word is not None and _LEVEL_OF_WORD[reading.level_word](top) != cued.level:
             assumptions.append(f"'{reading.level_phrase}' gives way to the numbers said (level {cued.level})")
         return cued.level
+    if reading.grade is not None and info.name == "arithmetic":
+        grade, words = reading.grade
+        level = min(max((grade + 1) // 2, 1), top)
+        assumptions.append(
+            f"'{words}' (a school grade) read as level {level} of 1-{top}: grades 1-2 are level 1, 3-4 level 2, 5-6 "
+            "level 3, 7-8 level 4, 9 and up level 5 (each level one more operation, larger amounts)"
+        )
+        if reading.level_word is not None and _LEVEL_OF_WORD[reading.level_word](top) != level:
+            assumptions.append(f"'{reading.level_phrase}' gives way to the grade said (level {level})")
+        return level
     if reading.level_word is not None:
         level = _LEVEL_OF_WORD[reading.level_word](top)
         assumptions.append(f"'{reading.level_phrase}' read as difficulty {level} of 1-{top}")
         return level
+    if reading.grade is not None:
+        assumptions.append(f"'{reading.grade[1]}' (a school grade) is no level of {info.name}: level 1 of 1-{top}")
+        return 1
     assumptions.append(f"no difficulty given: level 1 of 1-{top} (the easiest, where a small model starts to learn)")
     return 1
 
@@ -302,13 +315,14 @@ def _budget(
     elif reading.quick:
         steps = QUICK_STEPS
         assumptions.append(f"a quick run asked for: {QUICK_STEPS} training steps")
-    else:
-        steps = default
-        assumptions.append(f"no step count given: {default} training steps (the family's default)")
     if minutes is None:
         minutes = reading.minutes
     elif reading.minutes is not None and reading.minutes != minutes:
         assumptions.append(f"--budget {minutes:g} overrides the {reading.minutes:g} minutes in the sentence")
+    if steps is None:
+        steps = default
+        limit = f", or fewer if {minutes:g} minutes run out first (a limit, not a length)" if minutes else ""
+        assumptions.append(f"no step count given: {default} training steps (the family's default){limit}")
     if until := _UNTIL.search(reading.text):
         limit = f" or {minutes:g} minutes" if minutes is not None else ""
         assumptions.append(f"'{until.group(0)}' is not a stop rule vibe has: the run trains {steps} steps{limit}, and "

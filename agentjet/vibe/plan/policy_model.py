@@ -3,8 +3,9 @@
 A model of 1B or more trains only on a CUDA GPU; any model other than the embedded
 `smollm2-135m` must already be on disk (the AgentJet model cache or the Hugging Face hub
 cache: nothing is downloaded). A `--model` that is neither a registered name nor a model folder is
-refused. Whenever the request cannot be honoured the run trains
-`smollm2-135m` and the note says so in plain words. `--model` always wins.
+refused, unless it is a bare size ("7B"), which is read as if the sentence had said it. Whenever the
+request cannot be honoured the run trains `smollm2-135m` and the note says so in plain words.
+`--model` always wins.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from pathlib import Path
 
 from agentjet.core import check_model
 
-__all__ = ["EMBEDDED", "ModelChoice", "choose_model", "default_roots", "has_cuda", "size_in_billions"]
+__all__ = [
+    "EMBEDDED", "ModelChoice", "asks_for_small", "choose_model", "default_roots", "has_cuda", "model_name_said",
+    "size_in_billions", "size_said",
+]  # fmt: skip
 
 EMBEDDED = "smollm2-135m"
 _GPU_FLOOR_B = 1.0  # at or above this many billion parameters, CPU training is not useful
 _SIZE_TOKEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
+_BARE_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bm]", re.IGNORECASE)
 _EMBEDDED_HINTS = {"smollm", "smollm2"}
 _EMBEDDED_B = 0.135
 _HOSTED = {"gpt3.5", "gpt4", "gpt4o", "gpt4.1", "gpt5", "chatgpt", "claude", "gemini"}  # no weights to train
@@ -65,6 +70,9 @@ def choose_model(
     roots: Sequence[Path] | None = None,
 ) -> ModelChoice:
     """The model to train for a request like "7B", "qwen 0.5B", "qwen", "a small model" or None."""
+    if override and _BARE_SIZE.fullmatch(override.strip()) and not Path(override).exists():
+        chosen = choose_model(override.strip().upper(), gpu=gpu, roots=roots)  # "--model 7B": a size, as if said
+        return ModelChoice(chosen.model, f"--model {override} is a size, not a model name: {chosen.note}")
     if override:
         check_model(override)  # a mistyped --model fails here, in one line, not at the server's start
         asked = f" (the sentence asked for {requested})" if requested else ""
@@ -73,7 +81,7 @@ def choose_model(
         return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")
     size_b = size_in_billions(requested)
     name = _name_hint(requested)
-    if name in _HOSTED:
+    if name and any(_squashed(name).startswith(hosted) for hosted in _HOSTED):
         return _fallback(f"{requested} is a hosted model whose weights are not available to train")
     embedded = name in _EMBEDDED_HINTS and (size_b is None or _same_size(size_b, _EMBEDDED_B))
     if embedded or requested == "a small model" or (size_b is not None and size_b <= 0.2):
@@ -107,12 +115,17 @@ def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -
     matches: list[tuple[bool, str, Path]] = []
     for label, folder in _local_models(roots):
         low = label.lower()
-        if name and name not in low:
+        if name and _squashed(name) not in _squashed(low):  # "llama-3.2" finds "Llama-3.2-1B", "llama3" too
             continue
         if size_b is not None and not _same_size(size_in_billions(low), size_b):
             continue
         matches.append(("instruct" not in low, low, folder))
     return min(matches)[2] if matches else None
+
+
+def _squashed(name: str) -> str:
+    """A model name without separators, so "gpt-4o" is "gpt4o" and "llama3" matches "llama-3"; dots kept (2.5)."""
+    return re.sub(r"[-_ ]", "", name)
 
 
 def _same_size(found: float | None, wanted: float) -> bool:
@@ -136,3 +149,40 @@ def _local_models(roots: Sequence[Path]) -> list[tuple[str, Path]]:
                 if snapshots:
                     models.append((label, snapshots[-1].parent))
     return models
+
+
+# What a sentence says of the model: "qwen2.5 0.5b", "a 7 billion parameter model", "a tiny model"
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
+_MODEL_NAME = re.compile(
+    r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|chatgpt|"
+    r"claude|gemini)[\w.-]*"
+)
+_SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
+
+
+def model_name_said(text: str) -> str | None:
+    """The model name a sentence names, with its version ("phi-3", "qwen2.5"), if any."""
+    name = _MODEL_NAME.search(text)
+    return _name_as_written(name.group(0)) if name else None
+
+
+def asks_for_small(text: str) -> bool:
+    """Whether the sentence asks for "a small model" (or a tiny, little, toy one) without naming it."""
+    return bool(_SMALL.search(text))
+
+
+def _name_as_written(word: str) -> str:
+    """The model's name and version as written ("phi-3", "qwen2.5", "llama-3.2"): its size and suffix cut off."""
+    cut = re.search(r"[-_.]?\d+(?:\.\d+)?[bm](?![a-z])|-(?:instruct|chat|it|base|hf)\b", word)
+    return (word[: cut.start()] if cut else word).rstrip("-_.")
+
+
+def size_said(text: str) -> str | None:
+    """The parameter count a sentence names, as "7B", "0.5B" or "135M" (None when it names none)."""
+    for match in _SIZE.finditer(text):
+        value, unit = float(match.group(1)), match.group(2)[0]
+        if unit == "b" and 0.01 <= value <= 2000:
+            return f"{value:g}B"
+        if unit == "m" and 10 <= value < 1000:
+            return f"{value:g}M"
+    return None

@@ -84,7 +84,8 @@ _GAME_BEFORE = re.compile(r"\b(?:in|at|of|on|for|playing|play|plays|played|into)
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
     r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
-    r"benchmark|setting|village|town|rules|simulation|variant)\b|"
+    r"benchmark|setting|village|town|rules|simulation|variant|runs?|sessions?|experiments?|jobs?|tournaments?|"
+    r"leagues?)\b|"
     r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b|"  # "a mafia-style game": the game's kind
     r"^-(?:playing|player|players|bot|bots|agent|agents|game|games)\b"  # "a werewolf-playing LLM": the game
 )
@@ -152,6 +153,7 @@ _BOTH_SIDES = re.compile(
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
+    r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
     r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
 )
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
@@ -172,7 +174,10 @@ _SEPARATE = re.compile(
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b"
+    r"\b(?:separately|independently)\b|"
+    r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
+    rf"\b(?:gets?|has|have|with|on)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
+    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
 )
 _SHARED = re.compile(
     rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
@@ -277,7 +282,7 @@ def read_roles(text: str) -> RoleReading:
         trained = _is_trained(before, listed, _last_word(head))
         scripted = not trained and _is_scripted(before, listed)
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
-    mentions = _only_marked(text, mentions)
+    mentions = _only_marked(text, _named_members(text, mentions))
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -306,6 +311,21 @@ def read_roles(text: str) -> RoleReading:
         shared=bool(_SHARED.search(text)) and not separate,
         grouping=grouping,
     )
+
+
+_BETWEEN_GROUP_AND_MEMBERS = re.compile(r"\s*(?:[:,(-]\s*)?(?:(?:like|such as|namely|i\.?e\.?|the)\s+)*")
+
+
+def _named_members(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
+    """A group of roles followed by the roles it means ("the two special roles seer and witch", "the power roles:
+    the seer"): the roles named, not the whole group."""
+    kept = list(mentions)
+    for group, member in zip(mentions, mentions[1:], strict=False):
+        gap = text[group.start + len(group.word) : member.start] if group.start >= 0 <= member.start else "?"
+        within = len(group.roles) > 1 and len(member.roles) == 1 and set(member.roles) <= set(group.roles)
+        if within and group.trained == member.trained and _BETWEEN_GROUP_AND_MEMBERS.fullmatch(gap):
+            kept.remove(group)
+    return kept
 
 
 def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:

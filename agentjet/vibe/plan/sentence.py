@@ -12,11 +12,19 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM, Cue, read_cues, with_digits
+from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM, Cue, read_cues, read_grade, with_digits
+from agentjet.vibe.plan.policy_model import asks_for_small, model_name_said, size_said
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
-from agentjet.vibe.plan.train_words import EvalCount, TrainSetting, blanked, read_eval_count, read_train_settings
+from agentjet.vibe.plan.train_words import (
+    EvalCount,
+    TrainSetting,
+    blanked,
+    read_eval_count,
+    read_minutes,
+    read_train_settings,
+)
 
-__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_WORD", "Reading", "read_sentence"]
+__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "Reading", "read_sentence"]
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
@@ -25,6 +33,19 @@ SAYS_A_WORD = (
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud))?"
     r"\s*(?:[.!,;:]|$)"
+)
+_NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thinks", "say it again")
+    r"(?:it|its|something|anything|nothing|everything|more|less|fewer|so|that|this|them|me|much|what|who|which|how|"
+    r"why|where|the|a|an|and|or|to|when|if|in|on|for|with|their|his|her|my|your|our|back|again|out|aloud|loud|no|"
+    r"not|only|just|correctly|properly|right|exactly|clearly|once|twice|better|well|at|by|as|then|now|each|every|"
+    r"always|answers?|words?|things?|stuff|sentences?|lines?)"
+)
+# "make it say thank you", 'reply with "good morning"': a phrase of 2-4 words said, closing its clause
+SAYS_A_PHRASE = (
+    r"\b(?:say|says|saying|repeat|repeats|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
+    r" with)\s+(?:just |only |exactly |always )?"
+    r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
+    rf"(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!{_NOT_SAID}\b)[a-z]+){{1,2}}))\s*(?:[.!,;:]|$)"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
@@ -42,6 +63,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bsocial[- ]deduction\b",
         r"\bhidden[- ]role\b",
         r"\b(?:seers?|villagers?|townsfolk)\b",
+        r"\bvillage\s+(?:side|team|roles?|players?)\b|\b(?:all|both)\s+(?:the\s+)?(?:teams|sides)\b",
+        r"\btrain(?:s|ing)?\s+(?:all\s+(?:of\s+)?)?the\s+village\b|\ball\s+(?:9|nine)\s+players\b",
         r"\b(?:witch|hunter|doctor|detective|village|town)\b.*"
         r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
     ),
@@ -103,6 +126,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"same )*word\b",
         r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
+        r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see)\s+(?:that\s+|if\s+|whether\s+)?"
+        r"(?:the\s+)?training\s+(?:works|is working|runs)\b",
         r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
         r"(?: with)?)\s+"
         r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
@@ -117,6 +142,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:say|says|saying)\s+the\s+(?:magic|secret|special|code|given|right|asked)\s+word\b",
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
+        SAYS_A_PHRASE,
     ),
 }
 
@@ -128,12 +154,6 @@ _TEXT_REQUEST = re.compile(
     r"^(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|translate|what|who|why|when|where|"
     r"how (?:do|does|can|is|are))\b"
 )
-_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
-_MODEL_NAME = re.compile(
-    r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|chatgpt|"
-    r"claude|gemini)[\w.-]*"
-)
-_SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
 _NOT_BUDGET = (
     r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each)|"
     r"\s+(?:per|a|an|in each|for each)\s+(?:problem|question|puzzle|sum|calculation)\b)"
@@ -148,17 +168,7 @@ _STEP_RANGE = re.compile(
     rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
     rf"\b(\d+)\s*(?:-|–|to|or)\s*(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
 )
-_HOURS_AND_MINUTES = re.compile(
-    r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b"
-)
-_HOURS_AND_A_HALF = re.compile(
-    r"\b(?:(\d+)|an?)\s+hours?\s+and\s+(?:a\s+)?half\b|\b(?:(\d+)|an?)\s+and\s+a\s+half\s+hours?\b"
-)
-_HALF_HOUR = re.compile(r"\b(?:half an hour|(?:a\s+)?half[- ]hour)\b")
 _EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
-_MINUTES = re.compile(  # "20 minutes", "5-minute", "1h30"
-    r"\b(\d+(?:\.\d+)?)(?:\s*-\s*|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
-)
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
     r"just a test|a test run|trial run)\b"
@@ -180,7 +190,9 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
         r"\b(?:medium|moderate(?:ly (?:hard|difficult|challenging|tough))?|intermediate|mid[- ]level|"
         r"not (?:too|so|very) (?:hard|difficult|easy|simple)|"
         r"(?:don't|do not|never)\s+make\s+(?:it|them)\s+(?:too|so|very|overly)\s+(?:hard|difficult|tough)|"
-        r"(?:slightly|a bit|a little|somewhat) (?:harder|tougher))\b",
+        r"(?:slightly|a bit|a little|somewhat) (?:harder|tougher)|"
+        r"(?:except|but not|other than|anything but|not|apart from|excluding|besides|above)\s+(?:the\s+)?"
+        r"(?:easiest|simplest|easy|lowest|first)(?:\s+(?:ones?|level|difficulty|tier))?)\b",
     ),
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
     ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
@@ -200,8 +212,8 @@ _NO_TALK = re.compile(
     r"(?:let\s+(?:them|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?(?:talk|discuss|chat|speak|debate)\b"
 )
 _TALK = re.compile(
-    r"\b(?:with|allow|enable|plus|and|including)\s+(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|"
-    r"speech)\b|"
+    r"\b(?:with|allow|allowing|enable|enabling|plus|and|including|using|use|uses|add|adding|turn on)\s+"
+    r"(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
     r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
     r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|\bnot (?:in )?silent\b|"
     r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
@@ -250,6 +262,7 @@ class Reading:
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
     eval_count: EvalCount | None = None  # "evaluate on 32 games": held-out items a round
+    grade: tuple[int, str] | None = None  # a school grade and its words: (5, "5th grade"), (3, "class 3")
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -281,7 +294,6 @@ def read_sentence(sentence: str) -> Reading:
     text = with_digits(words)
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     families = _said_word_first(matched, words)
-    name = _MODEL_NAME.search(text)
     settings, held = read_train_settings(text), read_eval_count(text)
     phrase = next(
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
@@ -289,12 +301,12 @@ def read_sentence(sentence: str) -> Reading:
     return Reading(
         text=text,
         families=families,
-        size=_size(text),
-        model_name=name.group(1).replace("-", "") if name else None,
-        small=bool(_SMALL.search(text)),
+        size=size_said(text),
+        model_name=model_name_said(text),
+        small=asks_for_small(text),
         steps=_steps(text),
         steps_note=_steps_note(text),
-        minutes=_minutes(text),
+        minutes=read_minutes(text),
         quick=bool(_QUICK.search(text)),
         level=_level(text),
         level_word=phrase[0] if phrase else None,
@@ -302,6 +314,7 @@ def read_sentence(sentence: str) -> Reading:
         cues=read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=words),
         settings=settings,
         eval_count=held,
+        grade=read_grade(text),
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
@@ -369,31 +382,3 @@ def _level(text: str) -> int | None:
         return int(match.group(1) or match.group(2))
     ordinal = _ORDINAL_LEVEL.search(text)
     return _ORDINALS[ordinal.group(1)] if ordinal else None
-
-
-def _size(text: str) -> str | None:
-    for match in _SIZE.finditer(text):
-        value, unit = float(match.group(1)), match.group(2)[0]
-        if unit == "b" and 0.01 <= value <= 2000:
-            return f"{value:g}B"
-        if unit == "m" and 10 <= value < 1000:
-            return f"{value:g}M"
-    return None
-
-
-def _minutes(text: str) -> float | None:
-    if match := _HOURS_AND_MINUTES.search(text):  # "1 hour 15 minutes", "2 hours and 30 minutes", "1h 30m"
-        return float(match.group(1)) * 60.0 + float(match.group(2))
-    if match := _HOURS_AND_A_HALF.search(text):  # "an hour and a half", "1 and a half hours"
-        return (float(match.group(1) or match.group(2) or 1) + 0.5) * 60.0
-    if _HALF_HOUR.search(text):
-        return 30.0
-    match = _MINUTES.search(text)
-    if match:
-        value, unit = float(match.group(1)), match.group(2)
-        if unit.startswith("h"):
-            return value * 60.0 + (float(match.group(3)) if match.group(3) else 0.0)
-        return value / 60.0 if unit.startswith("s") else value
-    if re.search(r"\b(?:an|1) hour\b", text):
-        return 60.0
-    return None

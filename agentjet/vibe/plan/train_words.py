@@ -1,5 +1,5 @@
-"""Run settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8", and how
-many held-out items to measure on ("evaluate on 32 games").
+"""Run settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8", how
+many held-out items to measure on ("evaluate on 32 games") and the time limit ("half an hour", "for 2 days").
 
 Pure. Each training setting is the TrainConfig key it sets, the value and the words it came from, so the planner
 can put it over the family's measured recipe and say so; `blanked` takes them out of the text before numeric
@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "BATCH_SIZE", "EPISODES_PER_STEP", "EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_train_settings"
-]
+    "BATCH_SIZE", "EPISODES_PER_STEP", "EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_minutes",
+    "read_train_settings",
+]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
 BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x tasks; the planner says so
@@ -78,7 +79,9 @@ _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
-    r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))"  # "20 held-out"
+    r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"
+    rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"
+    rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}"
 )
 
 
@@ -104,3 +107,44 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
     for start, end in spans:
         text = text[:start] + " " * (end - start) + text[end:]
     return text
+
+
+_HOURS_AND_MINUTES = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?|m)\b"
+)
+_HOURS_AND_A_HALF = re.compile(
+    r"\b(?:(\d+)|an?)\s+hours?\s+and\s+(?:a\s+)?half\b|\b(?:(\d+)|an?)\s+and\s+a\s+half\s+hours?\b"
+)
+_HALF_HOUR = re.compile(r"\b(?:half an hour|(?:a\s+)?half[- ]hour)\b")
+_MINUTES = re.compile(  # "20 minutes", "5-minute", "1h30"
+    r"\b(\d+(?:\.\d+)?)(?:\s*-\s*|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
+)
+_SPAN = r"(\d+(?:\.\d+)?|an?)\s+(?:whole\s+|full\s+)?(days?|weeks?)"
+_DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of training"; not "survive 3 days"
+    rf"(?<!survive )(?<!alive )(?<!last )(?<!lasts )\b(?:for|over|spend|spending|budget of|run of|up to|at most)\s+"
+    rf"(?:about\s+|around\s+|roughly\s+)?{_SPAN}\b|"
+    r"\b(\d+(?:\.\d+)?)[\s-]+(day|week)\s+(?:run|budget|training|job|limit)\b|"
+    rf"\b{_SPAN}\s+of\s+(?:training|compute|gpu|cpu|time|rl)\b"
+)
+_MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
+
+
+def read_minutes(text: str) -> float | None:
+    """The run's time limit in minutes, if the sentence states one."""
+    if match := _HOURS_AND_MINUTES.search(text):  # "1 hour 15 minutes", "2 hours and 30 minutes", "1h 30m"
+        return float(match.group(1)) * 60.0 + float(match.group(2))
+    if match := _HOURS_AND_A_HALF.search(text):  # "an hour and a half", "1 and a half hours"
+        return (float(match.group(1) or match.group(2) or 1) + 0.5) * 60.0
+    if _HALF_HOUR.search(text):
+        return 30.0
+    if match := _MINUTES.search(text):
+        value, unit = float(match.group(1)), match.group(2)
+        if unit.startswith("h"):
+            return value * 60.0 + (float(match.group(3)) if match.group(3) else 0.0)
+        return value / 60.0 if unit.startswith("s") else value
+    if re.search(r"\b(?:an|1) hour\b", text):
+        return 60.0
+    if match := _DAYS.search(text):
+        count, unit = next((g, u) for g, u in zip(match.groups()[::2], match.groups()[1::2], strict=True) if u)
+        return (1.0 if count in ("a", "an") else float(count)) * _MINUTES_IN[unit.rstrip("s")]
+    return None

@@ -32,6 +32,8 @@ _ALIAS_NOTES = {
     "doctor": "'doctor' read as the witch (the role that can save the night's victim)",
     "healer": "'healer' read as the witch (the role that can save the night's victim)",
     "medic": "'medic' read as the witch (the role that can save the night's victim)",
+    "villagers": "'villagers' read as the village side (villager, seer, witch, hunter); say 'the plain villagers' for "
+    "the three villagers alone",
     "town": "'town' read as the village side",
     "townsfolk": "'townsfolk' read as the village side",
     "townspeople": "'townspeople' read as the village side",
@@ -43,6 +45,8 @@ _ALIAS_NOTES = {
     "protector": "'protector' read as the witch (the role that can save the night's victim)",
     "godfather": "'godfather' read as the werewolves (the mafia's side)",
 }
+_DEALS = {"werewolf": 3, "wolves": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
+_LINEUP = re.compile(r"\b(\d+)\s+(werewol(?:f|ves)|wolf|wolves|villagers?|seers?|witch(?:es)?|hunters?)\b")
 _DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
 
@@ -119,7 +123,8 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
         kept = {side: rest}
     if kept:
         trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
-        assumptions.append(f"{words} left out, as asked: {trained} train")
+        sides_apart = len(kept) == 1 or _separate(roles)  # else `_policies` keeps one side and says so
+        assumptions.append(f"{words} left out, as asked" + (f": {trained} train" if sides_apart else ""))
     return kept
 
 
@@ -154,10 +159,15 @@ def _group_name(roles: list[str], several_village_groups: bool) -> str:
     return "-".join(roles) if several_village_groups else _VILLAGE
 
 
+def _separate(roles: RoleReading) -> bool:
+    """Whether the roles of two sides, when both train, get a policy each: asked for, or both sides said unshared."""
+    return roles.separate or ((roles.both_sides or roles.both_named) and not roles.shared)
+
+
 def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:
     """One shared policy for one side; separate ones when asked, or when both sides must train."""
     ordered = {side: [r for r in WEREWOLF_ROLES if r in found] for side, found in chosen.items()}
-    separate = roles.separate or ((roles.both_sides or roles.both_named) and not roles.shared and len(ordered) > 1)
+    separate = _separate(roles) and (roles.separate or len(ordered) > 1)
     if len(ordered) > 1 and not separate:
         first, *others = ordered
         for side in others:
@@ -206,6 +216,10 @@ def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
             )
         elif cue.kind == "players" and cue.value != _PLAYERS:
             assumptions.append(f"'{cue.words}' is ignored: the game always seats {_PLAYERS} players")
+    for lineup in _LINEUP.finditer(reading.text):  # "with 2 werewolves and 6 villagers": another deal
+        role = next(r for r in _DEALS if lineup.group(2).startswith(r[:4]))
+        if int(lineup.group(1)) != _DEALS[role]:
+            assumptions.append(f"'{lineup.group(0)}' is ignored: {_DEALT}")
     return params
 
 
