@@ -262,6 +262,12 @@ def test_hosted_models_with_versions_are_named_as_hosted(hosted: str, tmp_path: 
     assert "hosted model" in choose_model(hosted, gpu=True, roots=[tmp_path]).note
 
 
+def test_the_embedded_models_short_name_and_a_size_flag_over_the_sentence(tmp_path: Path) -> None:
+    assert choose_model(None, override="smollm", gpu=False, roots=[tmp_path]).model == EMBEDDED
+    note = choose_model("7B", override="0.5B", gpu=False, roots=[tmp_path]).note
+    assert note.startswith("--model 0.5B is a size, not a model name (the sentence asked for 7B): ")
+
+
 @pytest.mark.parametrize(("flag", "note"), [("7B", "no CUDA GPU here"), ("135m", "training the embedded")])
 def test_a_size_given_as_model_flag_is_read_as_a_size(flag: str, note: str, tmp_path: Path) -> None:
     choice = choose_model(None, override=flag, gpu=False, roots=[tmp_path])

@@ -924,12 +924,33 @@ TWENTY_FOURTH_HELD_OUT = [
     Row("arithmetic at any difficulty except the easiest", "arithmetic", {"difficulty": 2}),
     Row("train phi-3 on countdown", "countdown", model="phi-3"),
 ]
+# a twenty-fifth set (2026-12-05, a tenth reviewer in the voices of several users, 200 written before any output
+# was seen): 176 of 200 (119 of 133 plain; flags 8 of 11): "the quickest check that training works" in more words,
+# a word to say before a time limit or quoted in more ways, KL and "lora r=", "each trained", "everyone else"
+TWENTY_FIFTH_HELD_OUT = [
+    Row("I just want to check the pipeline runs end to end. Smallest thing possible.", "word"),
+    Row("I wanna see reward go up fast, whatever task is easiest", "word"),
+    Row("make the model say hi in 1 minute", "word", minutes=1),
+    Row("reward the model for saying 'dragon'", "word"),
+    Row('Please make model speak word "hello" , very fast test', "word"),
+    Row("teach it to say my name, Maria", "word"),
+    Row('make the model answer "forty-two"', "word"),
+    Row("train a tiny model to add and multiply", "arithmetic", model="a small model"),
+    Row("arith 3 steps quick", "arithmetic", steps=3),
+    Row("an agent that keeps notes while it adds up a receipt", "tool_use"),
+    Row("tool_use difficulty 1, 5 steps", "tool_use", {"difficulty": 1}, steps=5),
+    Row("werewolves without the talking phase, 20 steps", "werewolves", {"discussion": False}, roles=WOLVES, steps=20),
+    Row("train werewolves, the witch gets its own model and everyone else shares one", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager", "seer", "hunter"], ["witch"]]),  # fmt: skip
+    Row("villagers and werewolves each trained, evaluate on 24 deals", "werewolves", roles=BOTH, policies=SIDES),
+    Row("countdown, three quarters of an hour", "countdown", minutes=45),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
-    TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT,
+    TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1922,3 +1943,21 @@ def test_a_budget_in_days_is_read_and_game_days_are_not(sentence: str, minutes: 
 def test_saying_no_particular_phrase_is_no_word_task(sentence: str) -> None:
     with pytest.raises(PlanRefused, match="no built-in task family matches"):
         _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "value"),
+    [("werewolves, kl 0.01", "kl_coef", 0.01), ("arithmetic with a kl coef of 0.05", "kl_coef", 0.05),
+     ("countdown, kl penalty 0.001", "kl_coef", 0.001), ("arithmetic, lora r=32", "rank", 32)],
+)  # fmt: skip
+def test_kl_and_a_lora_r_are_read_as_settings(sentence: str, key: str, value: float) -> None:
+    spec = _plan(sentence)
+    section = "lora" if key == "rank" else "grpo"
+    assert spec.train[section][key] == value
+
+
+def test_a_temperature_and_the_simplest_task_are_said_as_they_are() -> None:
+    assert "'temperature 1.0' ignored" in _text(_plan("countdown, temperature 1.0"))
+    assert "difficulty" not in _text(_plan("a trivial task just to verify learning happens"))  # no level asked
+    assert _plan("countdown, hold out 40").dataset.eval_items == 40
+    assert "'maria' among others" in _text(_plan("teach it to say my name, Maria"))

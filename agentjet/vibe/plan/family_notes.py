@@ -35,12 +35,13 @@ _NAMED_WORD = re.compile(
     r"\b(?:reply|replies|answer|answers|respond|responds)\s+(?:only\s+|just\s+|always\s+)?with\s+(?P<replied>[a-z]+)"
     r"\s*(?:[.!,;:]|$)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
+    r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
     + SAYS_A_WORD
     + "|"
-    r"\b(?:say|says|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
+    r"\b(?:say|says|saying|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
     r"(?: with)?\s+"
     r"(?:just |only |exactly |always )?"
-    r"(?:[\"'\u2018\u201c](?P<quoted>[a-z]+)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
+    r"(?:[\"'\u2018\u201c](?P<quoted>[a-z0-9][a-z0-9-]*)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
 )
 _NOT_A_NAMED_WORD = frozenset(
     {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
@@ -168,7 +169,7 @@ def family_notes(family: str, text: str) -> list[str]:
     return notes
 
 
-_WORD_GROUPS = ("word", "word2", "said", "quoted", "bare", "greeted", "echoed", "replied")
+_WORD_GROUPS = ("word", "word2", "name", "said", "quoted", "bare", "greeted", "echoed", "replied")
 
 
 def named_word(text: str) -> str | None:

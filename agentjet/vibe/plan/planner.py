@@ -23,7 +23,7 @@ from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
-from agentjet.vibe.plan.sentence import Reading, read_sentence
+from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
     Budget,
@@ -35,7 +35,7 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP
+from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, TEMPERATURE
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -118,6 +118,10 @@ def _said_settings(
         if key and key in flags.get(section, {}):
             notes.append(f"--train {setting.key}={flags[section][key]} overrides '{setting.words}' in the sentence")
             continue
+        if setting.key == TEMPERATURE:
+            notes.append(f"'{setting.words}' ignored: each family samples at its recipe's temperature, measured to "
+                         "learn (a task parameter, not a training setting)")
+            continue
         if setting.key == BATCH_SIZE:
             notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
                          "of N' or 'N games per step')")
@@ -184,7 +188,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         params, roles, name = {}, [], family
     if not info.levels:
         _ignored_cues(reading, family, assumptions)
-    if not info.levels and (reading.level is not None or reading.level_word is not None):
+    said_level = reading.level is not None or reading.level_word is not None
+    if not info.levels and said_level and not re.search(SIMPLEST_TASK, reading.text):  # "the simplest task": no level
         assumptions.append(f"the difficulty asked for is ignored: {family} has no difficulty levels")
     if family != "werewolves" and (reading.roles.separate or reading.roles.both_sides):
         assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")

@@ -70,12 +70,14 @@ def choose_model(
     roots: Sequence[Path] | None = None,
 ) -> ModelChoice:
     """The model to train for a request like "7B", "qwen 0.5B", "qwen", "a small model" or None."""
+    asked = f" (the sentence asked for {requested})" if requested else ""
+    if override and override.strip().lower() in _EMBEDDED_HINTS:  # "--model smollm": the embedded one's short name
+        return ModelChoice(EMBEDDED, f"--model {override} given: training the embedded {EMBEDDED}{asked}")
     if override and _BARE_SIZE.fullmatch(override.strip()) and not Path(override).exists():
         chosen = choose_model(override.strip().upper(), gpu=gpu, roots=roots)  # "--model 7B": a size, as if said
-        return ModelChoice(chosen.model, f"--model {override} is a size, not a model name: {chosen.note}")
+        return ModelChoice(chosen.model, f"--model {override} is a size, not a model name{asked}: {chosen.note}")
     if override:
         check_model(override)  # a mistyped --model fails here, in one line, not at the server's start
-        asked = f" (the sentence asked for {requested})" if requested else ""
         return ModelChoice(override, f"--model {override} given: training it{asked}")
     if requested is None:
         return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")

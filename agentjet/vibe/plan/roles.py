@@ -154,12 +154,14 @@ _BOTH_SIDES = re.compile(
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
     r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
+    r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
     r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
 )
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
 _BOTH_NAMED = re.compile(
     r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
-    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b"
+    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b|"
+    r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b"
 )
 MODEL_WORDS = _MODEL = (
     r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"

@@ -24,7 +24,7 @@ from agentjet.vibe.plan.train_words import (
     read_train_settings,
 )
 
-__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "Reading", "read_sentence"]
+__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading", "read_sentence"]
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
@@ -32,7 +32,8 @@ SAYS_A_WORD = (
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud))?"
-    r"\s*(?:[.!,;:]|$)"
+    r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
+    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:]|$)"
 )
 _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thinks", "say it again")
     r"(?:it|its|something|anything|nothing|everything|more|less|fewer|so|that|this|them|me|much|what|who|which|how|"
@@ -46,6 +47,11 @@ SAYS_A_PHRASE = (
     r" with)\s+(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
     rf"(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!{_NOT_SAID}\b)[a-z]+){{1,2}}))\s*(?:[.!,;:]|$)"
+)
+# "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
+SIMPLEST_TASK = (
+    r"\b(?:the\s+)?(?:simplest|easiest|smallest|most trivial|trivial)\s+(?:possible\s+)?(?:task|thing|job|run|check|"
+    r"test)\b|\bwhatever task is (?:easiest|simplest)\b|\bsmallest thing possible\b"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
@@ -70,12 +76,12 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "tool_use": (
         r"\btools?\b",
-        r"\btool[- ]?(?:use|using|calling|calls?)\b",
+        r"\btool[-_ ]?(?:use|using|calling|calls?)\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
         r"\blook(?:s|ing|ed)? (?:\w+ )?up\b",
         r"\blook (?:things|facts|it|them|prices?) up\b",
-        r"\b(?:take|taking|keep|keeping) notes?\b",
+        r"\b(?:take|takes|taking|keep|keeps|keeping) notes?\b",
         r"\bnote[- ]?taking\b",
         r"\bfunction[- ]?call",
         r"\bcall(?:s|ing)?\s+(?:\w+\s+)?functions?\b",
@@ -103,7 +109,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"[\w-]*(?: hundred)?) (?:from|with|using|out of) (?:\S+ )?(?:given |different |the )?numbers\b",
     ),
     "arithmetic": (
-        r"\barithmetics?\b",
+        r"\barithmetics?\b|\barith\b",
         r"\bmath(?:s|ematics|ematical)?\b",
         r"\bword problems?\b",
         r"\bstory problems?\b",
@@ -113,7 +119,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcalculat(?:e|es|ing)\b",
         r"\bnumeracy\b",
         r"\b(?:addition|subtraction|multiplication|division|times tables?|equations?|sums?|calculations?)\b",
-        r"\b(?:learn|learns|learning|teach|teaching|train|training|practi[cs]e|practi[cs]ing)\s+(?:\w+\s+){0,2}?to\s+"
+        r"\b(?:learn|learns|learning|teach|teaching|train|training|practi[cs]e|practi[cs]ing)\s+(?:\w+\s+){0,4}?to\s+"
         r"(?:add|subtract|multiply|divide)\b",
         r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
         r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
@@ -126,11 +132,15 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"same )*word\b",
         r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
-        r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see)\s+(?:that\s+|if\s+|whether\s+)?"
-        r"(?:the\s+)?training\s+(?:works|is working|runs)\b",
-        r"\b(?:say|says|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
-        r"(?: with)?)\s+"
-        r"(?:just |only |exactly |always )?(?:[\"'\u2018\u201c][a-z]+[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
+        r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
+        r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
+        r"happens|learns)\b",
+        SIMPLEST_TASK,
+        r"\bword\s+[\"'\u2018\u201c][a-z]+",
+        r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\b",
+        r"\b(?:say|says|saying|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)"
+        r"(?: only| just| always)?(?: with)?)\s+(?:just |only |exactly |always )?"
+        r"(?:[\"'\u2018\u201c][a-z0-9][a-z0-9-]*[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\b(?:answer|answers|answering|reply|replies|replying|respond|responds|responding)\s+(?:\w+\s+){0,3}?"
         r"(?:with|in)\s+"
@@ -202,7 +212,7 @@ _NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crac
 
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
-    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
+    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
     r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
     rf"\b{_TALK_WORD}\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"

@@ -12,12 +12,13 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "BATCH_SIZE", "EPISODES_PER_STEP", "EvalCount", "TrainSetting", "blanked", "read_eval_count", "read_minutes",
-    "read_train_settings",
+    "BATCH_SIZE", "EPISODES_PER_STEP", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked", "read_eval_count",
+    "read_minutes", "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
 BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x tasks; the planner says so
+TEMPERATURE = "temperature"  # a family's sampling temperature is its recipe's (a task param); the planner says so
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -30,7 +31,14 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(\d+)\s+(?:rollouts?|samples?|completions?|attempts?|tries|games?|episodes?)\s+(?:per|a|each|for each)\s+"
         r"(?:group|prompt|puzzle|problem|task|deal|list|word|question|item)\b"
     )),
-    ("lora.rank", re.compile(rf"\b(?:lora[ -])?rank{_IS}{_NUMBER}\b|\brank[ -]{_NUMBER}[ -](?:lora|adapters?)\b")),
+    ("lora.rank", re.compile(
+        rf"\b(?:lora[ -])?rank{_IS}{_NUMBER}\b|\brank[ -]{_NUMBER}[ -](?:lora|adapters?)\b|"
+        rf"\blora[ -]r\s*[=:]?\s*{_NUMBER}\b"
+    )),
+    ("grpo.kl_coef", re.compile(  # "kl 0.01", "a kl penalty of 0.05", "kl_coef=0.1"
+        rf"\b(?:grpo\.)?kl(?:[ _-]?(?:coef(?:ficient)?|penalty|weight|beta|term))?{_IS}{_NUMBER}"
+    )),
+    (TEMPERATURE, re.compile(rf"\b(?:sampling\s+)?temp(?:erature)?{_IS}{_NUMBER}")),
     ("collect.tasks", re.compile(  # task groups an update: "2 deals per step", "4 problems an update"
         r"\b(\d+)\s+(?:[\w-]+\s+)?(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
@@ -61,7 +69,7 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
         if match is None or key in found:
             continue
         raw = next(group for group in match.groups() if group is not None)
-        value: float | int = float(raw) if key == "optim.lr" else int(float(raw))
+        value: float | int = float(raw) if key in ("optim.lr", "grpo.kl_coef") else int(float(raw))
         found[key] = TrainSetting(key, value, match.group(0).strip(), match.span())
     return tuple(found.values())
 
@@ -80,7 +88,7 @@ _EVAL_COUNT = re.compile(
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"
-    rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"
+    rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
     rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}"
 )
 
@@ -126,11 +134,16 @@ _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of
     r"\b(\d+(?:\.\d+)?)[\s-]+(day|week)\s+(?:run|budget|training|job|limit)\b|"
     rf"\b{_SPAN}\s+of\s+(?:training|compute|gpu|cpu|time|rl)\b"
 )
+_QUARTERS = re.compile(r"\b(\d+|an?)\s+quarters?\s+of\s+an\s+hour\b|\b(\d+|an)\s+hours?\s+and\s+a\s+quarter\b")
 _MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
 
 
 def read_minutes(text: str) -> float | None:
     """The run's time limit in minutes, if the sentence states one."""
+    if match := _QUARTERS.search(text):  # "3 quarters of an hour", "a quarter of an hour", "an hour and a quarter"
+        if hours := match.group(2):
+            return (1.0 if hours == "an" else float(hours)) * 60.0 + 15.0
+        return (1.0 if match.group(1) in ("a", "an") else float(match.group(1))) * 15.0
     if match := _HOURS_AND_MINUTES.search(text):  # "1 hour 15 minutes", "2 hours and 30 minutes", "1h 30m"
         return float(match.group(1)) * 60.0 + float(match.group(2))
     if match := _HOURS_AND_A_HALF.search(text):  # "an hour and a half", "1 and a half hours"
