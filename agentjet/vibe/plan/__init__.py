@@ -7,14 +7,15 @@ family_notes.py  What a family only approximates of a sentence, said as assumpti
 numbers.py       Numbers in a task sentence: number words as digits, and the numeric difficulty cues it states.
 planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe run.
 planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
-policy_model.py  Which policy model a vibe run trains: what the sentence asked for, if it can run here, else the
-                 embedded one.
+policy_model.py  Which policy model a vibe run trains: what the sentence asked for ("qwen2.5 0.5B"), if it can
+                 run here, else the embedded one.
 roles.py         Which werewolves roles a sentence trains, names as opponents or leaves out, and whether it asks
                  for separate models.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
 spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
-train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games").
+train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games", "for
+                 2 days").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
                  measured recipe.
 werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them (and
