@@ -80,7 +80,7 @@ REFUSED = [
     ("teach a model to play chess", "no built-in task family"),
     ("fine-tune llama 7B on my emails for 10 steps", r"understood: model llama 7B, 10 steps"),
     ("what is countdown?", "asks for text"),
-    ("train a model to summarize news articles", "no built-in task family"),
+    ("train a model to summarize news articles", "another skill \\('to summarize'\\)"),
     ("train a 7B model to write python code", r"understood: model 7B\)"),
 ]
 

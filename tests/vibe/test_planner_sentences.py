@@ -4,6 +4,7 @@ of separate policies at launch."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -945,12 +946,31 @@ TWENTY_FIFTH_HELD_OUT = [
     Row("villagers and werewolves each trained, evaluate on 24 deals", "werewolves", roles=BOTH, policies=SIDES),
     Row("countdown, three quarters of an hour", "countdown", minutes=45),
 ]
+# a twenty-sixth set (2026-12-05, an eleventh reviewer weighted to werewolves, 198 written before any output was
+# seen): 179 of 198 (117 of 130 plain): groups ended by "another" or "alone", a model for each role with none named,
+# talk in other words, "source numbers", more smoke tests, "say the word llama", skills and software refused
+TWENTY_SIXTH_HELD_OUT = [
+    Row("seer, witch and hunter share one model, the plain villagers another", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer", "witch", "hunter"]]),  # fmt: skip
+    Row("train the witch and hunter together on one policy and the seer alone", "werewolves",
+        roles=["seer", "witch", "hunter"], policies=[["seer"], ["witch", "hunter"]]),  # fmt: skip
+    Row("werewolves with a different model for each role", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("Could you set up werewolf training where the werewolves talk freely?", "werewolves", {"discussion": True},
+        roles=WOLVES),  # fmt: skip
+    Row("werewolves, no day-time debate, train everyone", "werewolves", {"discussion": False}, roles=BOTH,
+        policies=SIDES),  # fmt: skip
+    Row("countdown with 4 source numbers, 200 held-out", "countdown", {"difficulty": 2}),
+    Row("smoke test the training loop", "word", steps=QUICK_STEPS),
+    Row("does training even work? quick test", "word", steps=QUICK_STEPS),
+    Row("say the word llama", "word"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
-    TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT,
+    TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1961,3 +1981,24 @@ def test_a_temperature_and_the_simplest_task_are_said_as_they_are() -> None:
     assert "difficulty" not in _text(_plan("a trivial task just to verify learning happens"))  # no level asked
     assert _plan("countdown, hold out 40").dataset.eval_items == 40
     assert "'maria' among others" in _text(_plan("teach it to say my name, Maria"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("classify shopping receipts", "another skill ('classify')"),
+        ("train a model to explain the rules of werewolves", "another skill ('to explain')"),
+        ("create a countdown timer app", "build software ('create a countdown timer')"),
+        ("generate arithmetic worksheets for teachers", "train writing ('generate arithmetic worksheets')"),
+    ],
+)
+def test_another_skill_or_software_is_refused_even_when_it_names_a_family(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)
+
+
+def test_a_word_to_say_is_no_model_and_villagers_split_by_groups_are_no_side() -> None:
+    assert _plan("say the word llama").requested_model is None
+    grouped = _plan("villagers and hunter on one model, seer and witch on another, wolves scripted")
+    assert [p.roles for p in grouped.policies] == [["villager", "hunter"], ["seer", "witch"]]
+    assert "read as the village side" not in _text(grouped)

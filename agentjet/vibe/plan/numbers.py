@@ -62,7 +62,9 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         rf"\s+(?:per|a|an|in each|for each)\s+{_PROBLEM_NOUNS})"
     )),
     ("operations", re.compile(r"\b(\d+)[\s-]+(?:arithmetic\s+)?(?:operations?|ops)\b")),
-    ("count", re.compile(rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|small|big|random)\s+)?{_COUNT_NOUNS}\b")),
+    ("count", re.compile(
+        rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|source|small|big|random)\s+)?{_COUNT_NOUNS}\b"
+    )),
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:[\w-]+\s+)?(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"

@@ -156,6 +156,11 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
     if picture := _IMAGES.search(reading.text):
         raise _refusal(sentence, reading, f"it asks for a picture ('{picture.group(0)}'), not for training a model")
+    if software := _SOFTWARE.search(reading.text):
+        raise _refusal(sentence, reading, f"it asks to build software ('{software.group(0)}'), not to train a model")
+    if skill := _OTHER_SKILL.search(reading.text):
+        raise _refusal(sentence, reading, f"it asks to train another skill ('{skill.group(0)}'), which no built-in "
+                                          "family trains")
     if writing := _WRITING.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
                                           "trains")
@@ -227,7 +232,19 @@ _GAME_ROLE_WORDS = frozenset(
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
 _WRITING = re.compile(
     r"\b(?:write|writes|writing|compose|composing|generate|generating)\s+(?:\w+\s+){0,2}?(?:poems?|poetry|"
-    r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?)\b"
+    r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
+    r"lesson plans?|flashcards?)\b"
+)
+# Another skill no family trains: "a model to explain the rules of werewolves", "classify shopping receipts"
+_OTHER_SKILL = re.compile(
+    r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
+    r"categori[sz](?:e|ing)|label(?:ing|ling)?)\b|\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing)\b"
+)
+# Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
+_SOFTWARE = re.compile(
+    r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
+    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,2}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
+    r"program|plugin|extension|spreadsheet|calculator app)\b"
 )
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(

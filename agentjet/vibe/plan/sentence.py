@@ -132,6 +132,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"same )*word\b",
         r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
         r"\bfirst word\b",
+        r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
+        r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
         r"happens|learns)\b",
@@ -212,7 +214,7 @@ _NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crac
 
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
-    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day\s+|table\s+)?{_TALK_WORD}\b|"
+    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day(?:[- ]?time)?\s+|table\s+)?{_TALK_WORD}\b|"
     r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
     rf"\b{_TALK_WORD}\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
@@ -224,7 +226,8 @@ _NO_TALK = re.compile(
 _TALK = re.compile(
     r"\b(?:with|allow|allowing|enable|enabling|plus|and|including|using|use|uses|add|adding|turn on)\s+"
     r"(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
-    r"\b(?:players|they|everyone|wolves|villagers)\s+(?:can\s+|may\s+|get to\s+)?(?:talk|discuss|chat|debate|speak)\b|"
+    r"\b(?:players|they|everyone|wolves|werewolves|villagers|the village|roles)\s+(?:can\s+|may\s+|get to\s+)?"
+    r"(?:talk|discuss|chat|debate|speak)\b|"
     r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|\bnot (?:in )?silent\b|"
     r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
 )
@@ -312,7 +315,7 @@ def read_sentence(sentence: str) -> Reading:
         text=text,
         families=families,
         size=size_said(text),
-        model_name=model_name_said(text),
+        model_name=model_name_said(_SAID.sub(" ", text)),  # "say the word llama" names no model
         small=asks_for_small(text),
         steps=_steps(text),
         steps_note=_steps_note(text),

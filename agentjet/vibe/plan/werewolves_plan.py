@@ -240,6 +240,9 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     unknown = ", ".join(f"'{word}'" for word in reading.roles.unknown)
     if unknown:
         assumptions.append(f"{unknown}: no such role here ({_DEALT}), so none is played or trained")
+    if not chosen and not reading.roles.mentions and reading.roles.separate and reading.roles.grouping == "role":
+        chosen = {_WOLVES: {"werewolf"}, _VILLAGE: set(VILLAGE_ROLES)}
+        assumptions.append("a model for each role and no role named: every role trains, each on its own model")
     if not chosen:
         chosen = {_WOLVES: {"werewolf"}}
         named = "no other side or role named" if unknown else "no side or role named"
@@ -247,6 +250,9 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     grouped = _grouped(reading.roles, read_groups(reading.text, reading.roles.mentions), assumptions)
     policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
+    # groups that split the village ("the villagers and the hunter share one") say "villagers" meant the plain ones
+    if grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies):
+        assumptions[:] = [a for a in assumptions if a != _ALIAS_NOTES["villagers"]]
     if "mafia" in reading.text:
         assumptions.append(
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
@@ -319,7 +325,9 @@ _PUT = (
 _PLACED = re.compile(
     rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
     rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
-    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))"
+    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))|"
+    rf"(?<=[a-z] )(?:another|a second)(?:\s+(?:one|1|{MODEL_WORDS}))?(?=\s*(?:$|[,.;!?]))|"  # "the villagers another"
+    r"\b(?:alone|by (?:itself|himself|herself|themselves)|on (?:its|his|her|their) own)(?=\s*(?:$|[,.;!?]))"
 )
 # "one model for the wolves and one for the village": the phrase comes before its group
 _FOR = re.compile(
@@ -329,7 +337,7 @@ _FOR = re.compile(
 _LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
 _EACH = re.compile(r"\beach\b")
-_APART = re.compile(r"\b(?:separate|different|their own)\b")  # "the seer and the witch get separate models"
+_APART = re.compile(r"\b(?:separate|different|their own|by themselves)\b")  # "the seer and the witch get separate ones"
 _CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
 
 
