@@ -964,6 +964,8 @@ TWENTY_SIXTH_HELD_OUT = [
     Row("smoke test the training loop", "word", steps=QUICK_STEPS),
     Row("does training even work? quick test", "word", steps=QUICK_STEPS),
     Row("say the word llama", "word"),
+    Row("the seer is the only scripted player in werewolves, train the rest", "werewolves",
+        roles=["werewolf", "villager", "witch", "hunter"], policies=[["werewolf"], ["villager", "witch", "hunter"]]),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

@@ -96,7 +96,7 @@ _ROLE_AFTER = re.compile(
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
     r"^\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets)\s+)?"
-    r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+|a\s+)?"
+    r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
     r"(?:scripted|heuristic|rule-based|bots?|fixed|scripts?|rules)\b"
 )
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
@@ -155,6 +155,7 @@ _BOTH_SIDES = re.compile(
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
     r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
     r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
+    r"\btrain\s+(?:all\s+)?(?:the\s+)?(?:rest|others)\b(?!\s+of\s+(?:the\s+)?(?:village|town|team|side|pack))|"
     r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
 )
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)

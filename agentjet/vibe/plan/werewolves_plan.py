@@ -77,7 +77,7 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
         for mention in roles.opponents:
             chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
     opposed = list(dict.fromkeys(_side(m.roles) for m in roles.opponents))
-    if not chosen and len(opposed) == 1:
+    if not chosen and len(opposed) == 1 and not roles.both_sides:  # "both sides" fills every side below
         other = _VILLAGE if opposed[0] == _WOLVES else _WOLVES
         words = ", ".join(dict.fromkeys(f"'{m.word}'" for m in roles.opponents))
         assumptions.append(
