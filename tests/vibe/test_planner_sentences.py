@@ -967,12 +967,31 @@ TWENTY_SIXTH_HELD_OUT = [
     Row("the seer is the only scripted player in werewolves, train the rest", "werewolves",
         roles=["werewolf", "villager", "witch", "hunter"], policies=[["werewolf"], ["villager", "witch", "hunter"]]),
 ]
+# a twenty-seventh set (2026-12-05, a twelfth reviewer writing as first-time users after the README, 188 written
+# before any output was seen): 178 of 188 (148 of 153 plain): both sides named in other words, "as one team", a
+# game name listed with a role, two model sizes, "overnight", "toolls", "every role with its own model"
+TWENTY_SEVENTH_HELD_OUT = [
+    Row("train a 7B to play werewolves with separate models for werewolves and villagers", "werewolves", roles=BOTH,
+        policies=SIDES, model="7B"),  # fmt: skip
+    Row("the wolves should be one model and the village another", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train the werewolves with a 3B and the villagers with a 7B", "werewolves", roles=BOTH, policies=SIDES,
+        model="3B"),  # fmt: skip
+    Row("train the villagers against trained wolves", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train the witch and hunter as one team and the seer alone", "werewolves", roles=["seer", "witch", "hunter"],
+        policies=[["seer"], ["witch", "hunter"]]),  # fmt: skip
+    Row("quick sanity check of training", "word", steps=QUICK_STEPS),
+    Row("train a 7b to use toolls", "tool_use", model="7B"),
+    Row("train every role with its own model", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train a 7B to play werewolves overnight", "werewolves", roles=WOLVES, minutes=480, model="7B"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
+    TWENTY_SEVENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2004,3 +2023,12 @@ def test_a_word_to_say_is_no_model_and_villagers_split_by_groups_are_no_side() -
     grouped = _plan("villagers and hunter on one model, seer and witch on another, wolves scripted")
     assert [p.roles for p in grouped.policies] == [["villager", "hunter"], ["seer", "witch"]]
     assert "read as the village side" not in _text(grouped)
+
+
+def test_a_second_size_overnight_and_a_scripted_role_are_said() -> None:
+    assert "7B ignored: every policy of a run trains one model (the 3B" in _text(
+        _plan("train the werewolves with a 3B and the villagers with a 7B")
+    )
+    assert "'overnight' read as a time limit of 8 hours" in _text(_plan("train a 7B to play werewolves overnight"))
+    scripted = _text(_plan("train werewolves but keep the witch scripted"))
+    assert "'witch' called scripted" in scripted and "opponents" not in scripted

@@ -2,7 +2,8 @@
 model it trains.
 
 difficulty.py    A sentence's numeric difficulty cues -> a family's difficulty level, with the words that say how.
-families.py      What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+families.py      What the planner knows about each built-in task family: a summary, levels, the spec's prose, and
+                 the words for werewolves' roles.
 family_notes.py  What a family only approximates of a sentence, said as assumptions ("adding fractions").
 numbers.py       Numbers in a task sentence: number words as digits, and the numeric difficulty cues it states.
 planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe run.

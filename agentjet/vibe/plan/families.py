@@ -1,4 +1,5 @@
-"""What the planner knows about each built-in task family: a summary, levels, and the spec's prose.
+"""What the planner knows about each built-in task family: a summary, levels, the spec's prose, and the words
+for werewolves' roles (`ROLE_ALIASES`).
 
 Kept beside the planner, not in the families themselves: it is how vibe *describes* a family
 to a user and to an LLM (docs/tasks.md is the source; tests check the levels still agree).
@@ -10,10 +11,33 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CATALOG", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list"]
+__all__ = ["CATALOG", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list"]
 
 WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
 VILLAGE_ROLES: tuple[str, ...] = ("villager", "seer", "witch", "hunter")
+_SIDE = VILLAGE_ROLES
+_WOLVES = ("werewolf",)
+# Role words -> the roles they mean (a plural of the village, or the village itself, means the whole side).
+ROLE_ALIASES: dict[str, tuple[str, ...]] = {
+    "seer": ("seer",), "seers": ("seer",), "detective": ("seer",), "detectives": ("seer",), "cop": ("seer",),
+    "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",), "sheriff": ("seer",),
+    "investigator": ("seer",),
+    "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
+    "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",),
+    "hunter": ("hunter",), "hunters": ("hunter",),
+    "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
+    "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
+    "special roles": ("seer", "witch", "hunter"), "power roles": ("seer", "witch", "hunter"),
+    "good roles": _SIDE, "village roles": _SIDE, "villager roles": _SIDE,
+    "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
+    "townsperson": _SIDE, "townsman": _SIDE,
+    "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good guy": _SIDE, "good side": _SIDE,
+    "good team": _SIDE,
+    "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
+    "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
+    "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
+    "bad guys": _WOLVES, "bad guy": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
-from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda
+from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda, sizes_said
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
@@ -85,6 +85,9 @@ def plan(
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
     said, notes = _said_settings(reading, dict(draft.train), flags=train or {})
+    if len(sizes := sizes_said(reading.text)) > 1:  # "the wolves with a 3B and the villagers with a 7B"
+        notes.append(f"{', '.join(sizes[1:])} ignored: every policy of a run trains one model (the {sizes[0]} asked "
+                     "first)")
     family = CATALOG.get(draft.family)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
         notes.append(family.on_embedded)
@@ -251,6 +254,7 @@ _IMAGES = re.compile(
     r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render)\s+(?:an?\s+|some\s+|the\s+)?"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?)\b"
 )
+_OVERNIGHT = re.compile(r"\bovernight\b")
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
     r"plateaus?|converges?|is|are)\b[^,;.]*"
@@ -345,6 +349,8 @@ def _budget(
         steps = default
         limit = f", or fewer if {minutes:g} minutes run out first (a limit, not a length)" if minutes else ""
         assumptions.append(f"no step count given: {default} training steps (the family's default){limit}")
+    if minutes is not None and minutes == reading.minutes and _OVERNIGHT.search(reading.text):
+        assumptions.append(f"'overnight' read as a time limit of {minutes / 60:g} hours")
     if until := _UNTIL.search(reading.text):
         limit = f" or {minutes:g} minutes" if minutes is not None else ""
         assumptions.append(f"'{until.group(0)}' is not a stop rule vibe has: the run trains {steps} steps{limit}, and "

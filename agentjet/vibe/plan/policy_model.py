@@ -20,7 +20,7 @@ from agentjet.core import check_model
 
 __all__ = [
     "EMBEDDED", "ModelChoice", "asks_for_small", "choose_model", "default_roots", "has_cuda", "model_name_said",
-    "size_in_billions", "size_said",
+    "size_in_billions", "size_said", "sizes_said",
 ]  # fmt: skip
 
 EMBEDDED = "smollm2-135m"
@@ -181,10 +181,17 @@ def _name_as_written(word: str) -> str:
 
 def size_said(text: str) -> str | None:
     """The parameter count a sentence names, as "7B", "0.5B" or "135M" (None when it names none)."""
+    sizes = sizes_said(text)
+    return sizes[0] if sizes else None
+
+
+def sizes_said(text: str) -> list[str]:
+    """Every distinct parameter count a sentence names, in order ("a 3B for the wolves, a 7B for the village")."""
+    sizes: list[str] = []
     for match in _SIZE.finditer(text):
         value, unit = float(match.group(1)), match.group(2)[0]
         if unit == "b" and 0.01 <= value <= 2000:
-            return f"{value:g}B"
-        if unit == "m" and 10 <= value < 1000:
-            return f"{value:g}M"
-    return None
+            sizes.append(f"{value:g}B")
+        elif unit == "m" and 10 <= value < 1000:
+            sizes.append(f"{value:g}M")
+    return list(dict.fromkeys(sizes))

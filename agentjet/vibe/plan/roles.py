@@ -14,33 +14,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agentjet.vibe.plan.families import VILLAGE_ROLES
+from agentjet.vibe.plan.families import ROLE_ALIASES, VILLAGE_ROLES
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
-# Role words -> the roles they mean (a plural of the village, or the village itself, means the whole side).
-ROLE_ALIASES: dict[str, tuple[str, ...]] = {
-    "seer": ("seer",), "seers": ("seer",), "detective": ("seer",), "detectives": ("seer",), "cop": ("seer",),
-    "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",), "sheriff": ("seer",),
-    "investigator": ("seer",),
-    "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
-    "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",),
-    "hunter": ("hunter",), "hunters": ("hunter",),
-    "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
-    "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
-    "special roles": ("seer", "witch", "hunter"), "power roles": ("seer", "witch", "hunter"),
-    "good roles": _SIDE, "village roles": _SIDE, "villager roles": _SIDE,
-    "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
-    "townsperson": _SIDE, "townsman": _SIDE,
-    "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good guy": _SIDE, "good side": _SIDE,
-    "good team": _SIDE,
-    "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
-    "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
-    "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
-    "bad guys": _WOLVES, "bad guy": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
-}  # fmt: skip
+
 # Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
 _OTHER_ROLES = re.compile(
     r"\b(?:cupid|little girl|village idiot|idiot|elder|jester|masons?|wild child|bear tamer|tanner|minion|"
@@ -162,7 +142,8 @@ _BOTH_SIDES = re.compile(
 _BOTH_NAMED = re.compile(
     r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
     r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b|"
-    r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b"
+    r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b|"
+    r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
 )
 MODEL_WORDS = _MODEL = (
     r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
@@ -177,9 +158,9 @@ _SEPARATE = re.compile(
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b|"
+    r"\b(?:separately|independently)\b|\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
-    rf"\b(?:gets?|has|have|with|on)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
+    rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
     rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
 )
 _SHARED = re.compile(
@@ -356,13 +337,20 @@ def _is_role_use(before: str, after: str) -> bool:
     """A game-name word (werewolf, mafia) names a role when a determiner or a role list leads to it ("the
     werewolves", "as a werewolf", "the seer and werewolves"), or it is a subject ("werewolves should win"); not after
     a preposition of the game ("the seer in werewolves should vote better", "good at mafia")."""
-    if _NOT_A_ROLE_AFTER.match(after) or _GAME_BEFORE.search(before):
-        return False
+    if _NOT_A_ROLE_AFTER.match(after) or (_GAME_BEFORE.search(before) and not _listed_with_a_role(after)):
+        return False  # "for werewolves and villagers" lists roles; "good at werewolves" names the game
     if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
         return False  # "a werewolf player as the seer": one who plays the game
     if re.fullmatch(r"\s*[.!?]?\s*", after) and before.rstrip().endswith((",", ";", ":")):
         return False  # "train the seer, werewolves": the game named at the end
-    return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after))
+    return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after)) or _listed_with_a_role(after)
+
+
+def _listed_with_a_role(after: str) -> bool:
+    """Followed by "and the villagers" (a role that is no game name): the word is one of a list of roles."""
+    glue = re.match(r"^\s+(?:and|or|&|\+)\s+(?:the\s+)?", after)  # not a comma: "werewolves, the seer" names the game
+    role = _ROLE.match(after, glue.end()) if glue else None
+    return role is not None and role.group(0) not in _GAME_NAMES
 
 
 def _is_scripted(before: str, after: str) -> bool:

@@ -69,6 +69,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bsocial[- ]deduction\b",
         r"\bhidden[- ]role\b",
         r"\b(?:seers?|villagers?|townsfolk)\b",
+        r"\b(?:every|each|all(?:\s+the)?)\s+roles?\b.*\b(?:models?|polic(?:y|ies))\b|"
         r"\bvillage\s+(?:side|team|roles?|players?)\b|\b(?:all|both)\s+(?:the\s+)?(?:teams|sides)\b",
         r"\btrain(?:s|ing)?\s+(?:all\s+(?:of\s+)?)?the\s+village\b|\ball\s+(?:9|nine)\s+players\b",
         r"\b(?:witch|hunter|doctor|detective|village|town)\b.*"
@@ -76,7 +77,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "tool_use": (
         r"\btools?\b",
-        r"\btool[-_ ]?(?:use|using|calling|calls?)\b",
+        r"\btool[-_ ]?(?:use|using|calling|calls?)\b|\bto{1,4}l{1,3}s\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
         r"\blook(?:s|ing|ed)? (?:\w+ )?up\b",
@@ -134,6 +135,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bfirst word\b",
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
+        r"\bsanity[- ]check\s+(?:of|on|for)\s+(?:the\s+)?(?:training|pipeline|rl|setup)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
         r"happens|learns)\b",

@@ -157,6 +157,8 @@ def read_minutes(text: str) -> float | None:
         return value / 60.0 if unit.startswith("s") else value
     if re.search(r"\b(?:an|1) hour\b", text):
         return 60.0
+    if re.search(r"\bovernight\b", text):  # a night's run: 8 hours (the planner says how it read it)
+        return 8 * 60.0
     if match := _DAYS.search(text):
         count, unit = next((g, u) for g, u in zip(match.groups()[::2], match.groups()[1::2], strict=True) if u)
         return (1.0 if count in ("a", "an") else float(count)) * _MINUTES_IN[unit.rstrip("s")]

@@ -66,7 +66,7 @@ def _describe(side: str) -> str:
     return "the three werewolves" if side == _WOLVES else "the village side (villager, seer, witch, hunter)"
 
 
-def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
+def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, set[str]]:
     """Trained roles by side, sides in the order named; opponents only, then the other side; both sides asked."""
     chosen: dict[str, set[str]] = {}
     for mention in roles.trained:
@@ -80,9 +80,10 @@ def _chosen(roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     if not chosen and len(opposed) == 1 and not roles.both_sides:  # "both sides" fills every side below
         other = _VILLAGE if opposed[0] == _WOLVES else _WOLVES
         words = ", ".join(dict.fromkeys(f"'{m.word}'" for m in roles.opponents))
-        assumptions.append(
-            f"{words} named as the opponents and no role to train: the policy plays the other side, {_describe(other)}"
-        )
+        against = re.search(r"\b(?:against|vs|versus|beat|defeat)\b", text)  # "against scripted villagers"
+        scripted = all(m.scripted for m in roles.opponents) and not against
+        how = "called scripted" if scripted else "named as the opponents"
+        assumptions.append(f"{words} {how} and no role to train: the policy plays the other side, {_describe(other)}")
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
     # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
@@ -236,7 +237,7 @@ RECIPE_PARAMS: dict[str, Any] = {
 
 def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     """Params, trained roles, policies and name for a werewolves sentence; guesses go to `assumptions`."""
-    chosen = _chosen(reading.roles, assumptions)
+    chosen = _chosen(reading.roles, assumptions, reading.text)
     unknown = ", ".join(f"'{word}'" for word in reading.roles.unknown)
     if unknown:
         assumptions.append(f"{unknown}: no such role here ({_DEALT}), so none is played or trained")
@@ -327,6 +328,7 @@ _PLACED = re.compile(
     rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
     rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))|"
     rf"(?<=[a-z] )(?:another|a second)(?:\s+(?:one|1|{MODEL_WORDS}))?(?=\s*(?:$|[,.;!?]))|"  # "the villagers another"
+    r"\bas\s+(?:one|a|1)\s+(?:team|group|unit)\b|"
     r"\b(?:alone|by (?:itself|himself|herself|themselves)|on (?:its|his|her|their) own)(?=\s*(?:$|[,.;!?]))"
 )
 # "one model for the wolves and one for the village": the phrase comes before its group
