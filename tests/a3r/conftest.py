@@ -31,13 +31,26 @@ def _shared_tiny_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serv
     options = {"heartbeat_s": 0.2, "auto_restart": False, "progress": lambda _: None}
     with ServerPool.from_spec("local:2", runtime, model="tiny", config=TINY_TRAIN, **options) as pool:
         yield pool
-    pids = [m.pid for m in pool.members if m.pid is not None]
-    assert len(pids) == 2 and not any(_alive(pid) for pid in pids), "closing the pool left a server running"
+        servers = {m.pid: _created(m.pid) for m in pool.members if m.pid is not None}
+    assert len(servers) == 2, "a member had no server process"
+    assert not any(_alive(pid, created) for pid, created in servers.items()), "closing the pool left a server running"
 
 
-def _alive(pid: int) -> bool:
+def _created(pid: int) -> float | None:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return float(psutil.Process(pid).create_time())
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _alive(pid: int, created: float | None) -> bool:
+    """The same process still runs: not a zombie, and not a new process the kernel gave the pid since (pids wrap at
+    32768 on a long-lived machine, and a full test run starts thousands of processes)."""
+    if created is None:
+        return False
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
 

@@ -265,7 +265,7 @@ THIRD_HELD_OUT = [
     Row("make a 14B great at one night ultimate werewolf", "werewolves", roles=WOLVES, model="14B"),
     Row("the hunter should shoot the right person more often", "werewolves", {"discussion": True}, roles=["hunter"]),
     Row("teach it to play werewolves as the good side using a 360M model", "werewolves", roles=VILLAGE, model="360M"),
-    Row("improve llama 3 8b at werewolves as a villager", "werewolves", roles=["villager"], model="llama 8B"),
+    Row("improve llama 3 8b at werewolves as a villager", "werewolves", roles=["villager"], model="llama 3 8B"),
     Row("make the werewolves harder to detect, with separate models for each wolf", "werewolves", roles=WOLVES),
     Row(
         "werewolves seer vs wolves, separate models",
@@ -985,13 +985,28 @@ TWENTY_SEVENTH_HELD_OUT = [
         policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
     Row("train a 7B to play werewolves overnight", "werewolves", roles=WOLVES, minutes=480, model="7B"),
 ]
+# a twenty-eighth set (2026-12-05, a thirteenth reviewer weighted to the families other than werewolves, 180
+# written before any output was seen): 160 of 180 (109 of 113 plain): more smoke tests, days as a bare clause,
+# "keep N for testing", a list that starts with "villagers", "all roles separate", "rounds capped at", versions
+TWENTY_EIGHTH_HELD_OUT = [
+    Row("sanity check run", "word", steps=QUICK_STEPS),
+    Row("fast pipeline test with Qwen3-0.6B, 10 steps, lr 1e-4", "word", steps=10, model="qwen3 0.6B"),
+    Row("countdown with 5 numbers, targets up to 500, batch of 16 rollouts per puzzle, 2 days", "countdown",
+        {"difficulty": 3}, minutes=2880),  # fmt: skip
+    Row("werewolves with the villagers, seer, witch and hunter sharing one policy", "werewolves", roles=VILLAGE),
+    Row("werewolves, all roles separate, 10 steps", "werewolves", roles=BOTH, steps=10,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves, one model per side, rounds capped at 8", "werewolves", {"max_rounds": 8}, roles=BOTH,
+        policies=SIDES),  # fmt: skip
+    Row("improve Llama 3.1 8B at countdown", "countdown", model="llama 3.1 8B"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
-    TWENTY_SEVENTH_HELD_OUT,
+    TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2032,3 +2047,9 @@ def test_a_second_size_overnight_and_a_scripted_role_are_said() -> None:
     assert "'overnight' read as a time limit of 8 hours" in _text(_plan("train a 7B to play werewolves overnight"))
     scripted = _text(_plan("train werewolves but keep the witch scripted"))
     assert "'witch' called scripted" in scripted and "opponents" not in scripted
+
+
+def test_keep_n_for_testing_and_what_the_shop_cannot_do_are_read() -> None:
+    assert _plan("arithmetic, keep 200 for testing").dataset.eval_items == 200
+    assert "'discounts' cannot be asked for" in _text(_plan("tool use, 8 items with quantities and discounts"))
+    assert "'decimal prices' cannot be asked for" in _text(_plan("a shopping agent with decimal prices"))

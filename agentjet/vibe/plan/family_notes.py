@@ -52,6 +52,9 @@ _NOT_A_NAMED_WORD = frozenset(
 )
 _SAYS_A_PHRASE = re.compile(SAYS_A_PHRASE)
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
+_NOT_IN_THE_SHOP = re.compile(
+    r"\b(?:decimal|fractional)\s+(?:prices?|quantities)\b|\bcents?\b|\bdiscounts?\b|\bcoupons?\b"
+)
 _NOT_THE_SHOP = re.compile(  # prices that are no shopping list
     r"\b(?:stock|stocks|share|flight|flights|hotel|hotels|crypto|bitcoin|gas|fuel|house|housing|rent|market)\s+prices?\b"
 )
@@ -126,6 +129,11 @@ def family_notes(family: str, text: str) -> list[str]:
             f"'{phrase}' is {len(phrase.split())} words: the word family asks for one word in each prompt (8 train "
             f"words, 16 other held-out words), so the model learns to say the single word it is asked for, not "
             f"'{phrase}'"
+        )
+    if family == "tool_use" and (kind := _NOT_IN_THE_SHOP.search(text)):
+        notes.append(
+            f"'{kind.group(0)}' cannot be asked for: the shop's prices and quantities are whole numbers and its lists "
+            "have no discounts; the level sets how many items, how many of each and how high the prices go"
         )
     if family in ("arithmetic", "countdown") and (kind := _NOT_INTEGERS.search(text)):
         notes.append(

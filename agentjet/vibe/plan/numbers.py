@@ -66,7 +66,9 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|source|small|big|random)\s+)?{_COUNT_NOUNS}\b"
     )),
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:[\w-]+\s+)?(?:training|rl|grpo|updates?))")),
-    ("rounds", re.compile(r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?)?\s*(\d+)\b")),
+    ("rounds", re.compile(
+        r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?|(?:capped|limited)\s+(?:at|to))?\s*(\d+)\b"
+    )),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
         r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game)\b|"
         r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|cap(?:ped)? of|limited to|"

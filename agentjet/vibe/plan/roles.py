@@ -158,7 +158,7 @@ _SEPARATE = re.compile(
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b|\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"
+    r"\b(?:separately|independently)\b|\ball\s+(?:the\s+)?roles\s+(?:separate|apart)\b|\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
     rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
@@ -180,7 +180,8 @@ _ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"
 )
 _PER_ROLE = re.compile(
-    r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|" + _EVERYONE_OWN
+    r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
+    r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b|" + _EVERYONE_OWN
 )
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
@@ -306,7 +307,7 @@ def _named_members(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
     kept = list(mentions)
     for group, member in zip(mentions, mentions[1:], strict=False):
         gap = text[group.start + len(group.word) : member.start] if group.start >= 0 <= member.start else "?"
-        within = len(group.roles) > 1 and len(member.roles) == 1 and set(member.roles) <= set(group.roles)
+        within = group.word.endswith("roles") and len(member.roles) == 1 and set(member.roles) <= set(group.roles)
         if within and group.trained == member.trained and _BETWEEN_GROUP_AND_MEMBERS.fullmatch(gap):
             kept.remove(group)
     return kept

@@ -135,7 +135,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bfirst word\b",
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
-        r"\bsanity[- ]check\s+(?:of|on|for)\s+(?:the\s+)?(?:training|pipeline|rl|setup)\b",
+        r"\bsanity[- ]check(?:s|ing)?\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+of\s+"
+        r"(?:the\s+)?(?:pipeline|trainer|training|setup)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
         r"happens|learns)\b",

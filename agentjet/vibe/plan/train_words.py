@@ -88,7 +88,10 @@ _EVAL_COUNT = re.compile(
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"
-    rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
+    rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)"
+    rf"(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
+    rf"\bkeep(?:ing)?\s+{_ABOUT}(\d+)\s+(?:{_THINGS}\s+)?(?:for|as)\s+(?:the\s+)?"
+    r"(?:eval(?:uation)?|test(?:ing)?|held[- ]out|validation)\b|"
     rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}"
 )
 
@@ -132,7 +135,8 @@ _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of
     rf"(?<!survive )(?<!alive )(?<!last )(?<!lasts )\b(?:for|over|spend|spending|budget of|run of|up to|at most)\s+"
     rf"(?:about\s+|around\s+|roughly\s+)?{_SPAN}\b|"
     r"\b(\d+(?:\.\d+)?)[\s-]+(day|week)\s+(?:run|budget|training|job|limit)\b|"
-    rf"\b{_SPAN}\s+of\s+(?:training|compute|gpu|cpu|time|rl)\b"
+    rf"\b{_SPAN}\s+of\s+(?:training|compute|gpu|cpu|time|rl)\b|"
+    rf"\bbudget\s*(?:of\s+|:\s*|=\s*)?{_SPAN}\b|(?:^|[,;]\s*){_SPAN}(?=\s*(?:$|[,.;!?]))"  # "countdown, 2 days"
 )
 _QUARTERS = re.compile(r"\b(\d+|an?)\s+quarters?\s+of\s+an\s+hour\b|\b(\d+|an)\s+hours?\s+and\s+a\s+quarter\b")
 _MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
