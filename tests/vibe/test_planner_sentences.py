@@ -2053,3 +2053,13 @@ def test_keep_n_for_testing_and_what_the_shop_cannot_do_are_read() -> None:
     assert _plan("arithmetic, keep 200 for testing").dataset.eval_items == 200
     assert "'discounts' cannot be asked for" in _text(_plan("tool use, 8 items with quantities and discounts"))
     assert "'decimal prices' cannot be asked for" in _text(_plan("a shopping agent with decimal prices"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "ignored"),
+    [("werewolves with 1 wolf", "'1 wolf'"), ("werewolves with 2 wolves", "'2 wolves'"),
+     ("werewolves with 2 hunters", "'2 hunters'"), ("werewolves with 2 witches", "'2 witches'")],
+)  # fmt: skip
+def test_a_lineup_other_than_the_deal_is_said_as_ignored(sentence: str, ignored: str) -> None:
+    assert f"{ignored} is ignored: the built-in game deals 3 werewolves" in _text(_plan(sentence))
+    assert "is ignored: the built-in game deals" not in _text(_plan("werewolves with 3 wolves and a seer"))

@@ -45,8 +45,11 @@ _ALIAS_NOTES = {
     "protector": "'protector' read as the witch (the role that can save the night's victim)",
     "godfather": "'godfather' read as the werewolves (the mafia's side)",
 }
-_DEALS = {"werewolf": 3, "wolves": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
-_LINEUP = re.compile(r"\b(\d+)\s+(werewol(?:f|ves)|wolf|wolves|villagers?|seers?|witch(?:es)?|hunters?)\b")
+_DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
+_LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
+    r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
+    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b"
+)
 _DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
 
@@ -218,8 +221,7 @@ def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
         elif cue.kind == "players" and cue.value != _PLAYERS:
             assumptions.append(f"'{cue.words}' is ignored: the game always seats {_PLAYERS} players")
     for lineup in _LINEUP.finditer(reading.text):  # "with 2 werewolves and 6 villagers": another deal
-        role = next(r for r in _DEALS if lineup.group(2).startswith(r[:4]))
-        if int(lineup.group(1)) != _DEALS[role]:
+        if lineup.lastgroup and int(lineup.group(1)) != _DEALS[lineup.lastgroup]:
             assumptions.append(f"'{lineup.group(0)}' is ignored: {_DEALT}")
     return params
 
