@@ -35,7 +35,7 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, TEMPERATURE
+from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, OVERNIGHT, TEMPERATURE
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -254,7 +254,6 @@ _IMAGES = re.compile(
     r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render)\s+(?:an?\s+|some\s+|the\s+)?"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?)\b"
 )
-_OVERNIGHT = re.compile(r"\bovernight\b")
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
     r"plateaus?|converges?|is|are)\b[^,;.]*"
@@ -349,7 +348,7 @@ def _budget(
         steps = default
         limit = f", or fewer if {minutes:g} minutes run out first (a limit, not a length)" if minutes else ""
         assumptions.append(f"no step count given: {default} training steps (the family's default){limit}")
-    if minutes is not None and minutes == reading.minutes and _OVERNIGHT.search(reading.text):
+    if minutes is not None and minutes == reading.minutes and OVERNIGHT.search(reading.text):
         assumptions.append(f"'overnight' read as a time limit of {minutes / 60:g} hours")
     if until := _UNTIL.search(reading.text):
         limit = f" or {minutes:g} minutes" if minutes is not None else ""

@@ -126,6 +126,7 @@ _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|perce
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
 # "everyone gets their own model": every role trains, one model each
 _EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
+_ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"  # separate models, one a role
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|"  # not "a model for each"
@@ -158,7 +159,8 @@ _SEPARATE = re.compile(
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b|\ball\s+(?:the\s+)?roles\s+(?:separate|apart)\b|\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"
+    r"\b(?:separately|independently)\b|" + _ALL_ROLES_APART + "|"
+    r"\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... with a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
     rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
@@ -181,7 +183,7 @@ _ONE_MORE_FOR = re.compile(
 )
 _PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
-    r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b|" + _EVERYONE_OWN
+    + _ALL_ROLES_APART + "|" + _EVERYONE_OWN
 )
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]

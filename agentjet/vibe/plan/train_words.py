@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "BATCH_SIZE", "EPISODES_PER_STEP", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked", "read_eval_count",
-    "read_minutes", "read_train_settings",
+    "BATCH_SIZE", "EPISODES_PER_STEP", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
+    "read_eval_count", "read_minutes", "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
@@ -38,7 +38,7 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("grpo.kl_coef", re.compile(  # "kl 0.01", "a kl penalty of 0.05", "kl_coef=0.1"
         rf"\b(?:grpo\.)?kl(?:[ _-]?(?:coef(?:ficient)?|penalty|weight|beta|term))?{_IS}{_NUMBER}"
     )),
-    (TEMPERATURE, re.compile(rf"\b(?:sampling\s+)?temp(?:erature)?{_IS}{_NUMBER}")),
+    (TEMPERATURE, re.compile(rf"\b(?:sampling\s+)?temp(?:erature)?{_IS}-?{_NUMBER}")),
     ("collect.tasks", re.compile(  # task groups an update: "2 deals per step", "4 problems an update"
         r"\b(\d+)\s+(?:[\w-]+\s+)?(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
@@ -139,6 +139,7 @@ _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of
     rf"\bbudget\s*(?:of\s+|:\s*|=\s*)?{_SPAN}\b|(?:^|[,;]\s*){_SPAN}(?=\s*(?:$|[,.;!?]))"  # "countdown, 2 days"
 )
 _QUARTERS = re.compile(r"\b(\d+|an?)\s+quarters?\s+of\s+an\s+hour\b|\b(\d+|an)\s+hours?\s+and\s+a\s+quarter\b")
+OVERNIGHT = re.compile(r"\bovernight\b")
 _MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
 
 
@@ -161,7 +162,7 @@ def read_minutes(text: str) -> float | None:
         return value / 60.0 if unit.startswith("s") else value
     if re.search(r"\b(?:an|1) hour\b", text):
         return 60.0
-    if re.search(r"\bovernight\b", text):  # a night's run: 8 hours (the planner says how it read it)
+    if OVERNIGHT.search(text):  # a night's run: 8 hours (the planner says how it read it)
         return 8 * 60.0
     if match := _DAYS.search(text):
         count, unit = next((g, u) for g, u in zip(match.groups()[::2], match.groups()[1::2], strict=True) if u)

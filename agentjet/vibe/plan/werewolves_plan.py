@@ -24,27 +24,19 @@ __all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params", "read_gr
 
 _WOLVES, _VILLAGE = "wolves", "village"
 _PLAYERS = 9
-_ALIAS_NOTES = {
-    "detective": "'detective' read as the seer (the role that learns a player's side each night)",
-    "cop": "'cop' read as the seer (the role that learns a player's side each night)",
-    "prophet": "'prophet' read as the seer (the role that learns a player's side each night)",
-    "oracle": "'oracle' read as the seer (the role that learns a player's side each night)",
-    "doctor": "'doctor' read as the witch (the role that can save the night's victim)",
-    "healer": "'healer' read as the witch (the role that can save the night's victim)",
-    "medic": "'medic' read as the witch (the role that can save the night's victim)",
-    "villagers": "'villagers' read as the village side (villager, seer, witch, hunter); say 'the plain villagers' for "
-    "the three villagers alone",
-    "town": "'town' read as the village side",
-    "townsfolk": "'townsfolk' read as the village side",
-    "townspeople": "'townspeople' read as the village side",
-    "mafia": "'mafia' read as the werewolves",
-    "sheriff": "'sheriff' read as the seer (the role that learns a player's side each night)",
-    "investigator": "'investigator' read as the seer (the role that learns a player's side each night)",
-    "bodyguard": "'bodyguard' read as the witch (the role that can save the night's victim)",
-    "guardian angel": "'guardian angel' read as the witch (the role that can save the night's victim)",
-    "protector": "'protector' read as the witch (the role that can save the night's victim)",
-    "godfather": "'godfather' read as the werewolves (the mafia's side)",
-}
+_SEER = "the seer (the role that learns a player's side each night)"
+_WITCH = "the witch (the role that can save the night's victim)"
+_READ_AS = {  # a role word of another variant -> the role or side it is read as
+    **dict.fromkeys(("detective", "cop", "prophet", "oracle", "sheriff", "investigator"), _SEER),
+    **dict.fromkeys(("doctor", "healer", "medic", "bodyguard", "guardian angel", "protector"), _WITCH),
+    **dict.fromkeys(("town", "townsfolk", "townspeople"), "the village side"),
+    "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
+}  # fmt: skip
+_ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
+_VILLAGERS = (  # said once the policies are known: groups that split the village meant the plain villagers
+    "'villagers' read as the village side (villager, seer, witch, hunter); say 'the plain villagers' for the three "
+    "villagers alone"
+)
 _DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
 _LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
     r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
@@ -253,9 +245,9 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     grouped = _grouped(reading.roles, read_groups(reading.text, reading.roles.mentions), assumptions)
     policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
-    # groups that split the village ("the villagers and the hunter share one") say "villagers" meant the plain ones
-    if grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies):
-        assumptions[:] = [a for a in assumptions if a != _ALIAS_NOTES["villagers"]]
+    split_village = grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies)  # "the villagers and
+    if any(m.word == "villagers" for m in reading.roles.trained) and not split_village:  # the hunter share one"
+        assumptions.append(_VILLAGERS)
     if "mafia" in reading.text:
         assumptions.append(
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"
