@@ -36,7 +36,7 @@ LossName = Literal["ppo_clip"]  # the keys of trainer.LOSSES (a test keeps them 
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # "kl_coef: inf" is no setting
 
 
 class GrpoConfig(_Section):

@@ -52,6 +52,15 @@ def test_invalid_config_names_the_problem(tmp_path: Path, text: str, fragment: s
         load_train_config(path)
 
 
+@pytest.mark.parametrize("key, value", [("grpo.kl_coef", "inf"), ("optim.lr", "nan"), ("grpo.clip_eps", "-inf")])
+def test_a_setting_that_is_not_a_finite_number_is_refused(tmp_path: Path, key: str, value: str) -> None:
+    section, name = key.split(".")
+    path = tmp_path / "c.yaml"
+    path.write_text(f"{section}:\n  {name}: .{value}\n")  # YAML's .inf / .nan
+    with pytest.raises(ConfigError, match=name):
+        load_train_config(path)
+
+
 def test_resolve_registered_and_folder(tiny_model: Path) -> None:
     assert resolve_model("tiny") == tiny_model
     assert resolve_model(str(tiny_model)) == tiny_model
