@@ -1000,13 +1000,29 @@ TWENTY_EIGHTH_HELD_OUT = [
         policies=SIDES),  # fmt: skip
     Row("improve Llama 3.1 8B at countdown", "countdown", model="llama 3.1 8B"),
 ]
+# Round 15 (a fourteenth reviewer, 200 new sentences, 189 right before the fixes): the ones it found misread
+TWENTY_NINTH_HELD_OUT = [
+    Row("make it say thank you very much", "word"),
+    Row("get it to reply 'hello world'", "word"),
+    Row("teach the model to answer every prompt with 'banana', 2 hours", "word", minutes=120),
+    Row("help my model get better at subtracting, not too hard", "arithmetic", {"difficulty": 2}),
+    Row("arithmetic, 2 problems per step, 50 steps, held-out set of 128", "arithmetic", steps=50),
+    Row("werewolves, train the wolves, round cap 6, group size 8, lora rank 8", "werewolves", {"max_rounds": 6},
+        roles=WOLVES),  # fmt: skip
+    Row("werewolves: give the hunter a model of its own while the other villagers share a model", "werewolves",
+        roles=VILLAGE, policies=[["villager", "seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("train the whole village on one model and the wolves on another in werewolf", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("train villagers (plain ones, not the special roles) to vote out wolves", "werewolves", roles=["villager"]),
+    Row("sums of three-digit numbers", "arithmetic", {"difficulty": 5}),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
     FOURTEENTH_HELD_OUT, FIFTEENTH_HELD_OUT, SIXTEENTH_HELD_OUT, SEVENTEENTH_HELD_OUT,
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
-    TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT,
+    TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2063,3 +2079,41 @@ def test_keep_n_for_testing_and_what_the_shop_cannot_do_are_read() -> None:
 def test_a_lineup_other_than_the_deal_is_said_as_ignored(sentence: str, ignored: str) -> None:
     assert f"{ignored} is ignored: the built-in game deals 3 werewolves" in _text(_plan(sentence))
     assert "is ignored: the built-in game deals" not in _text(_plan("werewolves with 3 wolves and a seer"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("make it say thank you very much", "'thank you very much' is 4 words: the word family asks for one word"),
+        ("get it to reply 'hello world'", "'hello world' is 2 words"),
+        ("respond to every message with 'ok'", "'ok' among others, not 'ok' alone"),
+        ("arithmetic with a held-out set of 128 problems", "'held-out set of 128': 128 held-out items a round"),
+        ("countdown, a 100-puzzle test set", "'100-puzzle test set': 100 held-out items a round"),
+        ("werewolves with a round limit of 5", "'round limit of 5' -> max_rounds=5"),
+        ("help my model get better at subtracting", "'subtracting' alone cannot be asked for"),
+        ("sums of three-digit numbers", "'sums of' alone cannot be asked for"),
+        ("train villagers (plain ones, not the special roles)", "left out, as asked: villager trains"),
+        ("train on GSM8K-style problems", "'gsm8k-style' math means the generated word problems"),
+    ],
+)
+def test_round_15_phrasings_are_read_and_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+def test_a_reply_verb_alone_needs_quotes_and_plain_villagers_get_no_side_note() -> None:
+    with pytest.raises(PlanRefused):
+        _plan("answer trivia questions")
+    assert "read as the village side" not in _text(_plan("train villagers (plain ones, not the special roles)"))
+    assert "read as the village side" in _text(_plan("train the villagers to vote out wolves"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("draw a diagram of a tool-using agent", "a picture ('draw a diagram')"),
+     ("draw me a werewolf", "a picture ('draw')"),
+     ("make a chart of the arithmetic results", "a picture ('make a chart')"),
+     ("write a poem about arithmetic", "it asks for text")],
+)  # fmt: skip
+def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)

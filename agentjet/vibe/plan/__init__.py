@@ -16,7 +16,7 @@ sentence.py      Read a task sentence: which built-in families it names and the 
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
 spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
 train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games", "for
-                 2 days").
+                 2 days", "10-15 steps").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
                  measured recipe.
 werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them (and

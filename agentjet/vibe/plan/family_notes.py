@@ -11,17 +11,17 @@ from __future__ import annotations
 import re
 
 from agentjet.vibe.plan.numbers import LISTED_NUMBERS
-from agentjet.vibe.plan.sentence import GAME_OF_24, SAYS_A_PHRASE, SAYS_A_WORD
+from agentjet.vibe.plan.sentence import GAME_OF_24, REPLY_VERB, SAYS_A_PHRASE, SAYS_A_WORD
 
 __all__ = ["family_notes", "named_word"]
 
 _BARE_OPERATIONS = re.compile(
-    r"\b(?:adds?|adding|addition|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|division|"
-    r"times tables?)\b"
+    r"\b(?:adds?|adding|addition|sums? of|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|"
+    r"division|times tables?)\b"
 )
 # The four operations, each as a sentence may name it: naming some but not all asks for what is not posed alone
 _OPERATION_KINDS = (
-    re.compile(r"\b(?:adds?|adding|addition|plus)\b"),
+    re.compile(r"\b(?:adds?|adding|addition|plus|sums? of)\b"),
     re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus)\b"),
     re.compile(r"\b(?:multipl(?:y|ies|ying|ication)|times tables?)\b"),
     re.compile(r"\b(?:divid(?:e|es|ing)|division)\b"),
@@ -32,14 +32,12 @@ _NAMED_WORD = re.compile(
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
     r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)|"
-    r"\b(?:reply|replies|answer|answers|respond|responds)\s+(?:only\s+|just\s+|always\s+)?with\s+(?P<replied>[a-z]+)"
-    r"\s*(?:[.!,;:]|$)|"
+    rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
     + SAYS_A_WORD
     + "|"
-    r"\b(?:say|says|saying|repeat|output|print|reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
-    r"(?: with)?\s+"
+    rf"\b(?:(?:say|says|saying|repeat|output|print)(?: only| just| always)?|{REPLY_VERB})(?: with)?\s+"
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted>[a-z0-9][a-z0-9-]*)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
 )
@@ -87,7 +85,8 @@ _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 def family_notes(family: str, text: str) -> list[str]:
     """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies)."""
     notes: list[str] = []
-    if family == "arithmetic" and (school := re.search(r"\b(?:grade|primary|elementary)[- ]school\b|\bgsm", text)):
+    school = re.search(r"\b(?:grade|primary|elementary)[- ]school\b|\bgsm[\w-]*", text)
+    if family == "arithmetic" and school:
         notes.append(f"'{school.group(0)}' math means the generated word problems (GSM8K itself is not downloaded)")
     operation = _BARE_OPERATIONS.search(text)
     if family == "arithmetic" and operation and not _WORDED.search(text):

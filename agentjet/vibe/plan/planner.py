@@ -155,10 +155,10 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
-    if reading.is_text_request:
-        raise _refusal(sentence, reading, "it asks for text, not for training a model")
     if picture := _IMAGES.search(reading.text):
         raise _refusal(sentence, reading, f"it asks for a picture ('{picture.group(0)}'), not for training a model")
+    if reading.is_text_request:
+        raise _refusal(sentence, reading, "it asks for text, not for training a model")
     if software := _SOFTWARE.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to build software ('{software.group(0)}'), not to train a model")
     if skill := _OTHER_SKILL.search(reading.text):
@@ -251,8 +251,9 @@ _SOFTWARE = re.compile(
 )
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(
-    r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render)\s+(?:an?\s+|some\s+|the\s+)?"
-    r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?)\b"
+    r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render|sketch)\s+(?:an?\s+|some\s+|the\s+|me\s+)?"
+    r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
+    r"paintings?|portraits?|memes?)\b|^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
 )
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"

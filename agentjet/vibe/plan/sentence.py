@@ -12,19 +12,25 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM, Cue, read_cues, read_grade, with_digits
+from agentjet.vibe.plan.numbers import Cue, read_cues, read_grade, with_digits
 from agentjet.vibe.plan.policy_model import asks_for_small, model_name_said, size_said
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
 from agentjet.vibe.plan.train_words import (
     EvalCount,
     TrainSetting,
     blanked,
+    read_epochs,
     read_eval_count,
     read_minutes,
+    read_steps,
+    read_steps_note,
     read_train_settings,
 )
 
-__all__ = ["GAME_OF_24", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading", "read_sentence"]
+__all__ = [
+    "GAME_OF_24", "REPLY_VERB", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading",
+    "read_sentence",
+]  # fmt: skip
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
@@ -41,12 +47,19 @@ _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thin
     r"not|only|just|correctly|properly|right|exactly|clearly|once|twice|better|well|at|by|as|then|now|each|every|"
     r"always|answers?|words?|things?|stuff|sentences?|lines?)"
 )
-# "make it say thank you", 'reply with "good morning"': a phrase of 2-4 words said, closing its clause
+# "reply", "answer every prompt", "respond to all messages only": a verb of answering, before what is answered
+REPLY_VERB = (
+    r"(?:reply|replies|answer|answers|respond|responds)(?:\s+to)?(?:\s+(?:every|each|all|any)(?:\s+[a-z]+)?)?"
+    r"(?: only| just| always)?"
+)
+# "make it say thank you very much", 'reply with "good morning"', "reply 'hello world'": a phrase of 2-4 words said,
+# closing its clause (a bare "reply" takes a quoted phrase only: "answer trivia questions" says nothing)
 SAYS_A_PHRASE = (
-    r"\b(?:say|says|saying|repeat|repeats|(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)?"
-    r" with)\s+(?:just |only |exactly |always )?"
+    rf"\b(?:say|says|saying|repeat|repeats|{REPLY_VERB} with|(?P<bare_reply>{REPLY_VERB}))\s+"
+    r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
-    rf"(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!{_NOT_SAID}\b)[a-z]+){{1,2}}))\s*(?:[.!,;:]|$)"
+    rf"(?(bare_reply)(?!)|(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!(?!much\b|so\b){_NOT_SAID}\b)[a-z]+){{1,3}})))"
+    r"\s*(?:[.!,;:]|$)"
 )
 # "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
 SIMPLEST_TASK = (
@@ -124,10 +137,10 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:add|subtract|multiply|divide)\b",
         r"\b(?:adds?|adding|multipl(?:y|ies|ying)|subtract(?:s|ing)?|divid(?:e|es|ing))\b[^.;!?]{0,40}?\b"
         r"(?:numbers?|integers?|digits?|fractions|decimals)\b",
+        r"\b(?:at|on|in|with)\s+(?:adding|subtracting|multiplying|dividing)\b",  # "better at subtracting"
     ),
     "word": (
-        r"\b(?:say|says|repeat|repeats|echo|echoes|output|outputs|print|prints|"
-        r"(?:reply|replies|answer|answers|respond|responds)(?: only| just| always)? with)\s+"
+        rf"\b(?:say|says|repeat|repeats|echo|echoes|output|outputs|print|prints|{REPLY_VERB} with)\s+"
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |asked |chosen |specified |named |"
         r"same )*word\b",
@@ -143,8 +156,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         SIMPLEST_TASK,
         r"\bword\s+[\"'\u2018\u201c][a-z]+",
         r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\b",
-        r"\b(?:say|says|saying|repeat|output|print|(?:reply|replies|answer|answers|respond|responds)"
-        r"(?: only| just| always)?(?: with)?)\s+(?:just |only |exactly |always )?"
+        rf"\b(?:say|says|saying|repeat|output|print|{REPLY_VERB}(?: with)?)\s+(?:just |only |exactly |always )?"
         r"(?:[\"'\u2018\u201c][a-z0-9][a-z0-9-]*[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
         r"\b(?:answer|answers|answering|reply|replies|replying|respond|responds|responding)\s+(?:\w+\s+){0,3}?"
@@ -169,21 +181,6 @@ _TEXT_REQUEST = re.compile(
     r"^(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|translate|what|who|why|when|where|"
     r"how (?:do|does|can|is|are))\b"
 )
-_NOT_BUDGET = (
-    r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each)|"
-    r"\s+(?:per|a|an|in each|for each)\s+(?:problem|question|puzzle|sum|calculation)\b)"
-)
-_STEPS = re.compile(
-    r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
-    rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
-    r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
-    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
-)
-_STEP_RANGE = re.compile(
-    rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
-    rf"\b(\d+)\s*(?:-|–|to|or)\s*(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
-)
-_EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
     r"just a test|a test run|trial run)\b"
@@ -320,8 +317,8 @@ def read_sentence(sentence: str) -> Reading:
         size=size_said(text),
         model_name=model_name_said(_SAID.sub(" ", text)),  # "say the word llama" names no model
         small=asks_for_small(text),
-        steps=_steps(text),
-        steps_note=_steps_note(text),
+        steps=read_steps(text),
+        steps_note=read_steps_note(text),
         minutes=read_minutes(text),
         quick=bool(_QUICK.search(text)),
         level=_level(text),
@@ -335,7 +332,7 @@ def read_sentence(sentence: str) -> Reading:
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
         is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
-        epochs=int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None,
+        epochs=read_epochs(text),
     )
 
 
@@ -362,34 +359,6 @@ def _spelled(text: str) -> str:
         return close[0] if close else word
 
     return _LETTERS.sub(_fix, text)
-
-
-def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
-    """Every training-step count said, in order; not the steps one problem takes ("problems that need 3 steps")."""
-    of_a_problem = [m.span(1) for m in STEPS_OF_A_PROBLEM.finditer(text)]
-    return [
-        (int(next(group for group in match.groups() if group is not None)), match)
-        for match in _STEPS.finditer(text)
-        if not any(start <= match.start() < end for start, end in of_a_problem)
-    ]
-
-
-def _steps(text: str) -> int | None:
-    """The training steps asked for: the top of a range ("10-15 steps"), else the first count said."""
-    if ranged := _STEP_RANGE.search(text):
-        return max(int(ranged.group(1) or ranged.group(3)), int(ranged.group(2) or ranged.group(4)))
-    counts = _step_counts(text)
-    return counts[0][0] if counts else None
-
-
-def _steps_note(text: str) -> str | None:
-    """The assumption that says which count was taken, when the sentence gives a range or several."""
-    if ranged := _STEP_RANGE.search(text):
-        return f"'{ranged.group(0)}': {_steps(text)} steps, the top of the range"
-    values = list(dict.fromkeys(value for value, _ in _step_counts(text)))
-    if len(values) > 1:
-        return f"several step counts given ({', '.join(map(str, values))}): the first, {values[0]}, is used"
-    return None
 
 
 def _level(text: str) -> int | None:

@@ -1,5 +1,6 @@
 """Run settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8", how
-many held-out items to measure on ("evaluate on 32 games") and the time limit ("half an hour", "for 2 days").
+many held-out items to measure on ("evaluate on 32 games"), the time limit ("half an hour", "for 2 days") and the
+training steps ("10-15 steps": 15, said; "3 epochs").
 
 Pure. Each training setting is the TrainConfig key it sets, the value and the words it came from, so the planner
 can put it over the family's measured recipe and say so; `blanked` takes them out of the text before numeric
@@ -11,9 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM
+
 __all__ = [
     "BATCH_SIZE", "EPISODES_PER_STEP", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
-    "read_eval_count", "read_minutes", "read_train_settings",
+    "read_epochs", "read_eval_count", "read_minutes", "read_steps", "read_steps_note", "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
@@ -79,6 +82,7 @@ _THINGS = (
     r"samples?|cases?)"
 )
 _NOT_PER_STEP = r"(?!\s+(?:per|an|a|each|every)\s+(?:training\s+)?(?:step|update|iteration)\b)"  # "2 puzzles per step"
+_HELD_SET = r"(?:held[- ]out|eval(?:uation)?|test|validation)\s+(?:set|split)"
 _ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
@@ -92,7 +96,10 @@ _EVAL_COUNT = re.compile(
     rf"(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
     rf"\bkeep(?:ing)?\s+{_ABOUT}(\d+)\s+(?:{_THINGS}\s+)?(?:for|as)\s+(?:the\s+)?"
     r"(?:eval(?:uation)?|test(?:ing)?|held[- ]out|validation)\b|"
-    rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}"
+    rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b"
+    rf"{_NOT_PER_STEP}|"
+    rf"\b{_HELD_SET}\s+(?:of|with)\s+{_ABOUT}(\d+)\b|"  # "a held-out set of 128 problems"
+    rf"\b(\d+)[\s-]+(?:{_THINGS}[\s-]+)?{_HELD_SET}\b"  # "a 100-item test set"
 )
 
 
@@ -168,3 +175,55 @@ def read_minutes(text: str) -> float | None:
         count, unit = next((g, u) for g, u in zip(match.groups()[::2], match.groups()[1::2], strict=True) if u)
         return (1.0 if count in ("a", "an") else float(count)) * _MINUTES_IN[unit.rstrip("s")]
     return None
+
+
+# ---- the training steps asked for ---------------------------------------------------------------------------
+
+_NOT_BUDGET = (
+    r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each)|"
+    r"\s+(?:per|a|an|in each|for each)\s+(?:problem|question|puzzle|sum|calculation)\b)"
+)
+_STEPS = re.compile(
+    r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
+    rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
+    r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
+    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
+)
+_STEP_RANGE = re.compile(
+    rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
+    rf"\b(\d+)\s*(?:-|–|to|or)\s*(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
+)
+_EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
+
+
+def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
+    """Every training-step count said, in order; not the steps one problem takes ("problems that need 3 steps")."""
+    of_a_problem = [m.span(1) for m in STEPS_OF_A_PROBLEM.finditer(text)]
+    return [
+        (int(next(group for group in match.groups() if group is not None)), match)
+        for match in _STEPS.finditer(text)
+        if not any(start <= match.start() < end for start, end in of_a_problem)
+    ]
+
+
+def read_steps(text: str) -> int | None:
+    """The training steps asked for: the top of a range ("10-15 steps"), else the first count said."""
+    if ranged := _STEP_RANGE.search(text):
+        return max(int(ranged.group(1) or ranged.group(3)), int(ranged.group(2) or ranged.group(4)))
+    counts = _step_counts(text)
+    return counts[0][0] if counts else None
+
+
+def read_steps_note(text: str) -> str | None:
+    """The assumption that says which count was taken, when the sentence gives a range or several."""
+    if ranged := _STEP_RANGE.search(text):
+        return f"'{ranged.group(0)}': {read_steps(text)} steps, the top of the range"
+    values = list(dict.fromkeys(value for value, _ in _step_counts(text)))
+    if len(values) > 1:
+        return f"several step counts given ({', '.join(map(str, values))}): the first, {values[0]}, is used"
+    return None
+
+
+def read_epochs(text: str) -> int | None:
+    """"3 epochs" -> 3 (no pass over a dataset in vibe: the planner reads it as steps and says so)."""
+    return int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None

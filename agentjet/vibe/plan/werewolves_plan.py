@@ -120,7 +120,8 @@ def _leave_out(chosen: dict[str, set[str]], roles: RoleReading, assumptions: lis
     if kept:
         trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
         sides_apart = len(kept) == 1 or _separate(roles)  # else `_policies` keeps one side and says so
-        assumptions.append(f"{words} left out, as asked" + (f": {trained} train" if sides_apart else ""))
+        verb = "train" if "," in trained else "trains"
+        assumptions.append(f"{words} left out, as asked" + (f": {trained} {verb}" if sides_apart else ""))
     return kept
 
 
@@ -246,7 +247,8 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
     split_village = grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies)  # "the villagers and
-    if any(m.word == "villagers" for m in reading.roles.trained) and not split_village:  # the hunter share one"
+    read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village  # the hunter share one"; "(plain ones)"
+    if any(m.word == "villagers" for m in reading.roles.trained) and read_as_side:
         assumptions.append(_VILLAGERS)
     if "mafia" in reading.text:
         assumptions.append(
@@ -316,11 +318,15 @@ _PUT = (
     r"(?:shar(?:e|es|ed|ing)|(?:is|are|go|goes|sit|sits|stay|stays|run|runs|get|gets|be|live|lives)\s+on|on|with|"
     r"gets?|got|has|have|uses?|using|(?:trained|played|run|controlled|driven)\s+by|by|learn(?:s|ing)?\s+(?:with|on))"
 )
+_GAME_TAIL = r"\s+(?:in|at|for)\s+(?:the\s+)?(?:game|were[- ]?wol\w*|mafia|ww)\b"  # "... on another in werewolf"
 # A phrase after a group that places it on a model of its own or shared
 _PLACED = re.compile(
     rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
     rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
-    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b))|"
+    rf"(?<=[a-z] )(?:(?:an?|one)\s+{MODEL_WORDS}\s+of|(?=(?:its|their|his|her)\s+own\s+{MODEL_WORDS}))\s*"
+    rf"(?:its|their|his|her)\s+own\b|"  # "give the hunter a model of its own", "give the seer its own model"
+    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?"
+    rf"(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b)|{_GAME_TAIL})|"
     rf"(?<=[a-z] )(?:another|a second)(?:\s+(?:one|1|{MODEL_WORDS}))?(?=\s*(?:$|[,.;!?]))|"  # "the villagers another"
     r"\bas\s+(?:one|a|1)\s+(?:team|group|unit)\b|"
     r"\b(?:alone|by (?:itself|himself|herself|themselves)|on (?:its|his|her|their) own)(?=\s*(?:$|[,.;!?]))"
