@@ -1016,6 +1016,23 @@ TWENTY_NINTH_HELD_OUT = [
     Row("train villagers (plain ones, not the special roles) to vote out wolves", "werewolves", roles=["villager"]),
     Row("sums of three-digit numbers", "arithmetic", {"difficulty": 5}),
 ]
+# Round 16 (a fifteenth reviewer, 200 new sentences, 20 with CLI flags, 181 right before the fixes)
+THIRTIETH_HELD_OUT = [
+    Row("train the good guys in mafia, each role its own model", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: freeze the wolves, train the seer with group size 16", "werewolves", roles=["seer"]),
+    Row("the witch should stop wasting her poison on villagers", "werewolves", roles=["witch"]),
+    Row("could werewolf training be done with the seer and witch sharing weights and the wolves on a second model?",
+        "werewolves", roles=["werewolf", "seer", "witch"], policies=[WOLVES, ["seer", "witch"]]),  # fmt: skip
+    Row("train the villager role only (not seer/witch/hunter) in werewolves", "werewolves", roles=["villager"]),
+    Row("Train werewolves. Two models: wolves + everyone else.", "werewolves", roles=BOTH, policies=SIDES),
+    Row("one model for the wolves and one for everyone else", "werewolves", roles=BOTH, policies=SIDES),
+    Row("train wolves, at most 3 days", "werewolves", {"max_rounds": 3}, roles=WOLVES),
+    Row("number game where the model must hit targets in the hundreds", "countdown", {"difficulty": 4}),
+    Row("toolz with a search engine", "tool_use"),
+    Row("Could you run the simplest possible training test?", "word"),
+    Row("a model that always replies banana, in half an hour", "word", minutes=30),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1023,6 +1040,7 @@ HELD_OUT_SETS = (
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
+    THIRTIETH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2115,5 +2133,40 @@ def test_a_reply_verb_alone_needs_quotes_and_plain_villagers_get_no_side_note() 
      ("write a poem about arithmetic", "it asks for text")],
 )  # fmt: skip
 def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said", "unsaid"),
+    [
+        ("in werewolf, the seer should check wolves and the witch should save better; one model", None, "named too"),
+        ("train the hunter, the witch stays scripted, the wolves play scripted too", None, "named too"),
+        ("Werewolves, wolves trained, village talk off, lr=3e-4", None, "named too"),
+        ("werewolves, train the wolves, eval 8", "'eval 8': 8 held-out items a round", None),
+        ("tool use, evaluate on 24 receipts", "'evaluate on 24 receipts': 24 held-out items", None),
+        ("Sums with numbers up to 50", "'sums with' alone cannot be asked for", None),
+        ("train a model for 8 werewolf games", None, "is ignored: the built-in game deals"),
+        ("arithmetic for at most 3 days", None, "ignored: the arithmetic family has no setting"),
+    ],
+)
+def test_round_16_phrasings_say_only_what_is_true(sentence: str, said: str | None, unsaid: str | None) -> None:
+    text = _text(_plan(sentence))
+    assert said is None or said in text
+    assert unsaid is None or unsaid not in text
+
+
+def test_game_days_cap_rounds_in_werewolves_and_limit_time_elsewhere() -> None:
+    assert _plan("train wolves, at most 3 days").budget.minutes is None
+    assert _plan("arithmetic for at most 3 days").budget.minutes == 3 * 24 * 60
+    assert _plan("werewolves for 2 days, games of at most 4 days").budget.minutes == 2 * 24 * 60
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("create a werewolves board game app", "build software ('create a werewolves board game app')"),
+     ("generate a video of a countdown timer", "a video ('generate a video')")],
+)  # fmt: skip
+def test_an_app_or_a_video_about_a_family_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
         _plan(sentence)

@@ -16,12 +16,13 @@ from agentjet.vibe.plan.sentence import GAME_OF_24, REPLY_VERB, SAYS_A_PHRASE, S
 __all__ = ["family_notes", "named_word"]
 
 _BARE_OPERATIONS = re.compile(
-    r"\b(?:adds?|adding|addition|sums? of|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|divid(?:e|es|ing)|"
+    r"\b(?:adds?|adding|addition|sums? (?:of|with)|multipl(?:y|ies|ying|ication)|subtract(?:s|ing|ion)?|"
+    r"divid(?:e|es|ing)|"
     r"division|times tables?)\b"
 )
 # The four operations, each as a sentence may name it: naming some but not all asks for what is not posed alone
 _OPERATION_KINDS = (
-    re.compile(r"\b(?:adds?|adding|addition|plus|sums? of)\b"),
+    re.compile(r"\b(?:adds?|adding|addition|plus|sums? (?:of|with))\b"),
     re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus)\b"),
     re.compile(r"\b(?:multipl(?:y|ies|ying|ication)|times tables?)\b"),
     re.compile(r"\b(?:divid(?:e|es|ing)|division)\b"),

@@ -156,7 +156,8 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if picture := _IMAGES.search(reading.text):
-        raise _refusal(sentence, reading, f"it asks for a picture ('{picture.group(0)}'), not for training a model")
+        kind = "a video" if re.search(r"vid|anim|gif|movie|film|clip", picture.group(0)) else "a picture"
+        raise _refusal(sentence, reading, f"it asks for {kind} ('{picture.group(0)}'), not for training a model")
     if reading.is_text_request:
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
     if software := _SOFTWARE.search(reading.text):
@@ -246,14 +247,15 @@ _OTHER_SKILL = re.compile(
 # Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
 _SOFTWARE = re.compile(
     r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
-    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,2}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
+    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
     r"program|plugin|extension|spreadsheet|calculator app)\b"
 )
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(
     r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render|sketch)\s+(?:an?\s+|some\s+|the\s+|me\s+)?"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
-    r"paintings?|portraits?|memes?)\b|^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
+    r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?)\b|"
+    r"^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
 )
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"

@@ -46,8 +46,8 @@ _OPPONENT = frozenset(
     "uncovering discover discovering guess guessing locate locating track tracking shoot shooting shoots poison "
     "fools tricks deceives misleads finds catches spots detects identifies unmasks exposes kills eliminates lynches "
     "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
-    "uncovers discovers guesses locates accuses suspects "
-    "poisoning poisons".split()
+    "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
+    "inspecting investigate investigates investigating poisoning poisons potion potions shot shots".split()
 )
 _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+"
@@ -75,13 +75,13 @@ _ROLE_AFTER = re.compile(
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
-    r"^\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets)\s+)?"
+    r"^\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets|play|plays|act|acts)\s+)?"
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
-    r"(?:scripted|heuristic|rule-based|bots?|fixed|scripts?|rules)\b"
+    r"(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
 )
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
-_REST_OF_LIST = re.compile(rf"^(?:\s*,\s*{_ROLE_WORD})*\s*,?\s*(?:\band|\bor|&)\s+{_ROLE_WORD}")
+_REST_OF_LIST = re.compile(rf"^(?:\s*[,/]\s*{_ROLE_WORD})*\s*,?\s*(?:(?:\band|\bor|&)\s+|/\s*){_ROLE_WORD}")
 # "the hunter, who is on the village side": a side named to describe a role, not to train it
 _DESCRIBES_BEFORE = re.compile(r"\b(?:who|which|that)(?:'s|\s+is|\s+are)\s+(?:on|in|with|part of|from)\s+(?:the\s+)?$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
@@ -123,13 +123,15 @@ _LOSES_AFTER = re.compile(
 # "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
-_SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot)\s+(?:\w+\s+)?$")
+_SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
 # "everyone gets their own model": every role trains, one model each
 _EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
 _ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"  # separate models, one a role
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b|"  # not "a model for each"
+    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b"  # not "a model for each"
+    r"(?!\s+(?:gets?\s+|has\s+|with\s+|on\s+)?(?:its|their|an?|one)\s+(?:own|separate|model|polic))|"  # a split
+    r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
     r"\bself[- ]play\b|\bagainst each other\b|" + _EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
@@ -156,7 +158,7 @@ _SEPARATE = re.compile(
     rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
     r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
-    rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\bone for the\b.*\bone for the\b|"
+    rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
     r"\b(?:separately|independently)\b|" + _ALL_ROLES_APART + "|"
@@ -248,6 +250,8 @@ def read_roles(text: str) -> RoleReading:
             continue
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
             continue
+        if word in ("village", "town") and re.match(r"\s+(?:talk|discussions?|chat|debates?)\b", after):
+            continue  # "village talk off": the day's talk, no side
         if _DESCRIBES_BEFORE.search(before):
             continue
         rest_of_list = _REST_OF_LIST.match(after)
@@ -372,6 +376,8 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
         return False
     if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
+    if governor in ("on", "at", "onto", "upon"):  # "wasting her poison on villagers": what the poison is used on
+        governor = _last_word(_up_to_governor(before)[: -len(governor)].rstrip()) or governor
     return governor not in _OPPONENT
 
 
@@ -382,7 +388,7 @@ def _last_word(head: str) -> str:
 
 def _up_to_governor(before: str) -> str:
     """`before` up to and with its governing word ("train werewolves, but not" of "... but not the seer or the")."""
-    for word in reversed(list(re.finditer(r"[\w'&+/-]+|,", before))):
+    for word in reversed(list(re.finditer(r"[\w'&+-]+|[,/]", before))):
         if word.group(0) in _GLUE or _ROLE.fullmatch(word.group(0)):
             continue
         return before[: word.end()]

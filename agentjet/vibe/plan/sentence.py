@@ -34,7 +34,7 @@ __all__ = [
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
-    r"\b(?:say|says|saying)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
+    r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud))?"
@@ -63,8 +63,9 @@ SAYS_A_PHRASE = (
 )
 # "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
 SIMPLEST_TASK = (
-    r"\b(?:the\s+)?(?:simplest|easiest|smallest|most trivial|trivial)\s+(?:possible\s+)?(?:task|thing|job|run|check|"
-    r"test)\b|\bwhatever task is (?:easiest|simplest)\b|\bsmallest thing possible\b"
+    r"\b(?:the\s+)?(?:simplest|easiest|smallest|most trivial|trivial)\s+(?:possible\s+)?"
+    r"(?:training\s+|pipeline\s+|rl\s+)?"
+    r"(?:task|thing|job|run|check|test)\b|\bwhatever task is (?:easiest|simplest)\b|\bsmallest thing possible\b"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
@@ -90,7 +91,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "tool_use": (
         r"\btools?\b",
-        r"\btool[-_ ]?(?:use|using|calling|calls?)\b|\bto{1,4}l{1,3}s\b",
+        r"\btool[-_ ]?(?:use|using|calling|calls?)\b|\bto{1,4}l{1,3}[sz]\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
         r"\blook(?:s|ing|ed)? (?:\w+ )?up\b",
@@ -113,7 +114,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "countdown": (
         r"\bcount[- ]?down\b",
-        r"\bnumbers game\b",
+        r"\bnumbers? game\b",
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
@@ -308,6 +309,14 @@ def read_sentence(sentence: str) -> Reading:
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     families = _said_word_first(matched, words)
     settings, held = read_train_settings(text), read_eval_count(text)
+    cues = read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=words)
+    days = [c for c in cues if c.kind == "rounds" and re.search(r"\b(?:days?|nights?)\b", c.words)]  # "at most 3 days"
+    if families[:1] == ("werewolves",):  # game days: a round cap, no time limit
+        spans = [(at, at + len(c.words)) for c in days if (at := text.find(c.words)) >= 0]
+        minutes = read_minutes(blanked(text, spans))
+    else:  # a time limit, no round cap
+        minutes = read_minutes(text)
+        cues = tuple(c for c in cues if c not in days or read_minutes(c.words) is None)
     phrase = next(
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
     )
@@ -319,12 +328,12 @@ def read_sentence(sentence: str) -> Reading:
         small=asks_for_small(text),
         steps=read_steps(text),
         steps_note=read_steps_note(text),
-        minutes=read_minutes(text),
+        minutes=minutes,
         quick=bool(_QUICK.search(text)),
         level=_level(text),
         level_word=phrase[0] if phrase else None,
         level_phrase=phrase[1] if phrase else None,
-        cues=read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=words),
+        cues=cues,
         settings=settings,
         eval_count=held,
         grade=read_grade(text),

@@ -77,9 +77,9 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
     return tuple(found.values())
 
 
-_THINGS = (
-    r"(?:games?|deals?|items?|problems?|puzzles?|questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|"
-    r"samples?|cases?)"
+_THINGS = (  # "24 shopping lists", "8 receipts"
+    r"(?:(?:shopping|grocery|math|word|countdown|werewol(?:f|ves))\s+)?(?:games?|deals?|items?|problems?|puzzles?|"
+    r"questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|samples?|cases?|receipts?|baskets?|carts?|orders?)"
 )
 _NOT_PER_STEP = r"(?!\s+(?:per|an|a|each|every)\s+(?:training\s+)?(?:step|update|iteration)\b)"  # "2 puzzles per step"
 _HELD_SET = r"(?:held[- ]out|eval(?:uation)?|test|validation)\s+(?:set|split)"
@@ -89,6 +89,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
+    r"\beval(?:uation)?\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?]))|"  # "..., eval 8"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"

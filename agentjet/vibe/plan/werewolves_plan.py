@@ -40,7 +40,7 @@ _VILLAGERS = (  # said once the policies are known: groups that split the villag
 _DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
 _LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
     r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
-    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b"
+    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?)\b)"
 )
 _DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
@@ -322,7 +322,7 @@ _GAME_TAIL = r"\s+(?:in|at|for)\s+(?:the\s+)?(?:game|were[- ]?wol\w*|mafia|ww)\b
 # A phrase after a group that places it on a model of its own or shared
 _PLACED = re.compile(
     rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
-    rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1)\b|"
+    rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1|{MODEL_WORDS})\b|"
     rf"(?<=[a-z] )(?:(?:an?|one)\s+{MODEL_WORDS}\s+of|(?=(?:its|their|his|her)\s+own\s+{MODEL_WORDS}))\s*"
     rf"(?:its|their|his|her)\s+own\b|"  # "give the hunter a model of its own", "give the seer its own model"
     rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?"
