@@ -89,7 +89,7 @@ def _dry_run(
     from agentjet.llm.chat import resolve_llm
     from agentjet.vibe.errors import PlanRefused
     from agentjet.vibe.plan.planner import plan
-    from agentjet.vibe.plan.spec_text import dry_run_json, spec_text
+    from agentjet.vibe.plan.spec import dry_run_json, spec_text
 
     if text is None:
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)

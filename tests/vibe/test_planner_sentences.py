@@ -16,8 +16,7 @@ from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
 from agentjet.vibe.plan.sentence import _spelled
-from agentjet.vibe.plan.spec import TaskSpec
-from agentjet.vibe.plan.spec_text import spec_text
+from agentjet.vibe.plan.spec import TaskSpec, spec_text
 
 VILLAGE = list(VILLAGE_ROLES)
 WOLVES = ["werewolf"]
@@ -1033,6 +1032,27 @@ THIRTIETH_HELD_OUT = [
     Row("Could you run the simplest possible training test?", "word"),
     Row("a model that always replies banana, in half an hour", "word", minutes=30),
 ]
+# Round 17 (a sixteenth reviewer, 200 long, hedged and self-correcting sentences, 172 right before the fixes)
+THIRTY_FIRST_HELD_OUT = [
+    Row("Train the seer, no wait, the witch, in werewolves.", "werewolves", roles=["witch"]),
+    Row("Train the seer at werewolves. Actually make that the hunter.", "werewolves", roles=["hunter"]),
+    Row("train the wolves for 5 steps and, no wait, make it 8 steps", "werewolves", roles=WOLVES, steps=8),
+    Row("tool use, level 1, 10 steps, no wait, 20", "tool_use", {"difficulty": 1}, steps=20),
+    Row("arithmetic: level 4, no wait, level 2, and eval on twenty problems", "arithmetic", {"difficulty": 2}),
+    Row("countdown — level 1 — no wait, level 4 — 10 steps", "countdown", {"difficulty": 4}, steps=10),
+    Row("grade-school math, two-step problems, no wait, three-step", "arithmetic", {"difficulty": 3}),
+    Row("train the wolves, half a dozen steps, and hold out 24 games", "werewolves", roles=WOLVES, steps=6),
+    Row("countdown, not sure of the level, something like 3 maybe", "countdown", {"difficulty": 3}),
+    Row("werwolf game: villagers should lose less — train them with groups of eight", "werewolves", roles=VILLAGE),
+    Row("Train werewolves. Villagers: scripted. Wolves: trained. Steps: 7.", "werewolves", roles=WOLVES, steps=7),
+    Row("werewolf: train the villagers, not the wolves, and use groups of 4 with a rank-4 LoRA", "werewolves",
+        roles=VILLAGE),  # fmt: skip
+    Row("werewolves, train the wolves, 9 players, talk on, at most 8 rounds, 30 minutes", "werewolves",
+        {"discussion": True, "max_rounds": 8}, roles=WOLVES, minutes=30),  # fmt: skip
+    Row("make it say banana — a couple of steps is enough", "word", steps=2),
+    Row("the quickest possible test that RL training does anything — a few steps, not more", "word", steps=3),
+    Row("teach it to answer with only the word 'ok', for a minute or two", "word", minutes=2),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1040,7 +1060,7 @@ HELD_OUT_SETS = (
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
-    THIRTIETH_HELD_OUT,
+    THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2170,3 +2190,47 @@ def test_game_days_cap_rounds_in_werewolves_and_limit_time_elsewhere() -> None:
 def test_an_app_or_a_video_about_a_family_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
         _plan(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("Train the seer, no wait, the witch, in werewolves.", "'seer' corrected to 'witch' (the later words are"),
+        ("tool use, level 1, 10 steps, no wait, 20", "'10 steps' corrected to '20 steps'"),
+        ("grade-school math, two-step problems, no wait, three-step", "'2-step' corrected to '3-step'"),
+        ("countdown with half a dozen numbers", "'half a dozen numbers' -> level 4"),
+        ("train the model to repeat after me: good morning", "'good morning' is 2 words"),
+        ("an agent that uses tools to check the weather and total a grocery bill", "'weather' is not among them"),
+    ],
+)
+def test_round_17_corrections_and_counts_are_read_and_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "unsaid"),
+    [
+        ("actually, train the wolves", "corrected"),
+        ("train the hunter to shoot the right person when he dies, werewolves, 5 steps", "named too"),
+        ("train the village side - villagers, seer, witch and hunter - on one shared model", "read as the village"),
+        ("the word thing — smoke test — on the 135M", "'thing' among others"),
+    ],
+)
+def test_round_17_notes_are_only_what_is_true(sentence: str, unsaid: str) -> None:
+    assert unsaid not in _text(_plan(sentence))
+    assert _plan("train the seer and actually the witch too").trained_roles == ["seer", "witch"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("make printable arithmetic worksheets for my class, level 3", "train writing ('make printable arithmetic"),
+     ("create a werewolf-themed Discord bot", "build software ('create a werewolf-themed discord bot')"),
+     ("an essay on why werewolves are scary, 500 words", "train writing ('an essay on')"),
+     ("generate a dataset of 1000 math word problems and save it as CSV", "a dataset ('generate a dataset')"),
+     ("train the word task for a million steps", "a run of 1000000 steps cannot be planned")],
+)  # fmt: skip
+def test_round_17_what_is_no_training_is_refused(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)
+    assert _plan("generate a dataset of puzzles and train countdown on it").family == "countdown"
+    assert _plan("train a model on story problems").family == "arithmetic"

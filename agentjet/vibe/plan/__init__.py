@@ -1,6 +1,7 @@
 """The understand step: a sentence -> a `TaskSpec` (keywords, built-in families, or an LLM planner) and the policy
 model it trains.
 
+corrections.py   A sentence that corrects itself ("the seer, no wait, the witch"): the later words are read.
 difficulty.py    A sentence's numeric difficulty cues -> a family's difficulty level, with the words that say how.
 families.py      What the planner knows about each built-in task family: a summary, levels, the spec's prose, and
                  the words for werewolves' roles.
@@ -13,8 +14,8 @@ policy_model.py  Which policy model a vibe run trains: what the sentence asked f
 roles.py         Which werewolves roles a sentence trains, names as opponents or leaves out, and whether it asks
                  for separate models.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
-spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`.
-spec_text.py     A task spec as a readable block: what `agentjet vibe TEXT --dry-run` prints.
+spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`, and
+                 as the readable block `agentjet vibe TEXT --dry-run` prints.
 train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games", "for
                  2 days", "10-15 steps").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's

@@ -32,7 +32,7 @@ _GAME_OF_24 = re.compile(GAME_OF_24)
 _NAMED_WORD = re.compile(
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
-    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)|"
+    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)[\"'\u2019\u201d]?\s*(?:[.!,;:]|$)|"
     rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
@@ -43,7 +43,7 @@ _NAMED_WORD = re.compile(
     r"(?:[\"'\u2018\u201c](?P<quoted>[a-z0-9][a-z0-9-]*)[\"'\u2019\u201d]|(?P<bare>[a-z]+),? and nothing else)"
 )
 _NOT_A_NAMED_WORD = frozenset(
-    {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only"}
+    {"i", "it", "they", "we", "you", "given", "asked", "requested", "problems", "and", "only", "thing", "things"}
     | {"game", "games", "task", "tasks", "family", "echo", "repetition", "challenge", "puzzle", "puzzles", "test"}
     | {"exercise", "problem", "is", "that", "which", "in", "for", "of", "to", "from", "it", "list", "level"}
     | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
@@ -165,9 +165,8 @@ def family_notes(family: str, text: str) -> list[str]:
             "the game of 24 is played as countdown: each puzzle's target is drawn from the level's range, "
             "not fixed at 24"
         )
-    elsewhere = _NOT_THE_SHOP.search(text)
-    if family == "tool_use" and (elsewhere or not _SHOPPING.search(text)):
-        other = _OTHER_TOOL.search(text)
+    elsewhere, other = _NOT_THE_SHOP.search(text), _OTHER_TOOL.search(text)
+    if family == "tool_use" and (elsewhere or other or not _SHOPPING.search(text)):  # "check the weather and total"
         notes.append(
             "tool use is trained on the tool_use family's one task: total a shopping list with its three tools "
             "(lookup a price, calculator, write a note)"

@@ -21,7 +21,7 @@ __all__ = [
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "a dozen": 12, "dozen": 12, "a couple of": 2,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "half a dozen": 6, "a dozen": 12, "dozen": 12, "a couple of": 2,
     "a couple": 2, "a few": 3, "single": 1, "double": 2, "triple": 3,
 }  # fmt: skip
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
@@ -29,7 +29,7 @@ _UNIT_WORD = "|".join(sorted((w for w in _UNITS if " " not in w), key=len, rever
 _TENS_WORD = "|".join(_TENS)
 _NUMBER_WORDS = re.compile(
     rf"\b(?:(?P<tens>{_TENS_WORD})(?:[\s-](?P<ones>one|two|three|four|five|six|seven|eight|nine))?"
-    rf"|(?P<few>a dozen|a couple(?: of)?|a few)|(?P<unit>{_UNIT_WORD}))"
+    rf"|(?P<few>half a dozen|a dozen|a couple(?: of)?|a few)|(?P<unit>{_UNIT_WORD}))"
     r"(?:\s+(?P<hundred>hundred|thousand))?\b"
 )
 _A_HUNDRED = re.compile(r"\ba (hundred|thousand)\b")
@@ -140,7 +140,7 @@ def with_digits(text: str) -> str:
     """`text` with number words written as digits ("twenty-five" -> 25, "a hundred" -> 100, "two-digit" -> 2-digit).
 
     "one" stays where it is no count ("one of the villagers", "one-word answers")."""
-    text = _A_HUNDRED.sub(lambda m: "1 " + m.group(1), text)
+    text = _A_HUNDRED.sub(lambda m: "1 " + m.group(1), text).replace("a million", "1000000")
     text = _KEEP_ONE.sub("\0", text)
 
     def _value(match: re.Match[str]) -> str:

@@ -165,6 +165,8 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     if skill := _OTHER_SKILL.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train another skill ('{skill.group(0)}'), which no built-in "
                                           "family trains")
+    if (data := _DATASET.search(reading.text)) and not re.search(r"\b(?:train|teach|rl|fine-?tune)", reading.text):
+        raise _refusal(sentence, reading, f"it asks for a dataset ('{data.group(0)}'), not for training a model")
     if writing := _WRITING.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
                                           "trains")
@@ -174,6 +176,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     family = reading.families[0] if reading.families else "werewolves"
     info = CATALOG[family]
     assumptions = [f"planned without an LLM: the keywords of the sentence map it onto the built-in {family} family"]
+    assumptions += reading.corrections
     if not reading.families:
         words = list(dict.fromkeys(game_roles))
         named = ", ".join(f"'{word}'" for word in words)
@@ -235,9 +238,15 @@ _GAME_ROLE_WORDS = frozenset(
 )
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
 _WRITING = re.compile(
-    r"\b(?:write|writes|writing|compose|composing|generate|generating)\s+(?:\w+\s+){0,2}?(?:poems?|poetry|"
+    r"\b(?:write|writes|writing|compose|composing|generate|generating|make|making|create|creating|print|printing)\s+"
+    r"(?:\w+\s+){0,2}?(?:poems?|poetry|"
     r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
-    r"lesson plans?|flashcards?)\b"
+    r"lesson plans?|flashcards?)\b(?!\s+problems?)|"  # not "make a story problem solver"
+    r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
+)
+# A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
+_DATASET = re.compile(
+    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:dataset|data set|csv)\b"
 )
 # Another skill no family trains: "a model to explain the rules of werewolves", "classify shopping receipts"
 _OTHER_SKILL = re.compile(
@@ -248,7 +257,7 @@ _OTHER_SKILL = re.compile(
 _SOFTWARE = re.compile(
     r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
-    r"program|plugin|extension|spreadsheet|calculator app)\b"
+    r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b"
 )
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(

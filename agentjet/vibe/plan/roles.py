@@ -75,7 +75,7 @@ _ROLE_AFTER = re.compile(
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
-    r"^\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets|play|plays|act|acts)\s+)?"
+    r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets|play|plays|act|acts)\s+)?"
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
     r"(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
 )
@@ -117,7 +117,7 @@ _LEFT_OUT_AFTER = re.compile(
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
 _LOSES_AFTER = re.compile(
     r"^\s+(?:(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
-    r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)|"
+    r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)(?!\s+(?:less|fewer|rarely|less often))|"
     r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom))\b"
 )
 # "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
@@ -151,7 +151,7 @@ _BOTH_NAMED = re.compile(
 MODEL_WORDS = _MODEL = (
     r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
 )
-_NOT_RANK = r"(?<!rank )(?<!rank=)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
+_NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
 _SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
@@ -348,8 +348,8 @@ def _is_role_use(before: str, after: str) -> bool:
         return False  # "for werewolves and villagers" lists roles; "good at werewolves" names the game
     if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
         return False  # "a werewolf player as the seer": one who plays the game
-    if re.fullmatch(r"\s*[.!?]?\s*", after) and before.rstrip().endswith((",", ";", ":")):
-        return False  # "train the seer, werewolves": the game named at the end
+    if re.match(r"\s*(?:[,.;!?]|$)", after) and before.rstrip().endswith((",", ";", ":")):
+        return False  # "train the seer, werewolves(, 5 steps)": the game named in a clause of its own
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after)) or _listed_with_a_role(after)
 
 

@@ -12,6 +12,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from agentjet.vibe.plan.corrections import corrected
 from agentjet.vibe.plan.numbers import Cue, read_cues, read_grade, with_digits
 from agentjet.vibe.plan.policy_model import asks_for_small, model_name_said, size_said
 from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
@@ -34,12 +35,13 @@ __all__ = [
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
-    r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?)\s+(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
+    r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?)\s+"
+    r"(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud))?"
     r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
-    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:]|$)"
+    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:\u2013\u2014]|-\s|$)"
 )
 _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thinks", "say it again")
     r"(?:it|its|something|anything|nothing|everything|more|less|fewer|so|that|this|them|me|much|what|who|which|how|"
@@ -55,7 +57,7 @@ REPLY_VERB = (
 # "make it say thank you very much", 'reply with "good morning"', "reply 'hello world'": a phrase of 2-4 words said,
 # closing its clause (a bare "reply" takes a quoted phrase only: "answer trivia questions" says nothing)
 SAYS_A_PHRASE = (
-    rf"\b(?:say|says|saying|repeat|repeats|{REPLY_VERB} with|(?P<bare_reply>{REPLY_VERB}))\s+"
+    rf"\b(?:say|says|saying|repeat|repeats|repeat after me\s*[:,-]?|{REPLY_VERB} with|(?P<bare_reply>{REPLY_VERB}))\s+"
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
     rf"(?(bare_reply)(?!)|(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!(?!much\b|so\b){_NOT_SAID}\b)[a-z]+){{1,3}})))"
@@ -149,8 +151,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bfirst word\b",
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
-        r"\bsanity[- ]check(?:s|ing)?\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+of\s+"
-        r"(?:the\s+)?(?:pipeline|trainer|training|setup)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
+        r"\bsanity[- ]check(?:s|ing)?\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
+        r"(?:of|that|whether|if)\s+(?:the\s+)?(?:rl\s+)?(?:pipeline|trainer|training|setup|learning)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
         r"happens|learns)\b",
@@ -188,7 +190,9 @@ _QUICK = re.compile(
 )
 _LEVEL = re.compile(
     r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)(?:ish)?\b|"
-    r"(?<!class )(?<!grade )(?<!year )(?<!standard )\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b"
+    r"(?<!class )(?<!grade )(?<!year )(?<!standard )\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b|"
+    r"\b(?:level|difficulty)\b[^.;\d]{0,30}?\b(?:like|about|around|maybe|roughly)\s+(\d+)\b"  # "the level, maybe 3"
+    r"(?!\s+(?!maybe|or|ish|perhaps)[a-z])"
 )
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 _ORDINAL_LEVEL = re.compile(r"\b(first|second|third|fourth|fifth) (?:difficulty )?(?:level|difficulty|tier)\b")
@@ -229,7 +233,8 @@ _TALK = re.compile(
     r"(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
     r"\b(?:players|they|everyone|wolves|werewolves|villagers|the village|roles)\s+(?:can\s+|may\s+|get to\s+)?"
     r"(?:talk|discuss|chat|debate|speak)\b|"
-    r"\bdiscussion (?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|\bnot (?:in )?silent\b|"
+    r"\b(?:discussion|talk|chat)\s*[:=]?\s*(?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|"
+    r"\bnot (?:in )?silent\b|"
     r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
 )
 # What players only do in the day's talk ("bluff", "persuade the village"): asking for it asks for discussion
@@ -277,6 +282,7 @@ class Reading:
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
     eval_count: EvalCount | None = None  # "evaluate on 32 games": held-out items a round
     grade: tuple[int, str] | None = None  # a school grade and its words: (5, "5th grade"), (3, "class 3")
+    corrections: tuple[str, ...] = ()  # "the seer, no wait, the witch": what was corrected, said as assumptions
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -305,7 +311,8 @@ class Reading:
 def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
     words = _spelled(" ".join(sentence.lower().split()))
-    text = with_digits(words)
+    fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
+    text = fixed.text
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     families = _said_word_first(matched, words)
     settings, held = read_train_settings(text), read_eval_count(text)
@@ -337,6 +344,7 @@ def read_sentence(sentence: str) -> Reading:
         settings=settings,
         eval_count=held,
         grade=read_grade(text),
+        corrections=fixed.notes,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
@@ -373,6 +381,6 @@ def _spelled(text: str) -> str:
 def _level(text: str) -> int | None:
     match = _LEVEL.search(text)
     if match:
-        return int(match.group(1) or match.group(2))
+        return int(next(group for group in match.groups() if group))
     ordinal = _ORDINAL_LEVEL.search(text)
     return _ORDINALS[ordinal.group(1)] if ordinal else None

@@ -163,6 +163,8 @@ def read_minutes(text: str) -> float | None:
         return (float(match.group(1) or match.group(2) or 1) + 0.5) * 60.0
     if _HALF_HOUR.search(text):
         return 30.0
+    if match := re.search(r"\b(?:an?|1) (minute|hour) or (\d+)\b", text):  # "a minute or two": the longer
+        return float(match.group(2)) * (60.0 if match.group(1) == "hour" else 1.0)
     if match := _MINUTES.search(text):
         value, unit = float(match.group(1)), match.group(2)
         if unit.startswith("h"):

@@ -4,8 +4,8 @@ One shared policy plays one side (the family rewards a server with one side's re
 both sides are trained together only with separate policies, one per side or per role, or one per group of roles
 the sentence puts on a model ("the seer and the witch share a model, the wolves get another one"): `read_groups`
 reads those groups from the role mentions before a phrase that places them on a model, after "one (model) for",
-or in a list after "N models:"; two groups or more say how to split. Every
-choice the sentence did not state is written as an assumption that is true to the sentence.
+or in a list after "N models:"; two groups or more say how to split. Every choice the sentence did not state is
+written as an assumption that is true to the sentence.
 """
 
 from __future__ import annotations
@@ -92,8 +92,7 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
 
 
 def _without_scripted(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
-    """`chosen` less the single roles called scripted inside a side that trains ("the seer is scripted and the rest
-    of the village trains"); a side called scripted as a whole is the opponent, handled above."""
+    """`chosen` less single roles called scripted in a side that trains (a scripted side is the opponent, above)."""
     scripted = roles.scripted_roles
     kept = {side: found - scripted for side, found in chosen.items()}
     dropped = sorted(set().union(*chosen.values()) & scripted, key=WEREWOLF_ROLES.index) if chosen else []
@@ -247,8 +246,9 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
     split_village = grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies)  # "the villagers and
-    read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village  # the hunter share one"; "(plain ones)"
-    if any(m.word == "villagers" for m in reading.roles.trained) and read_as_side:
+    others = {r for m in reading.roles.mentions if len(m.roles) == 1 for r in m.roles}  # the hunter share one"
+    read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village and not set(VILLAGE_ROLES[1:]) <= others
+    if any(m.word == "villagers" for m in reading.roles.trained) and read_as_side:  # not "villagers, seer, witch..."
         assumptions.append(_VILLAGERS)
     if "mafia" in reading.text:
         assumptions.append(

@@ -1,0 +1,85 @@
+"""A sentence that corrects itself: "train the seer, no wait, the witch", "level 4, no wait, level 2", "10 steps,
+no wait, 20", "... Actually make that the hunter".
+
+Pure. `corrected(text)` runs on the lowercased text with number words as digits, before anything else is
+read: what follows a correction marker (a role, a level, a count with its unit, or a bare number) replaces the
+last thing of the same kind said before the marker, in its place (so "train the seer" becomes "train the
+witch" and keeps its verb), and the correction itself is blanked. A marker followed by nothing said before it
+("actually, train the wolves") changes nothing. Each correction comes back as a note for the assumptions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentjet.vibe.plan.families import ROLE_ALIASES
+
+__all__ = ["Corrected", "corrected"]
+
+_MARKER = re.compile(
+    r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|or rather|scratch that|correction)\b\s*[,:]?|"
+    r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s))actually\b\s*,?"
+)
+_FILLER = re.compile(r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead)?\s*")
+_GAME_NAMES = ("werewolf", "werewolves", "were-wolves", "were-wolf", "mafia")
+_ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
+_END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b))"
+# What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)
+_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?:the\s+)?(?P<role>{_ROLE})"), _ROLE),
+    (re.compile(r"(?:level|difficulty)\s*(?P<n>\d+)\b"), r"\b(?:level|difficulty)\s*\d+\b"),
+    (re.compile(r"(?P<n>\d+)-(?P<unit>[a-z]+)\b"), r"\b\d+-{unit}\b"),  # "3-step", "4-digit"
+    (re.compile(r"(?P<n>\d+)\s+(?P<unit>[a-z]+)\b"), r"\b\d+\s+{unit}s?\b"),
+    # "10 steps, no wait, 20": a bare number takes the place of the last number said with its unit or level
+    (re.compile(rf"(?P<n>\d+){_END}"), r"\b(?:(?:level|difficulty)\s*\d+|\d+(?:\s+|-)[a-z]+)\b"),
+)
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The text with each correction applied, and what was corrected, as written ("the seer" -> "the witch")."""
+
+    text: str
+    notes: tuple[str, ...]
+
+
+def corrected(text: str) -> Corrected:
+    """`text` with every self-correction applied (the later words win); pure."""
+    notes: list[str] = []
+    start = 0
+    while marker := _MARKER.search(text, start):
+        start = marker.end()
+        fix = _apply(text, marker)
+        if fix is not None:
+            text, note, start = fix
+            notes.append(note)
+    return Corrected(text, tuple(notes))
+
+
+def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
+    """The text with the words after `marker` put in place of the same kind of thing before it, or None."""
+    at = _FILLER.match(text, marker.end())
+    begin = at.end() if at else marker.end()
+    for after, before_pattern in _KINDS:
+        new = after.match(text, begin)
+        if new is None:
+            continue
+        unit = re.escape(new.group("unit").rstrip("s")) if "unit" in new.groupdict() else ""
+        olds = [
+            m
+            for m in re.finditer(before_pattern.format(unit=unit), text[: marker.start()])
+            if m.group(0) not in _GAME_NAMES
+        ]
+        if not olds:
+            return None
+        old = olds[-1]
+        if "n" in new.groupdict() and new.group("n") is not None:
+            replacement = re.sub(r"\d+", new.group("n"), old.group(0), count=1)
+        else:
+            replacement = new.group("role")
+        note = f"'{old.group(0)}' corrected to '{replacement}' (the later words are planned)"
+        blanked = text[: marker.start()] + " " * (new.end() - marker.start()) + text[new.end() :]
+        fixed = blanked[: old.start()] + replacement + blanked[old.end() :]
+        return fixed, note, new.end() + len(replacement) - len(old.group(0))
+    return None
