@@ -1053,6 +1053,21 @@ THIRTY_FIRST_HELD_OUT = [
     Row("the quickest possible test that RL training does anything — a few steps, not more", "word", steps=3),
     Row("teach it to answer with only the word 'ok', for a minute or two", "word", minutes=2),
 ]
+# Round 18 (a seventeenth reviewer, 200 synonyms, typos, punctuation and word orders, 183 right before the fixes)
+THIRTY_SECOND_HELD_OUT = [
+    Row("train the wolves for 1,000 steps", "werewolves", roles=WOLVES, steps=1000),
+    Row("in mafia, train the detectives and doctors, each its own model", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("werewolves: wolves on a 1.5B model, village on a 0.5B", "werewolves", roles=BOTH, policies=SIDES,
+        model="1.5B"),  # fmt: skip
+    Row("werewolves: train the wolves, the village should stay scripted", "werewolves", roles=WOLVES),
+    Row("arithmetic, epochs: 3", "arithmetic", steps=3),
+    Row("tool use - held out 10 - 4 steps - group size 6", "tool_use", steps=4),
+    Row("simplest possible training sanity test, between 2 and 4 steps", "word", steps=4),
+    Row("train an agent to call a weather API", "tool_use"),
+    Row("tool use with between 4 and 6 items", "tool_use", {"difficulty": 3}),
+    Row("make 100 from 4 numbers using a calculator tool", "tool_use", {"difficulty": 1}),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1060,7 +1075,7 @@ HELD_OUT_SETS = (
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
-    THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT,
+    THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2234,3 +2249,28 @@ def test_round_17_what_is_no_training_is_refused(sentence: str, said: str) -> No
         _plan(sentence)
     assert _plan("generate a dataset of puzzles and train countdown on it").family == "countdown"
     assert _plan("train a model on story problems").family == "arithmetic"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("arithmetic, evaluate on 1,000 problems", "'evaluate on 1000 problems': 1000 held-out items"),
+        ("arithmetic with an 80% accuracy target", "'80% accuracy target' is not a stop rule vibe has"),
+        ("train the wolves to win 70% of games", "'win 70% of games' is not a stop rule vibe has"),
+        ("in mafia, train the detectives", "'detectives' read as the seer"),
+        ("tool use - held out 10 - 4 steps", "'held out 10': 10 held-out items a round"),
+        ("train an agent to call a weather API", "'weather' is not among them"),
+        ("make 100 from 4 numbers using a calculator tool", "'make 100 from', '4 numbers' ignored"),
+    ],
+)
+def test_round_18_phrasings_are_read_and_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+def test_round_18_no_range_from_dashes_and_no_untrue_notes() -> None:
+    assert "top of the range" not in _text(_plan("tool use - held out 10 - 4 steps - group size 6"))
+    assert "'between 4 and 6' ->" not in _text(_plan("tool use with between 4 and 6 items"))
+    assert "named too" not in _text(_plan("werewolves: train the wolves, the village should stay scripted"))
+    assert _plan("countdown, 10 – 15 steps").budget.steps == 15
+    with pytest.raises(PlanRefused, match="a run of 2000000 steps cannot be planned"):
+        _plan("2,000,000 steps of countdown")

@@ -8,6 +8,7 @@ knob for ("5x5" for countdown, "12 players" anywhere) is named as ignored, never
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -107,7 +108,7 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
     elif cue.kind == "quantity":
         counts = {k: v.max_quantity for k, v in levels.items()}
         level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
-    elif cue.kind in _RANGE_KINDS:
+    elif cue.kind in _RANGE_KINDS and not re.match(r"(?:reach|make|get to|hit|target)\b", cue.words):  # no price
         level, more = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:
         return None

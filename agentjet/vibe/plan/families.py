@@ -1,5 +1,5 @@
 """What the planner knows about each built-in task family: a summary, levels, the spec's prose, and the words
-for werewolves' roles (`ROLE_ALIASES`).
+for werewolves' roles (`ROLE_ALIASES`, and `ALIAS_NOTES` for the words of other variants: "doctor" is the witch).
 
 Kept beside the planner, not in the families themselves: it is how vibe *describes* a family
 to a user and to an LLM (docs/tasks.md is the source; tests check the levels still agree).
@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CATALOG", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list"]
+__all__ = [
+    "ALIAS_NOTES", "CATALOG", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list",
+]  # fmt: skip
 
 WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
 VILLAGE_ROLES: tuple[str, ...] = ("villager", "seer", "witch", "hunter")
@@ -21,9 +23,10 @@ _WOLVES = ("werewolf",)
 ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "seer": ("seer",), "seers": ("seer",), "detective": ("seer",), "detectives": ("seer",), "cop": ("seer",),
     "prophet": ("seer",), "oracle": ("seer",), "fortune teller": ("seer",), "sheriff": ("seer",),
-    "investigator": ("seer",),
+    "investigator": ("seer",), "investigators": ("seer",), "cops": ("seer",), "prophets": ("seer",),
     "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
-    "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",),
+    "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",), "doctors": ("witch",),
+    "healers": ("witch",), "medics": ("witch",),
     "hunter": ("hunter",), "hunters": ("hunter",),
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
     "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
@@ -38,6 +41,18 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
     "bad guys": _WOLVES, "bad guy": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
 }  # fmt: skip
+# Role words of other variants, said in an assumption as the role or side they are read as
+_SEER = "the seer (the role that learns a player's side each night)"
+_WITCH = "the witch (the role that can save the night's victim)"
+_READ_AS = {  # a role word of another variant -> the role or side it is read as
+    **dict.fromkeys(("detective", "detectives", "cop", "cops", "prophet", "prophets", "oracle", "sheriff",
+                     "investigator", "investigators"), _SEER),
+    **dict.fromkeys(("doctor", "doctors", "healer", "healers", "medic", "medics", "bodyguard", "guardian angel",
+                     "protector"), _WITCH),
+    **dict.fromkeys(("town", "townsfolk", "townspeople"), "the village side"),
+    "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
+}  # fmt: skip
+ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
 
 
 @dataclass(frozen=True)

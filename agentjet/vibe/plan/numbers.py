@@ -117,7 +117,7 @@ _SIZE_WORDS = re.compile(
 )
 _MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
 _MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
-_BETWEEN = re.compile(r"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?))")
+_BETWEEN = re.compile(rf"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?|{_COUNT_NOUNS}))")
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,7 @@ def with_digits(text: str) -> str:
 
     "one" stays where it is no count ("one of the villagers", "one-word answers")."""
     text = _A_HUNDRED.sub(lambda m: "1 " + m.group(1), text).replace("a million", "1000000")
+    text = re.sub(r"\b\d{1,3}(?:,\d{3})+\b(?!,\d)", lambda m: m.group(0).replace(",", ""), text)  # "1,000 steps"
     text = _KEEP_ONE.sub("\0", text)
 
     def _value(match: re.Match[str]) -> str:

@@ -268,7 +268,9 @@ _IMAGES = re.compile(
 )
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
-    r"plateaus?|converges?|is|are)\b[^,;.]*"
+    r"plateaus?|converges?|is|are|wins?)\b[^,;.]*|"
+    r"\b\d+(?:\.\d+)?\s*%\s*(?:accuracy|win rate|success(?: rate)?|wins?)?\s*(?:target|goal)\b|"  # "an 80% target"
+    r"\b(?:win|wins|reach|reaches|hit|hits|get|gets|aim for|target)\s+(?:at least\s+)?\d+(?:\.\d+)?\s*%[^,;.]*"
 )
 
 

@@ -75,7 +75,8 @@ _ROLE_AFTER = re.compile(
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 _SCRIPTED_AFTER = re.compile(
-    r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|will be|will stay|being|get|gets|play|plays|act|acts)\s+)?"
+    r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|being|get|gets|play|plays|act|acts|"
+    r"(?:should|must|will|can|shall)\s+(?:be|stay|remain))\s+)?"
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
     r"(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
 )
@@ -162,7 +163,7 @@ _SEPARATE = re.compile(
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
     r"\b(?:separately|independently)\b|" + _ALL_ROLES_APART + "|"
-    r"\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\bwith\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... with a 7B"
+    r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
     rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"

@@ -104,7 +104,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcall(?:s|ing)?\s+(?:\w+\s+)?functions?\b",
         r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
-        r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+)?apis?\b",
+        r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+){0,2}apis?\b",
         r"\b(?:check|checks|checking|compare|compares|comparing)\s+prices\b|\bnotes?\s+(?:down\s+)?(?:the\s+)?prices\b",
         r"\b(?:sums?|summing|totals?|totall?ing|adds? up|adding up)\s+(?:up\s+)?(?:the|a|my|their)\s+bills?\b",
         r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
@@ -151,7 +151,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bfirst word\b",
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
-        r"\bsanity[- ]check(?:s|ing)?\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
+        r"\bsanity[- ](?:check(?:s|ing)?|tests?)\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
         r"(?:of|that|whether|if)\s+(?:the\s+)?(?:rl\s+)?(?:pipeline|trainer|training|setup|learning)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
@@ -185,7 +185,7 @@ _TEXT_REQUEST = re.compile(
     r"how (?:do|does|can|is|are))\b"
 )
 _QUICK = re.compile(
-    r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ]check|fast run|"
+    r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"just a test|a test run|trial run)\b"
 )
 _LEVEL = re.compile(

@@ -89,7 +89,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
-    r"\beval(?:uation)?\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?]))|"  # "..., eval 8"
+    r"\b(?:eval(?:uation)?|held[- ]out)\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "..., eval 8"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"
@@ -194,9 +194,9 @@ _STEPS = re.compile(
 )
 _STEP_RANGE = re.compile(
     rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
-    rf"\b(\d+)\s*(?:-|–|to|or)\s*(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
+    rf"\b(\d+)(?:-|\s*(?:–|to|or)\s*)(\d+)[\s-]+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}"
 )
-_EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b")
+_EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b|\bepochs?\s*[:=]?\s*(\d+)\b")
 
 
 def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
@@ -209,9 +209,17 @@ def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
     ]
 
 
+def _step_range(text: str) -> re.Match[str] | None:
+    """The first range of steps said, low to high ("10-15 steps"; not "held out 10 - 4 steps")."""
+    for ranged in _STEP_RANGE.finditer(text):
+        if int(ranged.group(1) or ranged.group(3)) < int(ranged.group(2) or ranged.group(4)):
+            return ranged
+    return None
+
+
 def read_steps(text: str) -> int | None:
     """The training steps asked for: the top of a range ("10-15 steps"), else the first count said."""
-    if ranged := _STEP_RANGE.search(text):
+    if ranged := _step_range(text):
         return max(int(ranged.group(1) or ranged.group(3)), int(ranged.group(2) or ranged.group(4)))
     counts = _step_counts(text)
     return counts[0][0] if counts else None
@@ -219,7 +227,7 @@ def read_steps(text: str) -> int | None:
 
 def read_steps_note(text: str) -> str | None:
     """The assumption that says which count was taken, when the sentence gives a range or several."""
-    if ranged := _STEP_RANGE.search(text):
+    if ranged := _step_range(text):
         return f"'{ranged.group(0)}': {read_steps(text)} steps, the top of the range"
     values = list(dict.fromkeys(value for value, _ in _step_counts(text)))
     if len(values) > 1:
@@ -229,4 +237,4 @@ def read_steps_note(text: str) -> str | None:
 
 def read_epochs(text: str) -> int | None:
     """"3 epochs" -> 3 (no pass over a dataset in vibe: the planner reads it as steps and says so)."""
-    return int(epochs.group(1)) if (epochs := _EPOCHS.search(text)) else None
+    return int(epochs.group(1) or epochs.group(2)) if (epochs := _EPOCHS.search(text)) else None

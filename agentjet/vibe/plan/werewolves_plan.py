@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjet.vibe.plan.families import VILLAGE_ROLES, WEREWOLF_ROLES
+from agentjet.vibe.plan.families import ALIAS_NOTES, VILLAGE_ROLES, WEREWOLF_ROLES
 from agentjet.vibe.plan.roles import MODEL_WORDS, RoleMention, RoleReading
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
@@ -24,15 +24,6 @@ __all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params", "read_gr
 
 _WOLVES, _VILLAGE = "wolves", "village"
 _PLAYERS = 9
-_SEER = "the seer (the role that learns a player's side each night)"
-_WITCH = "the witch (the role that can save the night's victim)"
-_READ_AS = {  # a role word of another variant -> the role or side it is read as
-    **dict.fromkeys(("detective", "cop", "prophet", "oracle", "sheriff", "investigator"), _SEER),
-    **dict.fromkeys(("doctor", "healer", "medic", "bodyguard", "guardian angel", "protector"), _WITCH),
-    **dict.fromkeys(("town", "townsfolk", "townspeople"), "the village side"),
-    "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
-}  # fmt: skip
-_ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
 _VILLAGERS = (  # said once the policies are known: groups that split the village meant the plain villagers
     "'villagers' read as the village side (villager, seer, witch, hunter); say 'the plain villagers' for the three "
     "villagers alone"
@@ -66,8 +57,8 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
     chosen: dict[str, set[str]] = {}
     for mention in roles.trained:
         chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
-        if mention.word in _ALIAS_NOTES:
-            assumptions.append(_ALIAS_NOTES[mention.word])
+        if mention.word in ALIAS_NOTES:
+            assumptions.append(ALIAS_NOTES[mention.word])
     if roles.both_named:  # "the seer vs the wolves, both should learn": the opponents named train too, as named
         for mention in roles.opponents:
             chosen.setdefault(_side(mention.roles), set()).update(mention.roles)
@@ -321,7 +312,8 @@ _PUT = (
 _GAME_TAIL = r"\s+(?:in|at|for)\s+(?:the\s+)?(?:game|were[- ]?wol\w*|mafia|ww)\b"  # "... on another in werewolf"
 # A phrase after a group that places it on a model of its own or shared
 _PLACED = re.compile(
-    rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
+    rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w.-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
+    r"\b(?:on|with)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "the village on a 0.5B"
     rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1|{MODEL_WORDS})\b|"
     rf"(?<=[a-z] )(?:(?:an?|one)\s+{MODEL_WORDS}\s+of|(?=(?:its|their|his|her)\s+own\s+{MODEL_WORDS}))\s*"
     rf"(?:its|their|his|her)\s+own\b|"  # "give the hunter a model of its own", "give the seer its own model"
