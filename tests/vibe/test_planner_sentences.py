@@ -1068,6 +1068,22 @@ THIRTY_SECOND_HELD_OUT = [
     Row("tool use with between 4 and 6 items", "tool_use", {"difficulty": 3}),
     Row("make 100 from 4 numbers using a calculator tool", "tool_use", {"difficulty": 1}),
 ]
+# Round 19 (an eighteenth reviewer, 200 in the voices of different users, 194 right before the fixes)
+THIRTY_THIRD_HELD_OUT = [
+    Row("werewolves: one model for the wolves, one for the seer, and the rest of the village shares a third",
+        "werewolves", roles=BOTH, policies=[WOLVES, ["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("the wolves get a model, the seer gets one, and the rest of the village shares a third", "werewolves",
+        roles=BOTH, policies=[WOLVES, ["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("train all roles in werewolves, a model each", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("numbers game, 4 numbers, targets 100-999", "countdown", {"difficulty": 4}),
+    Row("I want that the model learns to add and subtract numbers until 50", "arithmetic", {"difficulty": 3}),
+    Row("arithmetic with numbers not bigger than 50", "arithmetic", {"difficulty": 3}),
+    Row("numbers round from the TV show, 10 steps please", "countdown", steps=10),
+    Row("what's the quickest way to check the pipeline works?", "word", steps=QUICK_STEPS),
+    Row("reach 250 using 3, 7, 25, 50, 75, 100", "countdown", {"difficulty": 4}),
+    Row("just check training works end to end, fastest thing possible", "word", steps=QUICK_STEPS),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1075,7 +1091,7 @@ HELD_OUT_SETS = (
     EIGHTEENTH_HELD_OUT, NINETEENTH_HELD_OUT, TWENTIETH_HELD_OUT, TWENTY_FIRST_HELD_OUT, TWENTY_SECOND_HELD_OUT,
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
-    THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT,
+    THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT, THIRTY_THIRD_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1542,7 +1558,7 @@ def test_how_many_of_each_item_sets_the_tool_use_level(sentence: str, difficulty
         ("train my agent to play the werewolf game as every role", {"wolves": WOLVES, "village": VILLAGE}),
         (
             "separate models for the werewolf game, train the seer and the wolves",
-            {"wolves": WOLVES, "village": ["seer"]},
+            {"wolves": WOLVES, "seer": ["seer"]},  # a village policy of one role is named by its role
         ),
     ],
 )
@@ -2274,3 +2290,10 @@ def test_round_18_no_range_from_dashes_and_no_untrue_notes() -> None:
     assert _plan("countdown, 10 – 15 steps").budget.steps == 15
     with pytest.raises(PlanRefused, match="a run of 2000000 steps cannot be planned"):
         _plan("2,000,000 steps of countdown")
+
+
+def test_round_19_a_fixed_target_and_a_one_role_policy_are_said() -> None:
+    assert "a target fixed at 500 cannot be asked for" in _text(_plan("make 500 from six numbers"))
+    assert "a target fixed at" not in _text(_plan("the game of 24"))
+    spec = _plan("werewolves: wolves and seer, separate models")
+    assert [(p.name, p.roles) for p in spec.policies] == [("wolves", WOLVES), ("seer", ["seer"])]

@@ -7,12 +7,14 @@ to a user and to an LLM (docs/tasks.md is the source; tests check the levels sti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ALIAS_NOTES", "CATALOG", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list",
+    "ALIAS_NOTES", "CATALOG", "DEALS", "DEALT", "LINEUP", "PLAYERS", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES",
+    "FamilyInfo", "Prose", "family_list",
 ]  # fmt: skip
 
 WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
@@ -53,6 +55,14 @@ _READ_AS = {  # a role word of another variant -> the role or side it is read as
     "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
 }  # fmt: skip
 ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
+# The werewolves deal: a lineup a sentence asks for ("with 2 wolves") is said to be ignored
+PLAYERS = 9
+DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
+LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
+    r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
+    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?)\b)"
+)
+DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,8 @@ _NOT_THE_SHOP = re.compile(  # prices that are no shopping list
 )
 _FIXED_TARGET = re.compile(
     r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
-    r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b"
+    r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b|"
+    r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b"  # "make 500 from six numbers"
 )
 _SHOPPING = re.compile(
     r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"
@@ -157,7 +158,8 @@ def family_notes(family: str, text: str) -> list[str]:
         )
     if family == "countdown" and (fixed := _FIXED_TARGET.search(text)):
         notes.append(
-            f"a target fixed at {fixed.group(1) or fixed.group(2)} cannot be asked for: each puzzle's target is drawn "
+            f"a target fixed at {next(g for g in fixed.groups() if g)} cannot be asked for: each puzzle's target is "
+            "drawn "
             "from the level's range"
         )
     if family == "countdown" and _GAME_OF_24.search(text):

@@ -91,11 +91,13 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     )),
     ("at_most", re.compile(
         r"\b(?:up to|under|below|less than|at most|no more than|not above|not over|max(?:imum)?(?: of)?|within|"
-        r"smaller than|no bigger than|no larger than|to|<=?)\s+(\d+)\b(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|"
+        r"smaller than|(?:no|not) (?:bigger|larger|greater|more) than|to|until|till|<=?)\s+(\d+)\b"
+        r"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|"
         rf"seconds?|secs?|iterations?|updates?|rounds?|players?|b\b|m\b|billion|million|%|{_COUNT_NOUNS}))"
     )),
     ("at_least", re.compile(
-        r"\b(?:over|above|more than|at least|bigger than|larger than|greater than|exceeding|>=?)\s+(\d+)\b"
+        r"(?<!not )(?<!no )\b(?:over|above|more than|at least|bigger than|larger than|greater than|exceeding|>=?)\s+"
+        r"(\d+)\b"
         rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|{_COUNT_NOUNS}))"
     )),
 )  # fmt: skip
@@ -117,7 +119,10 @@ _SIZE_WORDS = re.compile(
 )
 _MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
 _MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
-_BETWEEN = re.compile(rf"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?|{_COUNT_NOUNS}))")
+_BETWEEN = re.compile(
+    rf"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?|{_COUNT_NOUNS}))|"
+    r"\b(?:targets?|numbers?|prices?|amounts?|values?|answers?)\s+(?:of\s+|from\s+|in\s+)?(\d+)\s*[-\u2013]\s*(\d+)\b"
+)  # "targets 100-999"
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,7 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
         low = _MAGNITUDES[match.group(1)]
         found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))
     for match in _BETWEEN.finditer(text):
-        low, high = sorted((int(match.group(1)), int(match.group(2))))
+        low, high = sorted(int(group) for group in match.groups() if group)
         words = _quoted(match.group(0), said)
         found.append((match.start(), Cue("at_least", low, words, high)))
     return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))

@@ -186,6 +186,7 @@ _ONE_MORE_FOR = re.compile(
 )
 _PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
+    r"\b(?:all|every)\s+(?:the\s+)?roles\b[^.;]*\b(?:a|one)\s+(?:model|policy)\s+(?:each|apiece)\b|"  # "a model each"
     + _ALL_ROLES_APART + "|" + _EVERYONE_OWN
 )
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")

@@ -67,7 +67,8 @@ SAYS_A_PHRASE = (
 SIMPLEST_TASK = (
     r"\b(?:the\s+)?(?:simplest|easiest|smallest|most trivial|trivial)\s+(?:possible\s+)?"
     r"(?:training\s+|pipeline\s+|rl\s+)?"
-    r"(?:task|thing|job|run|check|test)\b|\bwhatever task is (?:easiest|simplest)\b|\bsmallest thing possible\b"
+    r"(?:task|thing|job|run|check|test)\b|\bwhatever task is (?:easiest|simplest)\b|"
+    r"\b(?:smallest|fastest|quickest) thing possible\b"
 )
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
@@ -116,7 +117,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "countdown": (
         r"\bcount[- ]?down\b",
-        r"\bnumbers? game\b",
+        r"\bnumbers? (?:game|round)\b",
+        r"\b(?:make|reach|hit|get to)\s+\d+\s+(?:from|with|using|out of)\s+\d+(?:\s*,\s*\d+){2,}",  # a puzzle
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
@@ -186,6 +188,7 @@ _TEXT_REQUEST = re.compile(
 )
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
+    r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
     r"just a test|a test run|trial run)\b"
 )
 _LEVEL = re.compile(
@@ -348,7 +351,7 @@ def read_sentence(sentence: str) -> Reading:
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
-        is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl)\b", text),
+        is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl|pipeline)\b", text),
         epochs=read_epochs(text),
     )
 

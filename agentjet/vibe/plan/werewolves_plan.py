@@ -1,21 +1,22 @@
 """The werewolves part of a deterministic plan: trained roles, the policies that play them, talk and round cap.
 
-One shared policy plays one side (the family rewards a server with one side's result), so roles of
-both sides are trained together only with separate policies, one per side or per role, or one per group of roles
-the sentence puts on a model ("the seer and the witch share a model, the wolves get another one"): `read_groups`
-reads those groups from the role mentions before a phrase that places them on a model, after "one (model) for",
-or in a list after "N models:"; two groups or more say how to split. Every choice the sentence did not state is
-written as an assumption that is true to the sentence.
+One shared policy plays one side (the family rewards a server with one side's result), so roles of both sides
+are trained together only with separate policies, one per side or per role, or one per group of roles the
+sentence puts on a model ("the seer and the witch share a model, the wolves get another one"): `read_groups` reads
+those groups from the role mentions before a phrase that places them on a model, after "one (model) for", or in
+a list after "N models:"; two groups or more say how to split. Every choice the sentence did not state is written
+as an assumption that is true to the sentence.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentjet.vibe.plan.families import ALIAS_NOTES, VILLAGE_ROLES, WEREWOLF_ROLES
+from agentjet.vibe.plan.families import ALIAS_NOTES, DEALS, DEALT, LINEUP, PLAYERS, VILLAGE_ROLES, WEREWOLF_ROLES
 from agentjet.vibe.plan.roles import MODEL_WORDS, RoleMention, RoleReading
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
@@ -23,17 +24,10 @@ from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
 __all__ = ["WerewolvesPlan", "plan_werewolves", "policies_from_params", "read_groups"]
 
 _WOLVES, _VILLAGE = "wolves", "village"
-_PLAYERS = 9
 _VILLAGERS = (  # said once the policies are known: groups that split the village meant the plain villagers
     "'villagers' read as the village side (villager, seer, witch, hunter); say 'the plain villagers' for the three "
     "villagers alone"
 )
-_DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
-_LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
-    r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
-    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?)\b)"
-)
-_DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 
 
 @dataclass(frozen=True)
@@ -175,7 +169,8 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
             Policy(name=role, roles=[role]) for found in ordered.values() for role in found if role in roles.apart
         ]
         rest = {side: [r for r in found if r not in roles.apart] for side, found in ordered.items()}
-        policies += [Policy(name=side, roles=found) for side, found in rest.items() if found]
+        policies += [Policy(name=side if len(found) > 1 or side == _WOLVES else found[0], roles=found)
+                     for side, found in rest.items() if found]  # fmt: skip
     else:
         policies = [Policy(name=role, roles=[role]) for found in ordered.values() for role in found]
     policies = sorted(policies, key=lambda p: WEREWOLF_ROLES.index(p.roles[0]))
@@ -201,11 +196,11 @@ def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:
                 f"'{cue.words}' -> max_rounds={cue.value}: a round is a night and a day, and a game with no winner "
                 f"after {cue.value} is a draw"
             )
-        elif cue.kind == "players" and cue.value != _PLAYERS:
-            assumptions.append(f"'{cue.words}' is ignored: the game always seats {_PLAYERS} players")
-    for lineup in _LINEUP.finditer(reading.text):  # "with 2 werewolves and 6 villagers": another deal
-        if lineup.lastgroup and int(lineup.group(1)) != _DEALS[lineup.lastgroup]:
-            assumptions.append(f"'{lineup.group(0)}' is ignored: {_DEALT}")
+        elif cue.kind == "players" and cue.value != PLAYERS:
+            assumptions.append(f"'{cue.words}' is ignored: the game always seats {PLAYERS} players")
+    for lineup in LINEUP.finditer(reading.text):  # "with 2 werewolves and 6 villagers": another deal
+        if lineup.lastgroup and int(lineup.group(1)) != DEALS[lineup.lastgroup]:
+            assumptions.append(f"'{lineup.group(0)}' is ignored: {DEALT}")
     return params
 
 
@@ -225,7 +220,7 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     chosen = _chosen(reading.roles, assumptions, reading.text)
     unknown = ", ".join(f"'{word}'" for word in reading.roles.unknown)
     if unknown:
-        assumptions.append(f"{unknown}: no such role here ({_DEALT}), so none is played or trained")
+        assumptions.append(f"{unknown}: no such role here ({DEALT}), so none is played or trained")
     if not chosen and not reading.roles.mentions and reading.roles.separate and reading.roles.grouping == "role":
         chosen = {_WOLVES: {"werewolf"}, _VILLAGE: set(VILLAGE_ROLES)}
         assumptions.append("a model for each role and no role named: every role trains, each on its own model")
@@ -302,7 +297,8 @@ def policies_from_params(params: dict[str, Any]) -> list[Policy]:
 # ---- groups of roles the sentence puts on models ----------------------------------------------------------
 
 _WHICH = (
-    r"(?:the same|one|a|an|1|another|the other|a second|a different|a separate|its own|their own|his own|her own|"
+    r"(?:the same|one|a|an|1|another|the other|a second|a third|a fourth|a different|a separate|its own|their own|"
+    r"his own|her own|"
     r"separate|different|a single|single|a new)"
 )
 _PUT = (
@@ -315,9 +311,10 @@ _PLACED = re.compile(
     rf"\b{_PUT}\s+{_WHICH}\s+(?:[\w.-]+\s+)?(?:{MODEL_WORDS}|one|1|set(?:\s+of\s+weights)?)\b|"
     r"\b(?:on|with)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "the village on a 0.5B"
     rf"\b(?:gets?|has|have|with|on)\s+(?:its|their|his|her)\s+own\b|\bshar(?:e|es|ing)\s+(?:one|1|{MODEL_WORDS})\b|"
+    r"\b(?:gets?|takes?)\s+(?:one|1)(?=\s*(?:$|[,.;!?]|and\b))|"  # "the seer gets one, ..."
     rf"(?<=[a-z] )(?:(?:an?|one)\s+{MODEL_WORDS}\s+of|(?=(?:its|their|his|her)\s+own\s+{MODEL_WORDS}))\s*"
     rf"(?:its|their|his|her)\s+own\b|"  # "give the hunter a model of its own", "give the seer its own model"
-    rf"\b{_PUT}\s+(?:another|a second|a different|the other)(?:\s+(?:one|1))?"
+    rf"\b{_PUT}\s+(?:another|a second|a third|a fourth|a different|the other)(?:\s+(?:one|1))?"
     rf"(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b)|{_GAME_TAIL})|"
     rf"(?<=[a-z] )(?:another|a second)(?:\s+(?:one|1|{MODEL_WORDS}))?(?=\s*(?:$|[,.;!?]))|"  # "the villagers another"
     r"\bas\s+(?:one|a|1)\s+(?:team|group|unit)\b|"
@@ -376,7 +373,13 @@ def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, .
     if len(found) < 2 or not any(m.group("model") for m in found):
         return []
     ends = [m.start() for m in found[1:]] + [len(text)]
-    return [_roles(_within(mentions, m.end(), end)) for m, end in zip(found, ends, strict=True)]
+    groups = []
+    for m, end in zip(found, ends, strict=True):  # "..., and the rest of the village shares a third": its own group
+        tail = _PLACED.search(text, m.end(), end)
+        cut = text.rfind(",", m.end(), tail.start()) if tail else -1
+        bounds = [m.end(), end] if cut < 0 else [m.end(), cut, end]
+        groups += [_roles(_within(mentions, start, stop)) for start, stop in itertools.pairwise(bounds)]
+    return groups
 
 
 def _listed(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
