@@ -1,5 +1,5 @@
 """`python -m agentjet ...` is the `agentjet` command: our subprocesses start it without naming the CLI module."""
 
-from agentjet.cli.main import app
+from agentjet.cli.main import main
 
-app(prog_name="agentjet")
+main(prog_name="agentjet")

@@ -7,6 +7,7 @@ refused the sentence, a bad flag, no such run to resume), 130 interrupted by Ctr
 from __future__ import annotations
 
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,6 +20,7 @@ from agentjet.core.launch.interrupts import signals_stop_once
 if TYPE_CHECKING:
     from agentjet.vibe.driver import RunResult
     from agentjet.vibe.progress import LiveProgress, PlainProgress
+    from agentjet.vibe.state import VibeOptions
 
 __all__ = ["vibe_command"]
 
@@ -108,6 +110,28 @@ def _dry_run(
     raise typer.Exit(0)
 
 
+def _flag_mistake(text: str | None, model: str | None, budget: float | None) -> str | None:
+    """What is wrong with flags Typer takes as given (a blank sentence, an empty --model, an infinite budget)."""
+    if text is not None and not text.strip():
+        return 'say what to train, e.g. agentjet vibe "train a 7B to play werewolves"'
+    if model is not None and not model.strip():
+        return "--model is empty: give a registered name (agentjet models list), a size such as 7B, or a model folder"
+    if budget is not None and not math.isfinite(budget):
+        return f"--budget must be a finite number of minutes, got {budget}"
+    return None
+
+
+def _refused_offline(text: str, options: VibeOptions) -> None:
+    """Plan `text` once with the deterministic planner when no LLM is configured, so a refused sentence (or
+    settings that do not fit the recipe) is one line before a run id is shown; the run plans it again."""
+    from agentjet.llm.chat import resolve_llm
+    from agentjet.vibe.plan.planner import plan
+
+    if resolve_llm(options.llm) is None:
+        plan(text, llm=None, model=options.model, steps=options.steps, minutes=options.budget_minutes,
+             eval_items=options.eval_items, train=options.train)  # fmt: skip
+
+
 def vibe_command(
     text: Annotated[
         str | None, typer.Argument(metavar="TEXT", help='what to train, e.g. "train a 7B to play werewolves"')
@@ -128,7 +152,7 @@ def vibe_command(
             "--train",
             metavar="KEY=VALUE",
             help="a training setting over the family's recipe, train.yaml's field with dots, e.g. collect.tasks=1 "
-            "(repeatable)",
+            "(repeatable; a key given twice takes its last value)",
         ),
     ] = None,
     workdir: Annotated[Path, typer.Option(help="runs go to WORKDIR/RUN_ID; checkpoints to WORKDIR/.vibe")] = Path(
@@ -145,7 +169,8 @@ def vibe_command(
     Without --llm (or AGENTJET_VIBE_LLM) a deterministic planner maps the sentence onto the built-in task families
     and says so; a sentence it cannot map is refused and nothing is written.
     """
-    from agentjet.vibe.driver import check_request, resume_vibe, run_vibe
+    from agentjet.vibe.driver import check_request, check_resume, resume_vibe, run_vibe
+    from agentjet.vibe.errors import PlanRefused
     from agentjet.vibe.plan.train_overrides import parse_train_overrides
     from agentjet.vibe.progress import make_progress
     from agentjet.vibe.state import VibeOptions, new_run_id
@@ -160,6 +185,9 @@ def vibe_command(
         raise typer.Exit(2)
     if as_json and not dry_run:
         typer.secho("error: --json goes with --dry-run", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    if mistake := _flag_mistake(text, model, budget):
+        typer.secho(f"error: {mistake}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     if train and resume is not None:
         typer.secho("error: --train goes with a new run (a resumed run keeps its settings)", fg=typer.colors.RED,
@@ -183,12 +211,18 @@ def vibe_command(
         workdir=str(workdir),
         max_repairs=max_repairs,
     )
-    if text is not None:
-        try:
-            check_request(text, options)  # before the run's first progress line: a mistake is one line, nothing run
-        except AgentJetError as exc:
-            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from exc
+    try:  # before the run's first progress line: a mistake is one line, nothing run
+        if text is not None:
+            check_request(text, options)
+            _refused_offline(text, options)
+        else:
+            check_resume(resume or "", workdir)
+    except PlanRefused as exc:
+        typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
+    except AgentJetError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)

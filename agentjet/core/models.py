@@ -200,6 +200,8 @@ def prepare_model(name: str, *, force: bool = False) -> Path:
 
 
 def _check_folder(folder: Path) -> Path:
+    if folder.is_file():
+        raise ModelError(f"{folder} is a file: --model takes a registered name or a model folder")
     if not folder.is_dir():
         raise ModelError(f"model folder {folder} does not exist")
     if not (folder / "config.json").is_file():

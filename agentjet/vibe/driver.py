@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,11 +114,35 @@ def _context(
 
 def check_request(sentence: str, options: VibeOptions) -> None:
     """Raise VibeError/ModelError for a request no run can start from (an empty sentence, a `--model` that
-    is neither registered nor a model folder), before anything is written or shown as a run."""
+    is neither registered nor a model folder, a workdir that cannot be made), before anything is written or
+    shown as a run."""
     if not sentence.strip():
         raise VibeError('say what to train, e.g. agentjet vibe "train a 7B to play werewolves"')
     if options.model is not None:
         check_model(options.model)
+    check_workdir(Path(options.workdir))
+
+
+def check_workdir(workdir: Path) -> None:
+    """VibeError unless `workdir` is a folder or can be made one; writes nothing (a probe folder is removed)."""
+    if workdir.exists():
+        if not workdir.is_dir():
+            raise VibeError(f"--workdir {workdir} is a file, not a folder")
+        return
+    parent = next(p for p in workdir.absolute().parents if p.exists())
+    try:
+        tempfile.TemporaryDirectory(dir=parent).cleanup()
+    except OSError as exc:
+        raise VibeError(f"--workdir {workdir} cannot be made in {parent}: {exc.strerror or exc}") from exc
+
+
+def check_resume(run_id: str, workdir: Path | str) -> None:
+    """VibeError unless `workdir` holds a checkpointed run `run_id` (said before the run's first progress line)."""
+    workdir = Path(workdir).resolve()
+    runs = list_runs(workdir) if workdir.is_dir() else []
+    if run_id not in runs:
+        known = ", ".join(runs[-5:]) or "none"
+        raise VibeError(f"no vibe run {run_id!r} in {checkpoint_path(workdir)} (runs there: {known}); check --workdir")
 
 
 def run_vibe(
@@ -167,10 +192,7 @@ def resume_vibe(
     A run that failed is retried from the node that failed it (its earlier nodes are not run again);
     a finished or refused run is returned as it is."""
     workdir = Path(workdir).resolve()
-    runs = list_runs(workdir)
-    if run_id not in runs:
-        known = ", ".join(runs[-5:]) or "none"
-        raise VibeError(f"no vibe run {run_id!r} in {checkpoint_path(workdir)} (runs there: {known}); check --workdir")
+    check_resume(run_id, workdir)
     with run_lock(workdir, run_id), open_checkpointer(workdir) as saver:
         graph: Graph = build_graph(resolve_nodes(nodes)).compile(checkpointer=saver)
         snapshot = graph.get_state(_config(run_id))

@@ -73,6 +73,14 @@ _NO_FOLDER = "error: model folder /no/such/model does not exist"
         (["train a 7B to play werewolves", "--model", "/no/such/model"], _NO_FOLDER),
         (["train a 7B to play werewolves", "--model", "/no/such/model", "--dry-run"], _NO_FOLDER),
         (["   "], 'error: say what to train, e.g. agentjet vibe "train a 7B to play werewolves"'),
+        (["   ", "--dry-run"], 'error: say what to train, e.g. agentjet vibe "train a 7B to play werewolves"'),
+        (["train a 7B to play werewolves", "--budget", "inf"], "error: --budget must be a finite number of minutes"),
+        (["train a 7B to play werewolves", "--model", ""], "error: --model is empty"),
+        (["countdown", "--train", "collect.strategy=episodes", "--train", "collect.episodes=4"],
+         "error: the training settings do not fit the countdown recipe: collect.episodes=4 must be >= "
+         "grpo.group_size=8"),
+        (["--resume", "no-such-run"], "error: no vibe run 'no-such-run'"),
+        (["write me a poem"], "refused: cannot plan 'write me a poem'"),  # refused before a run id is shown
     ],
 )
 def test_a_request_no_run_can_start_from_is_one_line_and_writes_nothing(
@@ -234,3 +242,33 @@ def test_json_needs_dry_run(tmp_path: Path) -> None:
     result = runner.invoke(app, ["vibe", "countdown", "--json", "--workdir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and "--json goes with --dry-run" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "model"])
+def test_a_file_given_as_workdir_or_model_is_one_line(kind: str, tmp_path: Path) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    args = ["--workdir", str(a_file)] if kind == "file" else ["--model", str(a_file), "--workdir", str(tmp_path / "r")]
+    result = runner.invoke(app, ["vibe", "train a 7B to play werewolves", *args])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert f"{a_file} is a file" in result.output
+    assert a_file.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["vibe", "countdown", "--steps", "0", "--dry-run"], "error: Invalid value for '--steps'"),
+        (["vibe", "countdown", "--stepz", "3"], "error: No such option: --stepz"),
+        (["no-such-command"], "error: No such command 'no-such-command'"),
+    ],
+)
+def test_the_command_says_a_usage_mistake_in_one_line(args: list[str], said: str, tmp_path: Path) -> None:
+    """`agentjet` itself (`main`, not the Typer app a CliRunner calls): Click's boxed usage text becomes one line."""
+    result = subprocess.run(
+        [sys.executable, "-m", "agentjet", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert result.stdout == "" and result.stderr.startswith(said), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "--help)" in result.stderr

@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentjet.core import ConfigError
+from pydantic import ValidationError
+
+from agentjet.core import ConfigError, TrainConfig, describe_validation_error
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
@@ -102,10 +104,17 @@ def plan(
             raise PlanRefused(f"{eval_items} held-out items cannot be planned: say {low} to {high}")
         update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
     assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
+    if model is not None and requested is not None:  # "--model 0.5B" over "a 7B": an override, said as one
+        assumptions.append(choice.note)
     if train:
         recipe = merge_overrides(recipe, train)
         given = ", ".join(describe_overrides(train))
         assumptions.append(f"training settings from --train, over the recipe: {given}")
+    try:  # each setting was checked alone; together with the recipe they must fit too
+        TrainConfig.model_validate(merge_overrides(TrainConfig().model_dump(mode="json"), recipe))
+    except (ValidationError, ConfigError) as exc:
+        why = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise ConfigError(f"the training settings do not fit the {draft.family} recipe: {why}") from exc
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
 
 
@@ -376,10 +385,16 @@ def _budget(
     return Budget(steps=steps, minutes=minutes)
 
 
+def _quoted(sentence: str, limit: int = 200) -> str:
+    """The sentence as a refusal quotes it: on one line, and cut short when long (a pasted page is no sentence)."""
+    text = " ".join(sentence.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def _refusal(sentence: str, reading: Reading, reason: str) -> PlanRefused:
     understood = f" (understood: {', '.join(reading.understood)})" if reading.understood else ""
     return PlanRefused(
-        f"cannot plan {sentence.strip()!r}: {reason}{understood}. Without an LLM, vibe maps a sentence onto a "
+        f"cannot plan {_quoted(sentence)}: {reason}{understood}. Without an LLM, vibe maps a sentence onto a "
         f"built-in task family: {family_list()}. Rephrase it around one of these (e.g. {_EXAMPLES}), or "
         f"{HOW_TO_CONFIGURE}, to have a new task generated."
     )
