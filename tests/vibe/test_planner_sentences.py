@@ -1084,6 +1084,16 @@ THIRTY_THIRD_HELD_OUT = [
     Row("reach 250 using 3, 7, 25, 50, 75, 100", "countdown", {"difficulty": 4}),
     Row("just check training works end to end, fastest thing possible", "word", steps=QUICK_STEPS),
 ]
+# Round 21 (a twentieth reviewer, 200 weighted to the numbers in a request, 190 right before the fixes)
+THIRTY_FOURTH_HELD_OUT = [
+    Row("countdown, targets near 1000", "countdown", {"difficulty": 4}),
+    Row("countdown with targets around 300", "countdown", {"difficulty": 3}),
+    Row("tool use with prices up to $20", "tool_use", {"difficulty": 2}),
+    Row("tool use where the total is under 100", "tool_use", {"difficulty": 1}),
+    Row("werewolves, one model for the wolves and one for the seer, the hunter and witch and villagers untrained",
+        "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),  # fmt: skip
+    Row("countdown targets from 450 to 550", "countdown", {"difficulty": 4}),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1092,6 +1102,7 @@ HELD_OUT_SETS = (
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
     THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT, THIRTY_THIRD_HELD_OUT,
+    THIRTY_FOURTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2297,3 +2308,26 @@ def test_round_19_a_fixed_target_and_a_one_role_policy_are_said() -> None:
     assert "a target fixed at" not in _text(_plan("the game of 24"))
     spec = _plan("werewolves: wolves and seer, separate models")
     assert [(p.name, p.roles) for p in spec.policies] == [("wolves", WOLVES), ("seer", ["seer"])]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("tool use with prices under $5", "'under 5' -> level 1"),
+        ("tool use where the total is under 100", "'total is under 100' ignored"),
+        ("countdown with a target of 999 using 6 numbers", "a target fixed at 999 cannot be asked for"),
+        ("countdown with five numbers, no wait, six", "'6 numbers' -> level 4"),
+        ("a tool use agent, held out 12 lists", "'held out 12 lists': 12 held-out items"),
+        ("arithmetic problems with numbers from 1 to 9, 3 operations", "'from 1 to 9' -> level 1"),
+    ],
+)
+def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+    assert "'to 9' ->" not in _text(_plan("arithmetic problems with numbers from 1 to 9, 3 operations"))
+
+
+def test_round_21_side_policy_names_and_other_skills() -> None:
+    spec = _plan("werewolves, separate models for the werewolves and the villagers")
+    assert [p.name for p in spec.policies] == ["wolves", "village"]
+    with pytest.raises(PlanRefused, match=re.escape("another skill ('recommender')")):
+        _plan("train a recommender system for shopping")

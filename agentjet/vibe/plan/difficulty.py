@@ -99,6 +99,9 @@ def _arithmetic(cue: Cue) -> tuple[int, str] | None:
     return level, f"{ops} operation{'s' if ops > 1 else ''}, amounts up to {size}{more}"
 
 
+_NOT_A_PRICE = re.compile(r"(?:reach|make|get to|hit|target|totals?|bills?|sums?)\b")  # a target, the list's total
+
+
 def _tool_use(cue: Cue) -> tuple[int, str] | None:
     levels = tool_use.LEVELS
     more = ""
@@ -108,7 +111,7 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
     elif cue.kind == "quantity":
         counts = {k: v.max_quantity for k, v in levels.items()}
         level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
-    elif cue.kind in _RANGE_KINDS and not re.match(r"(?:reach|make|get to|hit|target)\b", cue.words):  # no price
+    elif cue.kind in _RANGE_KINDS and not _NOT_A_PRICE.match(cue.words):
         level, more = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:
         return None

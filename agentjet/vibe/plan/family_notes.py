@@ -60,7 +60,8 @@ _NOT_THE_SHOP = re.compile(  # prices that are no shopping list
 _FIXED_TARGET = re.compile(
     r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
     r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b|"
-    r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b"  # "make 500 from six numbers"
+    r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b|"  # "make 500 from six numbers"
+    r"\btarget(?:\s+(?:number|value))?\s*(?:of|is|=|:)?\s*(\d+)\b(?!\s*(?:[-\u2013]|to\b|and\b))"  # "a target of 999"
 )
 _SHOPPING = re.compile(
     r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"

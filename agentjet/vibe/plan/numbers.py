@@ -89,6 +89,10 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         r"(?:of each|each|apiece|of every \w+|per item)\b|"
         r"\bquantit(?:y|ies)\s+(?:of\s+)?(?:up to|at most|below|under|of at most|no more than|<=?)\s+(\d+)\b"
     )),
+    ("at_most", re.compile(  # "a total under 100": the answer's size (arithmetic's amounts; no tool_use knob)
+        r"\b(?:totals?|bills?|sums?)\s+(?:is\s+|are\s+|of\s+)?(?:under|below|up to|at most|less than|no more than|<=?)"
+        r"\s+(\d+)\b"
+    )),
     ("at_most", re.compile(
         r"\b(?:up to|under|below|less than|at most|no more than|not above|not over|max(?:imum)?(?: of)?|within|"
         r"smaller than|(?:no|not) (?:bigger|larger|greater|more) than|to|until|till|<=?)\s+(\d+)\b"
@@ -119,8 +123,12 @@ _SIZE_WORDS = re.compile(
 )
 _MAGNITUDE = re.compile(r"\b(?:in|into|up in) the (hundreds|thousands|millions)\b")  # "numbers in the thousands"
 _MAGNITUDES = {"hundreds": 100, "thousands": 1000, "millions": 1_000_000}
+_NEAR = re.compile(  # "targets near 1000", "amounts around 300": a range about the number, +-20%
+    r"\b(?:targets?|numbers?|amounts?|prices?|values?|answers?|results?)\s+(?:of\s+)?(?:near|around|about|roughly|"
+    r"approximately|close to)\s+(\d+)\b"
+)
 _BETWEEN = re.compile(
-    rf"\bbetween\s+(\d+)\s+and\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?|{_COUNT_NOUNS}))|"
+    rf"\b(?:between|from)\s+(\d+)\s+(?:and|to)\s+(\d+)\b(?!\s*(?:steps?|minutes?|hours?|{_COUNT_NOUNS}))|"
     r"\b(?:targets?|numbers?|prices?|amounts?|values?|answers?)\s+(?:of\s+|from\s+|in\s+)?(\d+)\s*[-\u2013]\s*(\d+)\b"
 )  # "targets 100-999"
 
@@ -147,6 +155,7 @@ def with_digits(text: str) -> str:
     "one" stays where it is no count ("one of the villagers", "one-word answers")."""
     text = _A_HUNDRED.sub(lambda m: "1 " + m.group(1), text).replace("a million", "1000000")
     text = re.sub(r"\b\d{1,3}(?:,\d{3})+\b(?!,\d)", lambda m: m.group(0).replace(",", ""), text)  # "1,000 steps"
+    text = re.sub(r"\$\s?(\d+(?:\.\d+)?)\b", r"\1 dollars", text)  # "prices under $5"
     text = _KEEP_ONE.sub("\0", text)
 
     def _value(match: re.Match[str]) -> str:
@@ -218,7 +227,12 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
     for match in _MAGNITUDE.finditer(text):
         low = _MAGNITUDES[match.group(1)]
         found.append((match.start(), Cue("at_least", low, match.group(0), low * 10 - 1)))
+    for match in _NEAR.finditer(text):
+        near = int(match.group(1))
+        words = _quoted(match.group(0), said)
+        found.append((match.start(), Cue("at_least", max(1, near * 4 // 5), words, near * 6 // 5)))
     for match in _BETWEEN.finditer(text):
+        found = [(at, cue) for at, cue in found if not match.start() <= at < match.end()]  # "from 1 to 9", not "to 9"
         low, high = sorted(int(group) for group in match.groups() if group)
         words = _quoted(match.group(0), said)
         found.append((match.start(), Cue("at_least", low, words, high)))

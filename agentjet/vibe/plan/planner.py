@@ -257,10 +257,10 @@ _WRITING = re.compile(
 _DATASET = re.compile(
     r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:dataset|data set|csv)\b"
 )
-# Another skill no family trains: "a model to explain the rules of werewolves", "classify shopping receipts"
-_OTHER_SKILL = re.compile(
+_OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
-    r"categori[sz](?:e|ing)|label(?:ing|ling)?)\b|\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing)\b"
+    r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
+    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b"
 )
 # Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
 _SOFTWARE = re.compile(

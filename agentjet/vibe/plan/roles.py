@@ -83,6 +83,7 @@ _SCRIPTED_AFTER = re.compile(
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
 _REST_OF_LIST = re.compile(rf"^(?:\s*[,/]\s*{_ROLE_WORD})*\s*,?\s*(?:(?:\band|\bor|&)\s+|/\s*){_ROLE_WORD}")
+_AND_CHAIN = re.compile(rf"^(?:\s+(?:and|or|&)\s+{_ROLE_WORD})+")  # "the hunter and witch and villagers untrained"
 # "the hunter, who is on the village side": a side named to describe a role, not to train it
 _DESCRIBES_BEFORE = re.compile(r"\b(?:who|which|that)(?:'s|\s+is|\s+are)\s+(?:on|in|with|part of|from)\s+(?:the\s+)?$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
@@ -110,7 +111,7 @@ _ONLY_BEFORE = re.compile(
 _LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
-    r"(?:is|are|stays?|remains?|left|kept)\s+untrained|"
+    r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?untrained|"
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:can|should|will)\s+stay\s+as\s+"
     r"(?:it is|they are|is))\b"
@@ -234,7 +235,9 @@ class RoleReading:
 
     @property
     def left_out_roles(self) -> set[str]:
-        return {r for m in self.left_out for r in m.roles}
+        """Roles left out; a side left out keeps roles named alone to train ("the seer; villagers untrained")."""
+        named = {r for m in self.mentions if m.trained and len(m.roles) == 1 for r in m.roles}
+        return {r for m in self.left_out for r in m.roles if len(m.roles) == 1 or r not in named}
 
     @property
     def scripted_roles(self) -> set[str]:
@@ -256,7 +259,7 @@ def read_roles(text: str) -> RoleReading:
             continue  # "village talk off": the day's talk, no side
         if _DESCRIBES_BEFORE.search(before):
             continue
-        rest_of_list = _REST_OF_LIST.match(after)
+        rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
         if len(roles) == 1 and roles != _WOLVES and _OWN_AFTER.match(after):  # a side's own model is a side split

@@ -319,7 +319,8 @@ def read_sentence(sentence: str) -> Reading:
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     families = _said_word_first(matched, words)
     settings, held = read_train_settings(text), read_eval_count(text)
-    cues = read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=words)
+    said = words if not fixed.notes else None  # corrected: the words as written are no longer what is read
+    cues = read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=said)
     days = [c for c in cues if c.kind == "rounds" and re.search(r"\b(?:days?|nights?)\b", c.words)]  # "at most 3 days"
     if families[:1] == ("werewolves",):  # game days: a round cap, no time limit
         spans = [(at, at + len(c.words)) for c in days if (at := text.find(c.words)) >= 0]

@@ -90,6 +90,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     r"\b(?:eval(?:uation)?|held[- ]out)\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "..., eval 8"
+    rf"\bheld[- ]out\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"  # "held out 12 lists"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"

@@ -165,8 +165,9 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
     # a grouping only counts with separate models asked for ("as every role" alone is no split per role)
     grouping = (roles.grouping if roles.separate else None) or ("side" if len(ordered) > 1 or roles.apart else "role")
     if grouping == "side":  # one policy a side, less the roles named to have their own ("... for the seer")
-        policies = [
-            Policy(name=role, roles=[role]) for found in ordered.values() for role in found if role in roles.apart
+        policies = [  # the wolves are one role and a side: `wolves`, as a side policy is named
+            Policy(name=_WOLVES if role == "werewolf" else role, roles=[role])
+            for found in ordered.values() for role in found if role in roles.apart
         ]
         rest = {side: [r for r in found if r not in roles.apart] for side, found in ordered.items()}
         policies += [Policy(name=side if len(found) > 1 or side == _WOLVES else found[0], roles=found)
