@@ -1094,6 +1094,27 @@ THIRTY_FOURTH_HELD_OUT = [
         "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),  # fmt: skip
     Row("countdown targets from 450 to 550", "countdown", {"difficulty": 4}),
 ]
+# Round 22 (a twenty-first reviewer, 200, 75% werewolves, 168 right before the fixes)
+THIRTY_FIFTH_HELD_OUT = [
+    Row("werewolves: everything scripted except the witch", "werewolves", roles=["witch"]),
+    Row("werewolves, don't bother training the seer or the wolves", "werewolves",
+        roles=["villager", "witch", "hunter"]),  # fmt: skip
+    Row("werewolves: the witch stays as is; train the other good roles", "werewolves",
+        roles=["villager", "seer", "hunter"]),  # fmt: skip
+    Row("werewolves: the seer trains, and the witch - actually no, the hunter", "werewolves", roles=["seer", "hunter"]),
+    Row("werewolves: 2 wolves and 5 villagers, train the village", "werewolves", roles=VILLAGE),
+    Row("werewolves, 6 villagers and 3 wolves, train the wolves", "werewolves", roles=WOLVES),
+    Row("werewolves - wolves vs villagers - train the villagers", "werewolves", roles=VILLAGE),
+    Row("werewolves: train all five roles, each with a separate model, 2 steps", "werewolves", roles=BOTH, steps=2,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolf with per-side models, no discussion", "werewolves", {"discussion": False}, roles=BOTH,
+        policies=SIDES),  # fmt: skip
+    Row("werewolves: seer. 5 steps. talk: off. rounds: 6.", "werewolves", {"discussion": False, "max_rounds": 6},
+        roles=["seer"], steps=5),  # fmt: skip
+    Row("werewolves: village roles share a policy, wolves share another, both with talk, 3 nights cap", "werewolves",
+        {"max_rounds": 3}, roles=BOTH, policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("an agent that searches the web for product prices", "tool_use"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1102,7 +1123,7 @@ HELD_OUT_SETS = (
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
     THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT, THIRTY_THIRD_HELD_OUT,
-    THIRTY_FOURTH_HELD_OUT,
+    THIRTY_FOURTH_HELD_OUT, THIRTY_FIFTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -2331,3 +2352,18 @@ def test_round_21_side_policy_names_and_other_skills() -> None:
     assert [p.name for p in spec.policies] == ["wolves", "village"]
     with pytest.raises(PlanRefused, match=re.escape("another skill ('recommender')")):
         _plan("train a recommender system for shopping")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["werewolves: the hunter's revenge shot should hit wolves more often",
+     "get the witch to use her poison on actual wolves", "werewolves, don't bother training the seer or the wolves"],
+)  # fmt: skip
+def test_round_22_an_object_of_a_shot_or_poison_is_no_second_side(sentence: str) -> None:
+    assert "named too" not in _text(_plan(sentence))
+
+
+def test_round_22_the_wolves_policy_is_named_wolves_in_every_split() -> None:
+    for sentence in ("give every role in werewolves its own model", "werewolf with per-side models"):
+        assert _plan(sentence).policies[0].name == "wolves"
+    assert _plan("werewolves with 3 wolves and a seer").trained_roles == ["werewolf"]  # no "train": as before

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.families import ROLE_ALIASES
+from agentjet.vibe.plan.families import GAME_NAMES, ROLE_ALIASES
 
 __all__ = ["Corrected", "corrected"]
 
@@ -21,8 +21,7 @@ _MARKER = re.compile(
     r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|or rather|scratch that|correction)\b\s*[,:]?|"
     r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s))actually\b\s*,?"
 )
-_FILLER = re.compile(r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead)?\s*")
-_GAME_NAMES = ("werewolf", "werewolves", "were-wolves", "were-wolf", "mafia")
+_FILLER = re.compile(r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead|no\s*,)?\s*")
 _ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
 _END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b))"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)
@@ -69,7 +68,7 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         olds = [
             m
             for m in re.finditer(before_pattern.format(unit=unit), text[: marker.start()])
-            if m.group(0) not in _GAME_NAMES
+            if m.group(0) not in GAME_NAMES
         ]
         if not olds:
             return None

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ALIAS_NOTES", "CATALOG", "DEALS", "DEALT", "LINEUP", "PLAYERS", "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES",
-    "FamilyInfo", "Prose", "family_list",
+    "ALIAS_NOTES", "CATALOG", "DEALS", "DEALT", "GAME_NAMES", "LINEUP", "OPPOSING_WORDS", "OTHER_ROLES", "PLAYERS",
+    "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list",
 ]  # fmt: skip
 
 WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
@@ -55,6 +55,29 @@ _READ_AS = {  # a role word of another variant -> the role or side it is read as
     "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
 }  # fmt: skip
 ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
+# Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
+OTHER_ROLES = re.compile(
+    r"\b(?:cupid|little girl|village idiot|idiot|elder|jester|masons?|wild child|bear tamer|tanner|minion|"
+    r"doppelganger|troublemaker|insomniac|lovers|alpha wolf|white wolf|piper|pied piper|scapegoat|knight|"
+    r"serial killer|vigilante|mayor)\b"
+)
+# The game's own names: a role word only where a role is meant ("the werewolves"), not "play werewolves"
+GAME_NAMES = frozenset({"werewolf", "werewolves", "were-wolves", "were-wolf", "mafia"})
+# Words of opposition: a role they govern is the opponent ("beat the wolves", "find the seer"), not trained
+OPPOSING_WORDS = frozenset(
+    "against beat beats beating defeat defeats defeating outplay outsmart outwit outvote fool fooling trick "
+    "tricking deceive deceiving mislead misleading find finding found catch catching spot spotting detect "
+    "detecting identify identifying unmask unmasking expose exposing kill killing eliminate eliminating lynch "
+    "hang vote out off vs versus protect protecting save saving heal healing guard guarding defend defending shield "
+    "survive surviving "
+    "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
+    "persuade persuading persuades convince convincing convinces who whom which reveal revealing reveals uncover "
+    "uncovering discover discovering guess guessing locate locating track tracking shoot shooting shoots poison "
+    "fools tricks deceives misleads finds catches spots detects identifies unmasks exposes kills eliminates lynches "
+    "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
+    "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
+    "inspecting investigate investigates investigating poisoning poisons potion potions shot shots hit hits".split()
+)
 # The werewolves deal: a lineup a sentence asks for ("with 2 wolves") is said to be ignored
 PLAYERS = 9
 DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}

@@ -67,11 +67,12 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     )),
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:[\w-]+\s+)?(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(
-        r"\brounds?\s*(?:to|of|at most|up to|<=?|max(?:imum)?|(?:cap(?:ped)?|limit(?:ed)?)(?:\s+(?:at|to|of))?)?"
+        r"\brounds?\s*[:=]?\s*(?:to|of|at most|up to|<=?|max(?:imum)?|(?:cap(?:ped)?|limit(?:ed)?)(?:\s+(?:at|to|of))?"
+        r")?"
         r"\s*(\d+)\b"
     )),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
-        r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game)\b|"
+        r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game|cap|limit)\b|"
         r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|cap(?:ped)? of|limited to|"
         r"limit of)\s+(\d+)\s+(?:nights?|days?|"
         r"night[- ]day cycles?)\b"

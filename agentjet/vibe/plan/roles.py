@@ -1,11 +1,11 @@
 """Which werewolves roles a sentence trains, which it names only as opponents, and whether it asks for separate models.
 
-Pure. Roles are read in any ordinary phrasing: "as the seer", "make the seer better", "teach the villagers to
-find the wolves" (villagers trained, wolves the opponents), "the seer and the doctor", "improve the wolf",
-"wolves should win more". The game's own name ("play werewolves", "at mafia") is no role. A mention is an
-opponent when a verb or preposition of opposition governs it ("against", "beat", "find", "catch", "vote out",
-"fool", "protect", ...), or when it is called scripted. A mention is left out ("but not the wolves", "everyone except
-the seer", "don't train the witch"): the planner trains the rest of its side, or the other side.
+Pure. Roles are read in any ordinary phrasing: "as the seer", "make the seer better", "teach the villagers to find
+the wolves" (villagers trained, wolves the opponents), "the seer and the doctor", "improve the wolf", "wolves should
+win more". The game's own name ("play werewolves", "at mafia") is no role. A mention is an opponent when a verb or
+preposition of opposition governs it ("against", "beat", "find", "catch", "vote out", "fool", "protect", ...), or
+when it is called scripted. A mention is left out ("but not the wolves", "everyone except the seer", "don't train
+the witch"): the planner trains the rest of its side, or the other side.
 """
 
 from __future__ import annotations
@@ -14,44 +14,23 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agentjet.vibe.plan.families import ROLE_ALIASES, VILLAGE_ROLES
+from agentjet.vibe.plan.families import GAME_NAMES, OPPOSING_WORDS, OTHER_ROLES, ROLE_ALIASES, VILLAGE_ROLES
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
 
-# Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
-_OTHER_ROLES = re.compile(
-    r"\b(?:cupid|little girl|village idiot|idiot|elder|jester|masons?|wild child|bear tamer|tanner|minion|"
-    r"doppelganger|troublemaker|insomniac|lovers|alpha wolf|white wolf|piper|pied piper|scapegoat|knight|"
-    r"serial killer|vigilante|mayor)\b"
-)
-_GAME_NAMES = frozenset({"werewolf", "werewolves", "were-wolves", "were-wolf", "mafia"})
 _ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
 # Words a role list is glued with, skipped when looking for the word that governs a mention.
 _GLUE = frozenset(
     "the a an all both each every its their our my your his her this these those other whole entire 1 2 3 4 5 and or "
-    "& + , / scripted heuristic rule-based fixed frozen enemy opposing rival evil good bad clever smart sneaky "
-    "better best stronger strong great sharper smarter more of team side roles role players player to".split()
-)
-_OPPONENT = frozenset(
-    "against beat beats beating defeat defeats defeating outplay outsmart outwit outvote fool fooling trick "
-    "tricking deceive deceiving mislead misleading find finding found catch catching spot spotting detect "
-    "detecting identify identifying unmask unmasking expose exposing kill killing eliminate eliminating lynch "
-    "hang vote out off vs versus protect protecting save saving heal healing guard guarding defend defending shield "
-    "survive surviving "
-    "by from over hunt hunting suspect accuse accusing sniff root lie lying lies bluff bluffing "
-    "persuade persuading persuades convince convincing convinces who whom which reveal revealing reveals uncover "
-    "uncovering discover discovering guess guessing locate locating track tracking shoot shooting shoots poison "
-    "fools tricks deceives misleads finds catches spots detects identifies unmasks exposes kills eliminates lynches "
-    "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
-    "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
-    "inspecting investigate investigates investigating poisoning poisons potion potions shot shots".split()
+    "& + , / scripted heuristic rule-based fixed frozen enemy opposing rival evil good bad clever smart sneaky actual "
+    "better best stronger strong great sharper smarter more of team side roles role players player to real".split()
 )
 _DETERMINED = re.compile(
-    r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+"
-    r"(?:(?:better|best|good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless)\s+)?$"
+    r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+(?:(?:better|best|"
+    r"good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless|actual|real)\s+)?$"
 )
 _ONE_PLAYER_AFTER = re.compile(r"^\s+player\b(?!s)")
 # "only the town learns", "just the mafia trains": the one side that trains, the others named are opponents
@@ -99,13 +78,14 @@ _LEFT_OUT_BEFORE = re.compile(
     r"(?:\b(?:not|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|instead of|minus|without|"
     r"leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|aside from|besides|"
     r"(?:everyone|everybody|anyone|anybody|all|every role|all roles|every player|all players)\s+but)|"
-    r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+"
+    r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+(?:bother\s+(?:to\s+)?)?"
     r"(?:train|training|improve|teach|touch|update|change))$"
 )
 # "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
 _ONLY_BEFORE = re.compile(
     r"(?:\b(?:nobody|no one|noone|none|no other role|no roles?)|(?:n't|\bnot|\bnever)\s+(?:\w+\s+){0,2}?"
-    r"(?:anyone|anybody))\s+(?:else\s+)?"
+    r"(?:anyone|anybody)|\b(?:everything|everyone|everybody|all)\s+(?:is\s+|are\s+)?(?:scripted|frozen|fixed))\s+"
+    r"(?:else\s+)?"
     r"(?:except(?:\s+for)?|but|other than|apart from|besides|save)$"
 )
 _LEFT_OUT_AFTER = re.compile(
@@ -113,7 +93,7 @@ _LEFT_OUT_AFTER = re.compile(
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
     r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?untrained|"
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
-    r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:can|should|will)\s+stay\s+as\s+"
+    r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
     r"(?:it is|they are|is))\b"
 )
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
@@ -158,6 +138,7 @@ _SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
     rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
+    rf"\bper[- ](?:side|team|role)\s+{_MODEL}\b|"  # "per-side models"
     r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
     rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
@@ -187,10 +168,11 @@ _ONE_MORE_FOR = re.compile(
 )
 _PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
-    r"\b(?:all|every)\s+(?:the\s+)?roles\b[^.;]*\b(?:a|one)\s+(?:model|policy)\s+(?:each|apiece)\b|"  # "a model each"
+    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?roles\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|apiece)|each\s+"
+    r"(?:with|on|gets?|has)\s+(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"  # "a model each"
     + _ALL_ROLES_APART + "|" + _EVERYONE_OWN
 )
-_PER_SIDE = re.compile(r"\b(?:per|each|every|both)\s+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
+_PER_SIDE = re.compile(r"\b(?:per|each|every|both)[\s-]+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
 
 
@@ -251,7 +233,7 @@ def read_roles(text: str) -> RoleReading:
     own_model: list[str] = []  # "the seer gets its own model": apart from the rest of its side
     for match in _ROLE.finditer(text):
         word, before, after = match.group(0), text[: match.start()], text[match.end() :]
-        if word in _GAME_NAMES and not _is_role_use(before, after):
+        if word in GAME_NAMES and not _is_role_use(before, after):
             continue
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
             continue
@@ -278,7 +260,7 @@ def read_roles(text: str) -> RoleReading:
         trained = _is_trained(before, listed, _last_word(head))
         scripted = not trained and _is_scripted(before, listed)
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
-    mentions = _only_marked(text, _named_members(text, mentions))
+    mentions = _without_descriptions(text, _only_marked(text, _named_members(text, mentions)))
     separate = bool(_SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = _PER_ROLE.search(text)
@@ -297,7 +279,7 @@ def read_roles(text: str) -> RoleReading:
             end = named.end() + more.start("role")
     apart += [role for role in dict.fromkeys(own_model) if role not in apart]
     return RoleReading(
-        unknown=tuple(dict.fromkeys(m.group(0) for m in _OTHER_ROLES.finditer(text))),
+        unknown=tuple(dict.fromkeys(m.group(0) for m in OTHER_ROLES.finditer(text))),
         apart=tuple(apart),
         split_within_side=split_within_side,
         mentions=tuple(mentions),
@@ -322,6 +304,23 @@ def _named_members(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
         if within and group.trained == member.trained and _BETWEEN_GROUP_AND_MEMBERS.fullmatch(gap):
             kept.remove(group)
     return kept
+
+
+_DESCRIBED_BEFORE = re.compile(r"\b\d+\s+$|\b(?:vs\.?|versus)\s+(?:the\s+)?$")  # "2 wolves", "... vs the village"
+
+
+def _without_descriptions(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
+    """Less the roles that only describe the game ("2 wolves and 5 villagers", "wolves vs villagers") when another
+    mention says who trains ("..., train the village"); else `mentions` as they are."""
+
+    def describes(m: RoleMention) -> bool:
+        before, after = text[: m.start], text[m.start + len(m.word) :]
+        return bool(_DESCRIBED_BEFORE.search(before) or re.match(r"\s+(?:vs\.?|versus)\b", after))
+
+    told = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the village"
+    if any(m.trained and not describes(m) and told.search(text[: m.start]) for m in mentions if m.start >= 0):
+        return [m for m in mentions if m.start < 0 or not describes(m)]
+    return mentions
 
 
 def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
@@ -362,7 +361,7 @@ def _listed_with_a_role(after: str) -> bool:
     """Followed by "and the villagers" (a role that is no game name): the word is one of a list of roles."""
     glue = re.match(r"^\s+(?:and|or|&|\+)\s+(?:the\s+)?", after)  # not a comma: "werewolves, the seer" names the game
     role = _ROLE.match(after, glue.end()) if glue else None
-    return role is not None and role.group(0) not in _GAME_NAMES
+    return role is not None and role.group(0) not in GAME_NAMES
 
 
 def _is_scripted(before: str, after: str) -> bool:
@@ -383,7 +382,7 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
     if governor in ("on", "at", "onto", "upon"):  # "wasting her poison on villagers": what the poison is used on
         governor = _last_word(_up_to_governor(before)[: -len(governor)].rstrip()) or governor
-    return governor not in _OPPONENT
+    return governor not in OPPOSING_WORDS
 
 
 def _last_word(head: str) -> str:

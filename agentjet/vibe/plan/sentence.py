@@ -112,6 +112,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
         r"\bshopping\b",
+        r"\bsearch(?:es|ing)?\s+(?:the\s+web|online|the\s+internet|for\s+(?:\w+\s+)?prices?)\b",
         r"\bgrocer(?:y|ies)\b",
         r"\b(?:cart|basket|receipt) totals?\b",
     ),
@@ -224,7 +225,7 @@ _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversa
 _NO_TALK = re.compile(
     rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day(?:[- ]?time)?\s+|table\s+)?{_TALK_WORD}\b|"
     r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
-    rf"\b{_TALK_WORD}\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled)\b|"
+    rf"\b{_TALK_WORD}\s*[:=]?\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled|no)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
     rf"\b(?:disabl(?:e|ed|ing)|skip(?:ped|ping)?|drop(?:ped|ping)?|remov(?:e|ed|ing))\s+(?:the\s+)?{_TALK_WORD}\b|"

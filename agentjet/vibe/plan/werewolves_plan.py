@@ -173,7 +173,8 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
         policies += [Policy(name=side if len(found) > 1 or side == _WOLVES else found[0], roles=found)
                      for side, found in rest.items() if found]  # fmt: skip
     else:
-        policies = [Policy(name=role, roles=[role]) for found in ordered.values() for role in found]
+        policies = [Policy(name=_WOLVES if role == "werewolf" else role, roles=[role])
+                    for found in ordered.values() for role in found]  # fmt: skip
     policies = sorted(policies, key=lambda p: WEREWOLF_ROLES.index(p.roles[0]))
     if len(policies) == 1:
         pack = " (the three werewolves are one role and share it)" if policies[0].roles == ["werewolf"] else ""
