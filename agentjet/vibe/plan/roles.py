@@ -317,7 +317,7 @@ def _without_descriptions(text: str, mentions: list[RoleMention]) -> list[RoleMe
         before, after = text[: m.start], text[m.start + len(m.word) :]
         return bool(_DESCRIBED_BEFORE.search(before) or re.match(r"\s+(?:vs\.?|versus)\b", after))
 
-    told = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the village"
+    told = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the"
     if any(m.trained and not describes(m) and told.search(text[: m.start]) for m in mentions if m.start >= 0):
         return [m for m in mentions if m.start < 0 or not describes(m)]
     return mentions
