@@ -1114,6 +1114,8 @@ THIRTY_FIFTH_HELD_OUT = [
     Row("werewolves: village roles share a policy, wolves share another, both with talk, 3 nights cap", "werewolves",
         {"max_rounds": 3}, roles=BOTH, policies=[WOLVES, VILLAGE]),  # fmt: skip
     Row("an agent that searches the web for product prices", "tool_use"),
+    Row("two policies, wolves and non-wolves", "werewolves", roles=BOTH, policies=SIDES),
+    Row("have the werewolves' opponents learn", "werewolves", roles=VILLAGE),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

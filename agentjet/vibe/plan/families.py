@@ -37,7 +37,8 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "villagers": _SIDE, "village": _SIDE, "town": _SIDE, "townsfolk": _SIDE, "townspeople": _SIDE,
     "townsperson": _SIDE, "townsman": _SIDE,
     "townies": _SIDE, "citizens": _SIDE, "innocents": _SIDE, "good guys": _SIDE, "good guy": _SIDE, "good side": _SIDE,
-    "good team": _SIDE,
+    "good team": _SIDE, "non-wolves": _SIDE, "non-werewolves": _SIDE, "wolves' opponents": _SIDE,
+    "werewolves' opponents": _SIDE, "village's opponents": _WOLVES, "villagers' opponents": _WOLVES,
     "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
     "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
     "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
@@ -51,7 +52,9 @@ _READ_AS = {  # a role word of another variant -> the role or side it is read as
                      "investigator", "investigators"), _SEER),
     **dict.fromkeys(("doctor", "doctors", "healer", "healers", "medic", "medics", "bodyguard", "guardian angel",
                      "protector"), _WITCH),
-    **dict.fromkeys(("town", "townsfolk", "townspeople"), "the village side"),
+    **dict.fromkeys(("town", "townsfolk", "townspeople", "non-wolves", "non-werewolves", "wolves' opponents",
+                     "werewolves' opponents"), "the village side"),
+    **dict.fromkeys(("village's opponents", "villagers' opponents"), "the werewolves"),
     "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
 }  # fmt: skip
 ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
