@@ -1116,6 +1116,11 @@ THIRTY_FIFTH_HELD_OUT = [
     Row("an agent that searches the web for product prices", "tool_use"),
     Row("two policies, wolves and non-wolves", "werewolves", roles=BOTH, policies=SIDES),
     Row("have the werewolves' opponents learn", "werewolves", roles=VILLAGE),
+    # round 23 (a twenty-second reviewer, 200 of a product reviewer's mix, 197 right before the fixes)
+    Row("werewolves: train the village with each role getting its own model", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train all nine players in werewolves, each its own model", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2369,3 +2374,11 @@ def test_round_22_the_wolves_policy_is_named_wolves_in_every_split() -> None:
     for sentence in ("give every role in werewolves its own model", "werewolf with per-side models"):
         assert _plan(sentence).policies[0].name == "wolves"
     assert _plan("werewolves with 3 wolves and a seer").trained_roles == ["werewolf"]  # no "train": as before
+
+
+def test_round_23_a_split_per_role_says_the_seats_share_and_no_recipe_is_vibes_defaults() -> None:
+    assert "(the three villagers and the three werewolves share one model per role)" in _text(
+        _plan("train all nine players in werewolves, each its own model")
+    )
+    assert "'groups of 8' sets grpo.group_size=8 over vibe's defaults" in _text(_plan("tool use, groups of 8"))
+    assert "over the family's recipe" in _text(_plan("arithmetic, groups of 8"))

@@ -149,7 +149,7 @@ def _said_settings(
             notes.append(f"'{setting.words}' ignored: {str(exc).removeprefix('--train: ')}")
             continue
         overrides = merge_overrides(overrides, checked)
-        notes.append(f"'{setting.words}' {how} over the family's recipe")
+        notes.append(f"'{setting.words}' {how} over " + ("the family's recipe" if recipe else "vibe's defaults"))
     return overrides, notes
 
 

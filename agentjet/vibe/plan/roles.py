@@ -112,7 +112,8 @@ _ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b"  # not "a model for each"
-    r"(?!\s+(?:gets?\s+|has\s+|with\s+|on\s+)?(?:its|their|an?|one)\s+(?:own|separate|model|polic))|"  # a split
+    r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one)\s+(?:own|separate|model|"
+    r"polic))|"  # a split
     r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
     r"\bself[- ]play\b|\bagainst each other\b|" + _EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
@@ -168,8 +169,8 @@ _ONE_MORE_FOR = re.compile(
 )
 _PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
-    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?roles\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|apiece)|each\s+"
-    r"(?:with|on|gets?|has)\s+(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"  # "a model each"
+    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|"
+    r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"
     + _ALL_ROLES_APART + "|" + _EVERYONE_OWN
 )
 _PER_SIDE = re.compile(r"\b(?:per|each|every|both)[\s-]+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")

@@ -185,7 +185,10 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
         return [policies[0].model_copy(update={"name": SHARED_POLICY})]
     split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
     why = "as asked (non-shared parameters)" if roles.separate else "since both sides train and a policy plays one side"
-    assumptions.append(f"{len(policies)} separate policies, {why}: {split}")
+    alone = [p.roles for p in policies]  # a split per role: the seats of one role share its model
+    shared = [many for one, many in (("villager", "villagers"), ("werewolf", "werewolves")) if [one] in alone]
+    seats = f" (the three {' and the three '.join(shared)} share one model per role)" if ["villager"] in alone else ""
+    assumptions.append(f"{len(policies)} separate policies, {why}: {split}{seats}")
     return policies
 
 
