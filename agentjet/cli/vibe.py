@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -89,25 +91,33 @@ def _dry_run(
 ) -> None:
     """Plan the sentence and print the spec (text or JSON); no workspace, run DB or state dir is made."""
     from agentjet.llm.chat import resolve_llm
-    from agentjet.vibe.errors import PlanRefused
     from agentjet.vibe.plan.planner import plan
     from agentjet.vibe.plan.spec import dry_run_json, spec_text
 
     if text is None:
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
-    try:
+    with _in_one_line():
         spec = plan(
             text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items, train=train
         )
+    typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
+    raise typer.Exit(0)
+
+
+@contextmanager
+def _in_one_line() -> Iterator[None]:
+    """A refused sentence or a mistake the user can act on: one line on stderr and exit 2, nothing run."""
+    from agentjet.vibe.errors import PlanRefused
+
+    try:
+        yield
     except PlanRefused as exc:
         typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     except AgentJetError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
-    typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
-    raise typer.Exit(0)
 
 
 def _flag_mistake(text: str | None, model: str | None, budget: float | None) -> str | None:
@@ -170,7 +180,6 @@ def vibe_command(
     and says so; a sentence it cannot map is refused and nothing is written.
     """
     from agentjet.vibe.driver import check_request, check_resume, resume_vibe, run_vibe
-    from agentjet.vibe.errors import PlanRefused
     from agentjet.vibe.plan.train_overrides import parse_train_overrides
     from agentjet.vibe.progress import make_progress
     from agentjet.vibe.state import VibeOptions, new_run_id
@@ -211,18 +220,12 @@ def vibe_command(
         workdir=str(workdir),
         max_repairs=max_repairs,
     )
-    try:  # before the run's first progress line: a mistake is one line, nothing run
+    with _in_one_line():  # before the run's first progress line: a mistake is one line, nothing run
         if text is not None:
             check_request(text, options)
             _refused_offline(text, options)
         else:
             check_resume(resume or "", workdir)
-    except PlanRefused as exc:
-        typer.secho(f"refused: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from exc
-    except AgentJetError as exc:
-        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from exc
     run_id = resume or new_run_id(text or "")
     progress = make_progress(sys.stdout, run_id, text or "")
     handlers = _setup_logging(progress)
