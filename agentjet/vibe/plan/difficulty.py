@@ -8,7 +8,6 @@ knob for ("5x5" for countdown, "12 players" anywhere) is named as ignored, never
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ __all__ = ["CueLevel", "level_from_cues"]
 _NUMBER_NOUNS = frozenset({"number", "numbers", "operand", "operands", "term", "terms", "card", "cards"})
 _ITEM_NOUNS = frozenset({"item", "items", "things", "products", "goods", "ingredients"})
 _RANGE_KINDS = frozenset({"digits", "at_most", "at_least"})
+_ANSWER_KINDS = frozenset({"target", "total"})  # bounds of a countdown target or an answer: no shop price
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def _span(cue: Cue) -> tuple[int, int]:
     """The range of magnitudes a range cue asks for: 3-digit -> 100-999, up to 50 -> 1-50, over 100 -> 100-1000."""
     if cue.kind == "digits":
         return (1 if cue.value <= 1 else 10 ** (cue.value - 1), 10**cue.value - 1)
-    if cue.kind == "at_most":
+    if cue.kind in ("at_most", "total"):
         return (1, cue.value)
     return (cue.value, cue.second if cue.second is not None else cue.value * 10)
 
@@ -75,7 +75,7 @@ def _countdown(cue: Cue) -> tuple[int, str] | None:
         wanted = cue.value if cue.kind != "operations" else cue.value + 1
         counts = {k: v.numbers for k, v in levels.items()}
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
-    elif cue.kind in _RANGE_KINDS:
+    elif cue.kind in _RANGE_KINDS | _ANSWER_KINDS:
         level, more = _closest(_span(cue), {k: (v.target_min, v.target_max) for k, v in levels.items()})
     else:
         return None
@@ -90,16 +90,13 @@ def _arithmetic(cue: Cue) -> tuple[int, str] | None:
         wanted = cue.value if cue.kind == "operations" else max(cue.value - 1, 1)
         counts = {k: ops for k, (ops, _) in levels.items()}
         level, more = _nearest(wanted, counts), _beyond(wanted, counts)
-    elif cue.kind in _RANGE_KINDS or cue.kind in ("grid", "size"):
+    elif cue.kind in _RANGE_KINDS | _ANSWER_KINDS or cue.kind in ("grid", "size"):
         want = (1, max(cue.value, cue.second or 0)) if cue.kind == "grid" else _span(cue)
         level, more = _closest(want, {k: (1, size) for k, (_, size) in levels.items()})
     else:
         return None
     ops, size = levels[level]
     return level, f"{ops} operation{'s' if ops > 1 else ''}, amounts up to {size}{more}"
-
-
-_NOT_A_PRICE = re.compile(r"(?:reach|make|get to|hit|target|totals?|bills?|sums?)\b")  # a target, the list's total
 
 
 def _tool_use(cue: Cue) -> tuple[int, str] | None:
@@ -111,7 +108,7 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
     elif cue.kind == "quantity":
         counts = {k: v.max_quantity for k, v in levels.items()}
         level, more = _nearest(cue.value, counts), _beyond(cue.value, counts)
-    elif cue.kind in _RANGE_KINDS and not _NOT_A_PRICE.match(cue.words):
+    elif cue.kind in _RANGE_KINDS:
         level, more = _closest(_span(cue), {k: (1, v.max_price) for k, v in levels.items()})
     else:
         return None

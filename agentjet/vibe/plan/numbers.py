@@ -41,7 +41,7 @@ _KEEP_ONE = re.compile(
 
 CueKind = Literal[
     "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns", "listed",
-    "size",
+    "size", "target", "total",
 ]
 _COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
 _PROBLEM_NOUNS = (
@@ -90,7 +90,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         r"(?:of each|each|apiece|of every \w+|per item)\b|"
         r"\bquantit(?:y|ies)\s+(?:of\s+)?(?:up to|at most|below|under|of at most|no more than|<=?)\s+(\d+)\b"
     )),
-    ("at_most", re.compile(  # "a total under 100": the answer's size (arithmetic's amounts; no tool_use knob)
+    ("total", re.compile(  # "a total under 100": the answer's size (arithmetic's amounts; no tool_use knob)
         r"\b(?:totals?|bills?|sums?)\s+(?:is\s+|are\s+|of\s+)?(?:under|below|up to|at most|less than|no more than|<=?)"
         r"\s+(\d+)\b"
     )),
@@ -193,6 +193,11 @@ def as_written(words: str, said: str) -> str:
     return found[0].group(0) if found else words
 
 
+def _bound(words: str) -> CueKind:
+    """A range said of targets ("targets near 1000") bounds a countdown target, not a price or an amount."""
+    return "target" if words.startswith("target") else "at_least"
+
+
 def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
     """The numeric cues of `text` (lowercase, number words already digits), in the order written; with `said`
     (the same text before `with_digits`) each cue's `words` are quoted as the sentence wrote them."""
@@ -217,13 +222,13 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
             found.append((match.start(), Cue("listed", count, f"{_quoted(match.group(0), said)}: {count} numbers")))
     for match in _TARGET.finditer(text):
         target = int(match.group(1) or match.group(2))
-        found.append((match.start(), Cue("at_least", target, _quoted(match.group(0), said), target)))
+        found.append((match.start(), Cue("target", target, _quoted(match.group(0), said), target)))
     for match in _SIZE_WORDS.finditer(text):  # "big numbers", "large targets": the ends of the ranges
         if any(start <= match.start() < end for start, end in taken):
             continue  # "6 small numbers": a count of numbers already
         small = (match.group(1) or match.group(2)) in ("small", "smaller", "tiny", "little")
         low, high = (1, 10) if small else (100, 999)
-        sized: CueKind = "at_least" if "target" in match.group(0) else "size"  # countdown sizes only its targets
+        sized: CueKind = "target" if "target" in match.group(0) else "size"  # countdown sizes only its targets
         found.append((match.start(), Cue(sized, low, _quoted(match.group(0), said), high)))
     for match in _MAGNITUDE.finditer(text):
         low = _MAGNITUDES[match.group(1)]
@@ -231,12 +236,12 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
     for match in _NEAR.finditer(text):
         near = int(match.group(1))
         words = _quoted(match.group(0), said)
-        found.append((match.start(), Cue("at_least", max(1, near * 4 // 5), words, near * 6 // 5)))
+        found.append((match.start(), Cue(_bound(words), max(1, near * 4 // 5), words, near * 6 // 5)))
     for match in _BETWEEN.finditer(text):
         found = [(at, cue) for at, cue in found if not match.start() <= at < match.end()]  # "from 1 to 9", not "to 9"
         low, high = sorted(int(group) for group in match.groups() if group)
         words = _quoted(match.group(0), said)
-        found.append((match.start(), Cue("at_least", low, words, high)))
+        found.append((match.start(), Cue(_bound(words), low, words, high)))
     return tuple(cue for _, cue in sorted(found, key=lambda pair: pair[0]))
 
 

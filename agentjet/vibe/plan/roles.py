@@ -307,6 +307,7 @@ def _named_members(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
     return kept
 
 
+_TOLD = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the"
 _DESCRIBED_BEFORE = re.compile(r"\b\d+\s+$|\b(?:vs\.?|versus)\s+(?:the\s+)?$")  # "2 wolves", "... vs the village"
 
 
@@ -318,8 +319,7 @@ def _without_descriptions(text: str, mentions: list[RoleMention]) -> list[RoleMe
         before, after = text[: m.start], text[m.start + len(m.word) :]
         return bool(_DESCRIBED_BEFORE.search(before) or re.match(r"\s+(?:vs\.?|versus)\b", after))
 
-    told = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the"
-    if any(m.trained and not describes(m) and told.search(text[: m.start]) for m in mentions if m.start >= 0):
+    if any(m.trained and not describes(m) and _TOLD.search(text[: m.start]) for m in mentions if m.start >= 0):
         return [m for m in mentions if m.start < 0 or not describes(m)]
     return mentions
 
