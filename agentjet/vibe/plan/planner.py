@@ -14,9 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from agentjet.core import ConfigError, TrainConfig, describe_validation_error
+from agentjet.core import ConfigError
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
@@ -36,7 +34,7 @@ from agentjet.vibe.plan.spec import (
     field_range,
     merge_overrides,
 )
-from agentjet.vibe.plan.train_overrides import describe_overrides, parse_train_overrides
+from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, parse_train_overrides
 from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, OVERNIGHT, TEMPERATURE
 from agentjet.vibe.plan.werewolves_plan import plan_werewolves
 
@@ -110,11 +108,7 @@ def plan(
         recipe = merge_overrides(recipe, train)
         given = ", ".join(describe_overrides(train))
         assumptions.append(f"training settings from --train, over the recipe: {given}")
-    try:  # each setting was checked alone; together with the recipe they must fit too
-        TrainConfig.model_validate(merge_overrides(TrainConfig().model_dump(mode="json"), recipe))
-    except (ValidationError, ConfigError) as exc:
-        why = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise ConfigError(f"the training settings do not fit the {draft.family} recipe: {why}") from exc
+    check_train(recipe, f"the training settings do not fit the {draft.family} recipe")  # each was checked alone
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
 
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from agentjet.core import ConfigError, TrainConfig, describe_validation_error
 from agentjet.vibe.plan.spec import merge_overrides
 
-__all__ = ["describe_overrides", "parse_train_overrides"]
+__all__ = ["check_train", "describe_overrides", "parse_train_overrides"]
 
 
 def parse_train_overrides(pairs: Sequence[str]) -> dict[str, Any]:
@@ -36,13 +36,18 @@ def parse_train_overrides(pairs: Sequence[str]) -> dict[str, Any]:
         for part in reversed(path):
             nested = {part: nested}
         overrides = merge_overrides(overrides, nested)
+    check_train(overrides, "--train")
+    return overrides
+
+
+def check_train(overrides: dict[str, Any], what: str) -> None:
+    """ConfigError ("{what}: ...", one line) unless `overrides` over TrainConfig's defaults make a valid config."""
     try:
         TrainConfig.model_validate(merge_overrides(TrainConfig().model_dump(mode="json"), overrides))
     except ValidationError as exc:
-        raise ConfigError(f"--train: {describe_validation_error(exc)}") from exc
+        raise ConfigError(f"{what}: {describe_validation_error(exc)}") from exc
     except ConfigError as exc:
-        raise ConfigError(f"--train: {exc}") from exc
-    return overrides
+        raise ConfigError(f"{what}: {exc}") from exc
 
 
 def describe_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
