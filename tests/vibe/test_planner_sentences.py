@@ -2382,3 +2382,13 @@ def test_round_23_a_split_per_role_says_the_seats_share_and_no_recipe_is_vibes_d
     )
     assert "'groups of 8' sets grpo.group_size=8 over vibe's defaults" in _text(_plan("tool use, groups of 8"))
     assert "over the family's recipe" in _text(_plan("arithmetic, groups of 8"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("tool use, targets near 40", "'targets near 40' ignored: the tool_use family"),
+     ("countdown, large targets", "'large targets' -> level 4"),
+     ("arithmetic, a total under 20", "'total under 20' -> level 2")],
+)  # fmt: skip
+def test_a_target_or_a_total_bounds_the_answer_and_is_no_shop_price(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
