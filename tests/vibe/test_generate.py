@@ -27,7 +27,7 @@ from agentjet.vibe.generate.fenced import parse_files, syntax_problems
 from agentjet.vibe.generate.generator import generate
 from agentjet.vibe.generate.render import TEMPLATES, render_file
 from agentjet.vibe.plan.spec import TaskSpec
-from agentjet.vibe.plan.werewolves_plan import RECIPE_PARAMS
+from agentjet.vibe.plan.werewolves.plan import RECIPE_PARAMS
 from agentjet.vibe.workspace import Workspace
 from tests.sandbox.conftest import sandbox_for
 from tests.vibe.fake_llm import FakeLLM, serve_fake_llm

@@ -82,6 +82,10 @@ REFUSED = [
     ("what is countdown?", "asks for text"),
     ("train a model to summarize news articles", "another skill \\('to summarize'\\)"),
     ("train a 7B model to write python code", r"understood: model 7B\)"),
+    # round 24: a dataset said with "no training", a dataset as a file a few words on, a 3D model
+    ("make a dataset of 1000 arithmetic problems, no training", "asks for a dataset \\('make a dataset'\\)"),
+    ("generate 500 word problems as a CSV file", "asks for a dataset \\('generate 500 word problems as a csv'\\)"),
+    ("make a 3D model of a wolf", "asks for a 3D model \\('make a 3d model'\\)"),
 ]
 
 

@@ -1122,6 +1122,14 @@ THIRTY_FIFTH_HELD_OUT = [
     Row("train all nine players in werewolves, each its own model", "werewolves", roles=BOTH,
         policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
 ]
+# round 24 (a twenty-third reviewer, 200 sentences, 185 right before the fixes)
+THIRTY_SIXTH_HELD_OUT = [
+    Row("train the seer, but actually the witch instead", "werewolves", roles=["witch"]),
+    Row("train the wolves in werewolves, scratch that, train the village", "werewolves", roles=VILLAGE),
+    Row("countdown, 10 steps, no wait, train for 20", "countdown", steps=20),
+    Row("respond only with ok", "word"),
+    Row("make a dataset of countdown puzzles and train on it", "countdown"),
+]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1130,7 +1138,7 @@ HELD_OUT_SETS = (
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
     THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT, THIRTY_THIRD_HELD_OUT,
-    THIRTY_FOURTH_HELD_OUT, THIRTY_FIFTH_HELD_OUT,
+    THIRTY_FOURTH_HELD_OUT, THIRTY_FIFTH_HELD_OUT, THIRTY_SIXTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1223,6 +1231,8 @@ def test_a_cue_past_every_level_or_said_without_a_number_still_sets_the_level(
         ("model should say please every time", "please"),
         ("make it output exactly one word: blue", "blue"),
         ("respond only with the word yes", "yes"),
+        ("respond only with ok", "ok"),  # the modifier after the verb
+        ("reply just with maybe", "maybe"),
     ],
 )
 def test_a_word_said_at_the_end_of_the_sentence_asks_for_the_word_family(sentence: str, word: str) -> None:

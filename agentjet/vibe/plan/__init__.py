@@ -11,8 +11,6 @@ planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe r
 planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
 policy_model.py  Which policy model a vibe run trains: what the sentence asked for ("qwen2.5 0.5B"), if it can
                  run here, else the embedded one.
-roles.py         Which werewolves roles a sentence trains, names as opponents or leaves out, and whether it asks
-                 for separate models.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`, and
                  as the readable block `agentjet vibe TEXT --dry-run` prints.
@@ -20,6 +18,6 @@ train_words.py   Run settings a sentence states in words ("a learning rate of 1e
                  2 days", "10-15 steps").
 train_overrides.py  `agentjet vibe --train KEY=VALUE`: the user's TrainConfig overrides, over the family's
                  measured recipe.
-werewolves_plan.py  The werewolves part of a deterministic plan: trained roles, the policies that play them (and
-                 the groups of roles the sentence puts on models), talk and round cap.
+werewolves/      The werewolves part of a deterministic plan: which roles train, on which models (the groups of
+                 roles the sentence puts on models), talk and round cap.
 """

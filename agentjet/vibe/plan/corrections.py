@@ -19,9 +19,12 @@ __all__ = ["Corrected", "corrected"]
 
 _MARKER = re.compile(
     r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|or rather|scratch that|correction)\b\s*[,:]?|"
-    r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s))actually\b\s*,?"
+    r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s)|(?<=\bbut\s))actually\b\s*,?"
 )
-_FILLER = re.compile(r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead|no\s*,)?\s*")
+_FILLER = re.compile(  # "..., scratch that, train the village": a verb before the new words is no new thing said
+    r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead|no\s*,|"
+    r"(?:train|teach|coach|use|pick|choose|go with)(?:\s+only)?(?:\s+for)?)?\s*"
+)
 _ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
 _END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b))"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)

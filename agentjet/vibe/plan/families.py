@@ -201,7 +201,7 @@ def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
 
 ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 # `bench learn werewolves` (docs/tasks.md): 1/8 -> 6/8 held-out wins in 3 steps of 2 deals x 8 games, lr 2e-4,
-# with the per-action penalty of weight 3 (werewolves_plan.RECIPE_PARAMS)
+# with the per-action penalty of weight 3 (werewolves/plan.py, RECIPE_PARAMS)
 WEREWOLVES_TRAIN: dict[str, Any] = {
     "grpo": {"group_size": 8},
     "collect": {"tasks": 2},

@@ -36,7 +36,7 @@ from agentjet.vibe.plan.spec import (
 )
 from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, parse_train_overrides
 from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, OVERNIGHT, TEMPERATURE
-from agentjet.vibe.plan.werewolves_plan import plan_werewolves
+from agentjet.vibe.plan.werewolves.plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
 
@@ -160,6 +160,7 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if picture := _IMAGES.search(reading.text):
         kind = "a video" if re.search(r"vid|anim|gif|movie|film|clip", picture.group(0)) else "a picture"
+        kind = "a 3D model" if re.search(r"3-?d|mesh|render", picture.group(0)) else kind
         raise _refusal(sentence, reading, f"it asks for {kind} ('{picture.group(0)}'), not for training a model")
     if reading.is_text_request:
         raise _refusal(sentence, reading, "it asks for text, not for training a model")
@@ -168,7 +169,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     if skill := _OTHER_SKILL.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train another skill ('{skill.group(0)}'), which no built-in "
                                           "family trains")
-    if (data := _DATASET.search(reading.text)) and not re.search(r"\b(?:train|teach|rl|fine-?tune)", reading.text):
+    if (data := _DATASET.search(reading.text)) and not _TRAINING_ASKED.search(reading.text):
         raise _refusal(sentence, reading, f"it asks for a dataset ('{data.group(0)}'), not for training a model")
     if writing := _WRITING.search(reading.text):
         raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
@@ -248,9 +249,11 @@ _WRITING = re.compile(
     r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
 )
 # A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
-_DATASET = re.compile(
-    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:dataset|data set|csv)\b"
+_DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few words between, none the model trained
+    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
+    r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
 )
+_TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
 _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
     r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
@@ -266,7 +269,8 @@ _SOFTWARE = re.compile(
 _IMAGES = re.compile(
     r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render|sketch)\s+(?:an?\s+|some\s+|the\s+|me\s+)?"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
-    r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?)\b|"
+    r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?|3-?d\s+(?:models?|scenes?|assets?|"
+    r"meshe?s?|prints?|renders?)|meshe?s?|renders?)\b|"
     r"^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
 )
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"

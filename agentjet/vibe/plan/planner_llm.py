@@ -21,7 +21,7 @@ from agentjet.vibe.errors import PlanRefused, VibeError
 from agentjet.vibe.plan.families import CATALOG, family_list
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import GENERATED, SHARED_POLICY, Policy, TaskSpec, validation_problems
-from agentjet.vibe.plan.werewolves_plan import policies_from_params
+from agentjet.vibe.plan.werewolves.plan import policies_from_params
 
 __all__ = ["OWNED_FIELDS", "plan_with_llm", "system_prompt"]
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from agentjet.vibe.plan.corrections import corrected
 from agentjet.vibe.plan.numbers import Cue, read_cues, read_grade, with_digits
 from agentjet.vibe.plan.policy_model import asks_for_small, model_name_said, size_said
-from agentjet.vibe.plan.roles import ROLE_ALIASES, RoleReading, read_roles
 from agentjet.vibe.plan.train_words import (
     EvalCount,
     TrainSetting,
@@ -27,6 +26,7 @@ from agentjet.vibe.plan.train_words import (
     read_steps_note,
     read_train_settings,
 )
+from agentjet.vibe.plan.werewolves.roles import ROLE_ALIASES, RoleReading, read_roles
 
 __all__ = [
     "GAME_OF_24", "REPLY_VERB", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading",
@@ -35,7 +35,8 @@ __all__ = [
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
-    r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?)\s+"
+    r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?|"
+    r"(?:repl(?:y|ies)|answers?|responds?)\s+(?:always|only|just)\s+with)\s+"  # "respond only with ok"
     r"(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"

@@ -15,6 +15,17 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from agentjet.vibe.plan.families import GAME_NAMES, OPPOSING_WORDS, OTHER_ROLES, ROLE_ALIASES, VILLAGE_ROLES
+from agentjet.vibe.plan.werewolves.model_cues import (
+    EVERYONE_OWN,
+    MODEL_WORDS,
+    ONE_MORE_FOR,
+    OWN_AFTER,
+    PER_ROLE,
+    PER_SIDE,
+    SEPARATE,
+    SEPARATE_FOR,
+    SHARED,
+)
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
@@ -106,16 +117,13 @@ _LOSES_AFTER = re.compile(
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
-# "everyone gets their own model": every role trains, one model each
-_EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
-_ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"  # separate models, one a role
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b"  # not "a model for each"
     r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one)\s+(?:own|separate|model|"
     r"polic))|"  # a split
     r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
-    r"\bself[- ]play\b|\bagainst each other\b|" + _EVERYONE_OWN + "|"
+    r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
@@ -131,49 +139,6 @@ _BOTH_NAMED = re.compile(
     r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b|"
     r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
 )
-MODEL_WORDS = _MODEL = (
-    r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
-)
-_NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
-_SEPARATE = re.compile(
-    r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
-    rf"(?:\w+\s+)?{_MODEL}\b|"
-    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
-    rf"\bper[- ](?:side|team|role)\s+{_MODEL}\b|"  # "per-side models"
-    r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
-    rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
-    rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
-    rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
-    rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b|" + _ALL_ROLES_APART + "|"
-    r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
-    r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
-    rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
-    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
-)
-_SHARED = re.compile(
-    rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
-    rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
-)
-_SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
-    rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"
-    r"(?:for|of)\s+(?:the\s+|its\s+|their\s+)?(?P<role>[a-z' -]+)"
-)
-_OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
-    r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
-    rf"(?:(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b|"
-    r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b)))"
-)
-_ONE_MORE_FOR = re.compile(
-    r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"
-)
-_PER_ROLE = re.compile(
-    r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
-    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|"
-    r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"
-    + _ALL_ROLES_APART + "|" + _EVERYONE_OWN
-)
-_PER_SIDE = re.compile(r"\b(?:per|each|every|both)[\s-]+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
 Grouping = Literal["side", "role"]
 
 
@@ -245,7 +210,7 @@ def read_roles(text: str) -> RoleReading:
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
-        if len(roles) == 1 and roles != _WOLVES and _OWN_AFTER.match(after):  # a side's own model is a side split
+        if len(roles) == 1 and roles != _WOLVES and OWN_AFTER.match(after):  # a side's own model is a side split
             own_model.append(roles[0])
         if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
             roles = _WOLVES if roles == _WOLVES else _SIDE
@@ -262,19 +227,19 @@ def read_roles(text: str) -> RoleReading:
         scripted = not trained and _is_scripted(before, listed)
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
     mentions = _without_descriptions(text, _only_marked(text, _named_members(text, mentions)))
-    separate = bool(_SEPARATE.search(text))
+    separate = bool(SEPARATE.search(text))
     both_named = bool(_BOTH_NAMED.search(text))
-    per_role = _PER_ROLE.search(text)
-    grouping: Grouping | None = "side" if _PER_SIDE.search(text) else "role" if per_role else None
+    per_role = PER_ROLE.search(text)
+    grouping: Grouping | None = "side" if PER_SIDE.search(text) else "role" if per_role else None
     split_within_side = bool(per_role and ROLE_ALIASES.get(per_role.group("side") or ""))  # "each villager role"
     apart: list[str] = []
-    for found in _SEPARATE_FOR.finditer(text):
+    for found in SEPARATE_FOR.finditer(text):
         end = found.start("role")
         while (named := _ROLE.match(text, end)) and not _NOT_A_ROLE_AFTER.match(text[named.end() :]):
             if len(ROLE_ALIASES[named.group(0)]) > 1:
                 break  # "... for the town and the mafia": a side is no role split off its side
             apart.extend(r for r in ROLE_ALIASES[named.group(0)] if r not in apart)
-            more = _ONE_MORE_FOR.match(text[named.end() :])  # "... for the witch and one for the hunter"
+            more = ONE_MORE_FOR.match(text[named.end() :])  # "... for the witch and one for the hunter"
             if more is None:
                 break
             end = named.end() + more.start("role")
@@ -287,7 +252,7 @@ def read_roles(text: str) -> RoleReading:
         both_sides=bool(_BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
         both_named=both_named and _sides(mentions) == 2,
         separate=separate,
-        shared=bool(_SHARED.search(text)) and not separate,
+        shared=bool(SHARED.search(text)) and not separate,
         grouping=grouping,
     )
 

@@ -1,0 +1,61 @@
+"""The words that say how werewolves roles go on models: separate or shared, one per side or per role, a role's own.
+
+Pure patterns over the lowercased sentence (number words already digits), read by `roles.read_roles`;
+`MODEL_WORDS` is also what `groups.py` calls a model.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ALL_ROLES_APART", "EVERYONE_OWN", "MODEL_WORDS", "ONE_MORE_FOR", "OWN_AFTER", "PER_ROLE", "PER_SIDE", "SEPARATE",
+    "SEPARATE_FOR", "SHARED",
+]  # fmt: skip
+
+# "everyone gets their own model": every role trains, one model each
+EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
+ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"  # separate models, one a role
+MODEL_WORDS = _MODEL = (
+    r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
+)
+_NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
+SEPARATE = re.compile(
+    r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
+    rf"(?:\w+\s+)?{_MODEL}\b|"
+    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
+    rf"\bper[- ](?:side|team|role)\s+{_MODEL}\b|"  # "per-side models"
+    r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
+    rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"
+    rf"\b(?:not|no|don'?t|do not|without)\s+shar(?:e|ed|ing)\b|\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
+    rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
+    rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
+    r"\b(?:separately|independently)\b|" + ALL_ROLES_APART + "|"
+    r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
+    r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
+    rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
+    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
+)
+SHARED = re.compile(
+    rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
+    rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
+)
+SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
+    rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"
+    r"(?:for|of)\s+(?:the\s+|its\s+|their\s+)?(?P<role>[a-z' -]+)"
+)
+OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
+    r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
+    rf"(?:(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b|"
+    r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b)))"
+)
+ONE_MORE_FOR = re.compile(
+    r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"
+)
+PER_ROLE = re.compile(
+    r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
+    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|"
+    r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"
+    + ALL_ROLES_APART + "|" + EVERYONE_OWN
+)
+PER_SIDE = re.compile(r"\b(?:per|each|every|both)[\s-]+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")
