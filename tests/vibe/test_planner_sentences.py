@@ -1129,6 +1129,30 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("countdown, 10 steps, no wait, train for 20", "countdown", steps=20),
     Row("respond only with ok", "word"),
     Row("make a dataset of countdown puzzles and train on it", "countdown"),
+    Row("train the werwolves to decieve the villagers", "werewolves", {"discussion": True}, roles=WOLVES),
+    Row("everyone trains on one shared model in werewolves", "werewolves", roles=WOLVES),
+    Row("teach the seer to share its findings with the town, talk on", "werewolves", roles=["seer"]),
+    Row("the seer should learn to guide the village", "werewolves", roles=["seer"]),
+    Row("werewolves: the seer shares a model with the witch, the wolves get another", "werewolves",
+        roles=["werewolf", "seer", "witch"], policies=[WOLVES, ["seer", "witch"]]),  # fmt: skip
+    Row("werewolves: the witch and the hunter get separate models, the seer shares with the villagers", "werewolves",
+        roles=VILLAGE, policies=[["villager", "seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves game, the village should win more, give the seer its own model and the rest of the village shares "
+        "one", "werewolves", roles=VILLAGE, policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("werewolves with the wolves and the seer left scripted; train the rest", "werewolves",
+        roles=["villager", "witch", "hunter"]),  # fmt: skip
+    Row("werewolves: the werewolves are scripted bots and so is the hunter; train the rest", "werewolves",
+        roles=["villager", "seer", "witch"]),  # fmt: skip
+    Row("werewolves, every villager role on its own model, wolves stay scripted", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves, one model plays the wolves and another plays the seer and witch", "werewolves",
+        roles=["werewolf", "seer", "witch"], policies=[WOLVES, ["seer", "witch"]]),  # fmt: skip
+    Row("in werewolves all roles get one model each, except the hunter who stays scripted", "werewolves",
+        roles=["werewolf", "villager", "seer", "witch"], policies=[["werewolf"], ["villager"], ["seer"], ["witch"]]),
+    Row("every role gets its own model, except the hunter", "werewolves",
+        roles=["werewolf", "villager", "seer", "witch"], policies=[["werewolf"], ["villager"], ["seer"], ["witch"]]),
+    Row("werewolves: the villagers (just the plain ones) share a model and the seer has its own", "werewolves",
+        roles=["villager", "seer"], policies=[["villager"], ["seer"]]),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2172,6 +2196,9 @@ def test_a_word_to_say_is_no_model_and_villagers_split_by_groups_are_no_side() -
     grouped = _plan("villagers and hunter on one model, seer and witch on another, wolves scripted")
     assert [p.roles for p in grouped.policies] == [["villager", "hunter"], ["seer", "witch"]]
     assert "read as the village side" not in _text(grouped)
+    rest = _plan("werewolves where the bodyguard and the detective share one model and the villagers another")
+    assert [p.roles for p in rest.policies] == [["villager", "hunter"], ["seer", "witch"]]  # the hunter, unnamed,
+    assert "'villagers' read as the rest of the village side (villager, hunter)" in _text(rest)  # is said
 
 
 def test_a_second_size_overnight_and_a_scripted_role_are_said() -> None:

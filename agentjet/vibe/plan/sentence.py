@@ -245,7 +245,7 @@ _TALK = re.compile(
 # What players only do in the day's talk ("bluff", "persuade the village"): asking for it asks for discussion
 _TALK_BEHAVIOUR = re.compile(
     r"\b(?:bluff(?:s|ed|ing|ers?)?|lie|lies|lying|liars?|persuad(?:e|es|ed|ing)|persuasive|convinc(?:e|es|ed|ing)|"
-    r"deceiv(?:e|es|ed|ing)|decepti(?:on|ve)|argu(?:e|es|ed|ing|ments?)|accus(?:e|es|ed|ing|ations?)|speeches|"
+    r"dec(?:ei|ie)v(?:e|es|ed|ing)|decepti(?:on|ve)|argu(?:e|es|ed|ing|ments?)|accus(?:e|es|ed|ing|ations?)|speeches|"
     r"mislead(?:s|ing)?|manipulat(?:e|es|ed|ing|ion))\b"
 )
 # Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).

@@ -9,7 +9,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from agentjet.vibe.plan.werewolves.model_cues import MODEL_WORDS
+from agentjet.vibe.plan.werewolves.model_cues import MODEL_WORDS, PLAYS
 from agentjet.vibe.plan.werewolves.roles import RoleMention
 
 __all__ = ["read_groups"]
@@ -41,7 +41,7 @@ _PLACED = re.compile(
 # "one model for the wolves and one for the village": the phrase comes before its group
 _FOR = re.compile(
     rf"\b(?:one|a|an|1|another|the other|a second|a different|a separate|separate)\s+"
-    rf"(?:(?:[\w-]+\s+)?(?P<model>{MODEL_WORDS})\s+)?for\b"
+    rf"(?:(?:[\w-]+\s+)?(?P<model>{MODEL_WORDS})\s+)?(?:for|{PLAYS})\b"
 )
 _LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
@@ -75,14 +75,32 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
     previous = 0
     for placed in _PLACED.finditer(text):
         breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
-        members = _within(mentions, max([previous, *breaks]), placed.start())  # "train the village but keep ..."
+        members = _listed_last(text, _within(mentions, max([previous, *breaks]), placed.start()))
+        previous = placed.end()
+        if joined := _JOINED_AFTER.match(text, placed.end()):  # "the seer shares a model with the witch"
+            members += _within(mentions, placed.end(), joined.end())
+            previous = joined.end()
         split = _EACH.search(text, members[0].start, placed.end()) if members else None  # "each", "separate models"
         if members and (split or _APART.search(placed.group(0))):
             groups.extend(_roles([m]) for m in members)
         else:
             groups.append(_roles(members))
-        previous = placed.end()
     return groups
+
+
+_JOINED_AFTER = re.compile(r"\s+with\s+[^,;.:]*")
+_LIST_GLUE = re.compile(r"\s*(?:,\s*)?(?:(?:and|or|&|\+|/|with|together with|plus|as well as)\s+)?(?:the\s+|plain\s+)*")
+
+
+def _listed_last(text: str, members: list[RoleMention]) -> list[RoleMention]:
+    """The mentions of the role list that ends nearest the placing phrase: "the village should win more, give the
+    seer its own model" places the seer alone; "the seer, the witch and the hunter share one" all three."""
+    kept = members[-1:]
+    for first, second in zip(reversed(members[:-1]), reversed(members[1:]), strict=True):
+        if not _LIST_GLUE.fullmatch(text, first.start + len(first.word), second.start):
+            break
+        kept.insert(0, first)
+    return kept
 
 
 def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:

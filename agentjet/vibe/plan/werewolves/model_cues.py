@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "ALL_ROLES_APART", "EVERYONE_OWN", "MODEL_WORDS", "ONE_MORE_FOR", "OWN_AFTER", "PER_ROLE", "PER_SIDE", "SEPARATE",
-    "SEPARATE_FOR", "SHARED",
+    "ALL_ROLES_APART", "EVERYONE_OWN", "MODEL_WORDS", "ONE_MORE_FOR", "OWN_AFTER", "PER_ROLE", "PER_SIDE", "PLAYS",
+    "SEPARATE", "SEPARATE_FOR", "SHARED",
 ]  # fmt: skip
 
 # "everyone gets their own model": every role trains, one model each
@@ -19,6 +19,7 @@ ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b" 
 MODEL_WORDS = _MODEL = (
     r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
 )
+PLAYS = _PLAYS = r"(?:plays|play|playing|runs|controls|handles|drives)"  # "one model plays the wolves, another ..."
 _NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
 SEPARATE = re.compile(
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
@@ -33,6 +34,7 @@ SEPARATE = re.compile(
     r"\b(?:separately|independently)\b|" + ALL_ROLES_APART + "|"
     r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
+    rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
     rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
     rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
 )
@@ -54,7 +56,7 @@ ONE_MORE_FOR = re.compile(
 )
 PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
-    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one)\s+(?:model|policy)\s+(?:each|"
+    r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one|1)\s+(?:model|policy)\s+(?:each|"
     r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+)?(?:own|separate|distinct|different))\b|"
     + ALL_ROLES_APART + "|" + EVERYONE_OWN
 )

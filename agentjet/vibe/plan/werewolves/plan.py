@@ -66,6 +66,10 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
         assumptions.append(f"{words} {how} and no role to train: the policy plays the other side, {_describe(other)}")
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
+    every_side = every_side or (  # "every role gets its own model, except the hunter": all the rest, a model each
+        roles.separate and roles.grouping == "role" and not roles.split_within_side and not chosen
+        and bool(roles.left_out) and not roles.opponents
+    )  # fmt: skip
     # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
     with_opponents = roles.separate and not roles.split_within_side
     rivals = list(dict.fromkeys(_side(m.roles) for m in roles.opponents if not m.scripted))  # not "wolves scripted"
@@ -79,9 +83,9 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
 def _without_scripted(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> dict[str, set[str]]:
     """`chosen` less single roles called scripted in a side that trains (a scripted side is the opponent, above)."""
     scripted = roles.scripted_roles
-    kept = {side: found - scripted for side, found in chosen.items()}
+    kept = {side: found - scripted for side, found in chosen.items() if found - scripted}  # "wolves scripted; the rest"
     dropped = sorted(set().union(*chosen.values()) & scripted, key=WEREWOLF_ROLES.index) if chosen else []
-    if not dropped or not all(kept.values()):
+    if not dropped or not kept:
         return chosen
     trained = ", ".join(r for r in WEREWOLF_ROLES if any(r in found for found in kept.values()))
     assumptions.append(f"{', '.join(dropped)} scripted, as asked: {trained} train")
@@ -241,6 +245,11 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village and not set(VILLAGE_ROLES[1:]) <= others
     if any(m.word == "villagers" for m in reading.roles.trained) and read_as_side:  # not "villagers, seer, witch..."
         assumptions.append(_VILLAGERS)
+    elif grouped and any(m.word == "villagers" for m in reading.roles.trained):  # "..., and the villagers another"
+        (plain,) = [p.roles for p in policies if "villager" in p.roles] or [["villager"]]
+        if any(r != "villager" and r not in others for r in plain):
+            assumptions.append(f"'villagers' read as the rest of the village side ({', '.join(plain)}); say 'the "
+                               "plain villagers' for the three villagers alone")  # fmt: skip
     if "mafia" in reading.text:
         assumptions.append(
             "mafia is played as werewolves (the same social deduction game: mafia = wolves, town = village)"

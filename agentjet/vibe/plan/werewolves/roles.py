@@ -76,6 +76,13 @@ _REST_OF_LIST = re.compile(rf"^(?:\s*[,/]\s*{_ROLE_WORD})*\s*,?\s*(?:(?:\band|\b
 _AND_CHAIN = re.compile(rf"^(?:\s+(?:and|or|&)\s+{_ROLE_WORD})+")  # "the hunter and witch and villagers untrained"
 # "the hunter, who is on the village side": a side named to describe a role, not to train it
 _DESCRIBES_BEFORE = re.compile(r"\b(?:who|which|that)(?:'s|\s+is|\s+are)\s+(?:on|in|with|part of|from)\s+(?:the\s+)?$")
+# "teach the seer to share its findings with the town", "... to guide the village": who is told or helped, not trained
+_AUDIENCE_BEFORE = re.compile(
+    r"(?:\bshar(?:e|es|ing)\s+(?:[\w']+\s+){1,3}?with|\b(?:tell(?:s|ing)?|report(?:s|ing)?|explain(?:s|ing)?|"
+    r"pass(?:es|ing)?|signal(?:s|ing)?|communicat\w*)\s+(?:[\w']+\s+){0,3}?(?:with|to))\s+"
+    r"(?:the\s+|its\s+|their\s+|her\s+|his\s+)?$|"
+    r"\bto\s+(?:better\s+)?(?:guide|help|lead|warn|inform|tell|assist|steer)\s+(?:the\s+|its\s+|their\s+)?$"
+)
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
 _LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
 _NO_BEFORE = re.compile(r"\bno\s+$")
@@ -116,11 +123,12 @@ _LOSES_AFTER = re.compile(
 # "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
+_SO_IS_BEFORE = re.compile(r"\b(?:scripted|heuristic|bots?|frozen|fixed)\b[^;.]*\bso\s+(?:is|are)\s+(?:the\s+)?$")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
     r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b"  # not "a model for each"
-    r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one)\s+(?:own|separate|model|"
+    r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
     r"polic))|"  # a split
     r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
     r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
@@ -129,6 +137,8 @@ _BOTH_SIDES = re.compile(
     r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
     r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
     r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
+    r"\b(?:everyone|everybody|all (?:the )?players)\s+(?:(?:should|must|will)\s+)?(?:trains?|learns?|improves?|"
+    r"(?:is|are|gets?|be)\s+trained)\b|"  # "everyone trains on one shared model"
     r"\btrain\s+(?:all\s+)?(?:the\s+)?(?:rest|others)\b(?!\s+of\s+(?:the\s+)?(?:village|town|team|side|pack))|"
     r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
 )
@@ -210,9 +220,12 @@ def read_roles(text: str) -> RoleReading:
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
+        if word == "villagers" and re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after):
+            roles = ("villager",)  # "the villagers (just the plain ones)"
         if len(roles) == 1 and roles != _WOLVES and OWN_AFTER.match(after):  # a side's own model is a side split
             own_model.append(roles[0])
-        if _SIDE_AFTER.match(after):  # "the villager team", "the seer's side": the whole side the role is on
+        every_role = re.search(r"\b(?:every|each|all(?:\s+the)?)\s+$", before) and re.match(r"\s+roles?\b", after)
+        if _SIDE_AFTER.match(after) or every_role:  # "the villager team", "every villager role": the role's side
             roles = _WOLVES if roles == _WOLVES else _SIDE
         head = _up_to_governor(before)
         if _ONLY_BEFORE.search(head):
@@ -332,7 +345,8 @@ def _listed_with_a_role(after: str) -> bool:
 
 def _is_scripted(before: str, after: str) -> bool:
     """Called scripted ("the seer is scripted", "scripted villagers", "the wolf team is played by bots")."""
-    return bool(_SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or _SCRIPTED_BEFORE.search(before))
+    return bool(_SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or _SCRIPTED_BEFORE.search(before)
+                or _SO_IS_BEFORE.search(before))  # fmt: skip
 
 
 def _is_trained(before: str, after: str, governor: str) -> bool:
@@ -341,6 +355,9 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
     if _is_scripted(before, after) or _LOSES_AFTER.match(_SIDE_AFTER.sub("", after, count=1)):
         return False
     if _DOWN_AFTER.match(after):
+        return False
+    audience = _AUDIENCE_BEFORE.search(before)
+    if audience and not re.search(rf"{MODEL_WORDS}|\b(?:one|same)\b", audience.group(0)):  # "shares a model with"
         return False
     if _WINS_AFTER.match(after) and governor in _LOWER:
         return False
