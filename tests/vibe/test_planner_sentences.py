@@ -1153,6 +1153,23 @@ THIRTY_SIXTH_HELD_OUT = [
         roles=["werewolf", "villager", "seer", "witch"], policies=[["werewolf"], ["villager"], ["seer"], ["witch"]]),
     Row("werewolves: the villagers (just the plain ones) share a model and the seer has its own", "werewolves",
         roles=["villager", "seer"], policies=[["villager"], ["seer"]]),  # fmt: skip
+    # groups said clause by clause, a list after "N models:" split at its commas
+    Row("werewolves: one model shared by the witch and seer, the hunter alone", "werewolves",
+        roles=["seer", "witch", "hunter"], policies=[["seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: the witch with the hunter, the seer alone", "werewolves", roles=["seer", "witch", "hunter"],
+        policies=[["seer"], ["witch", "hunter"]]),  # fmt: skip
+    Row("werewolves: seer, witch: separate; hunter and villagers: shared", "werewolves", roles=VILLAGE,
+        policies=[["villager", "hunter"], ["seer"], ["witch"]]),  # fmt: skip
+    Row("werewolves with three models: one for the wolves, one for the seer and the witch together, one for the "
+        "hunter", "werewolves", roles=["werewolf", "seer", "witch", "hunter"],
+        policies=[WOLVES, ["seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: a 'power roles' model for seer, witch and hunter, and a second model for the villagers",
+        "werewolves", roles=VILLAGE, policies=[["villager"], ["seer", "witch", "hunter"]]),  # fmt: skip
+    Row("werewolves with the villagers, seer, witch and hunter sharing one policy", "werewolves", roles=VILLAGE),
+    Row("werewolves: a model per role for the village, and the wolves share one", "werewolves", roles=BOTH,
+        policies=[WOLVES, ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: 3 models: wolves, seer and witch", "werewolves", roles=["werewolf", "seer", "witch"],
+        policies=[WOLVES, ["seer"], ["witch"]]),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

@@ -9,7 +9,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from agentjet.vibe.plan.werewolves.model_cues import MODEL_WORDS, PLAYS
+from agentjet.vibe.plan.werewolves.model_cues import MODEL_WORDS, PER_ROLE, PLAYS
 from agentjet.vibe.plan.werewolves.roles import RoleMention
 
 __all__ = ["read_groups"]
@@ -43,8 +43,9 @@ _FOR = re.compile(
     rf"\b(?:one|a|an|1|another|the other|a second|a different|a separate|separate)\s+"
     rf"(?:(?:[\w-]+\s+)?(?P<model>{MODEL_WORDS})\s+)?(?:for|{PLAYS})\b"
 )
-_LISTED = re.compile(rf"\b[2-9]\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
+_LISTED = re.compile(rf"\b(?P<n>[2-9])\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-]\s*(?P<items>[^.;]+)")
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
+_COMMA_BREAK = re.compile(r",\s*(?:and\s+)?")
 _EACH = re.compile(r"\beach\b")
 _APART = re.compile(r"\b(?:separate|different|their own|by themselves)\b")  # "the seer and the witch get separate ones"
 _CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
@@ -53,7 +54,7 @@ _CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
 def read_groups(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
     """The role groups `text` places on models, in the order said (each the roles of its trained mentions)."""
     trained = [m for m in mentions if m.trained and m.start >= 0]
-    for reader in (_listed, _placed_after, _for_before):
+    for reader in (_listed, _placed_after, _for_before, _clauses):
         groups = [g for g in reader(text, trained) if g]
         if len(groups) >= 2:
             return groups
@@ -119,13 +120,101 @@ def _for_before(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, .
 
 
 def _listed(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
-    """Groups as the items of a list after "N models:" ("3 models: wolves, seer, and the rest of the village")."""
+    """Groups as the items of a list after "N models:" ("3 models: wolves, seer, and the rest of the village"); the
+    items are split at commas when that gives N of them ("..., one for the seer and the witch together, ...")."""
     found = _LISTED.search(text)
     if found is None:
         return []
+    by_comma = _items(text, found, mentions, _COMMA_BREAK)
+    return by_comma if len(by_comma) == int(found.group("n")) else _items(text, found, mentions, _ITEM_BREAK)
+
+
+def _items(
+    text: str, found: re.Match[str], mentions: Sequence[RoleMention], breaks: re.Pattern[str]
+) -> list[tuple[str, ...]]:
     groups, start = [], found.start("items")
-    for part in _ITEM_BREAK.split(found.group("items")):
+    for part in breaks.split(found.group("items")):
         at = text.find(part, start)
         groups.append(_roles(_within(mentions, at, at + len(part))))
         start = at + len(part)
-    return groups
+    return [g for g in groups if g]
+
+
+_PART_BREAK = re.compile(r"\s*;\s*|\s+(?:while|whereas|but)\s+")
+_PLACING_WORD = re.compile(
+    rf"{MODEL_WORDS}|\b(?:alone|shared?|sharing|together|separate|separately|own|another|apart|itself|himself|"
+    r"herself|themselves)\b"
+)
+_APART_WORD = re.compile(r"\b(?:separate|separately|apart|each|different)\b")
+_BARE_LIST = re.compile(r"(?:\s|[,&+:]|\b(?:the|and|with|plus|werewol\w*|mafia|in|for)\b)*")
+
+
+def _clauses(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
+    """Groups as clauses that each place the roles they name ("one model shared by the witch and seer, the hunter
+    alone"; "seer, witch: separate; hunter and villagers: shared"); a clause that only lists roles ("the witch with
+    the hunter") is a group too when another clause places its roles. A clause split by a colon is one list."""
+    groups: list[tuple[str, ...]] = []
+    placed = clauses = 0
+    if PER_ROLE.search(text):  # "a model per role for the village": a split within a side, not a group
+        return []
+    for part in _spans(text, _PART_BREAK):
+        head, colon, tail = text[part[0] : part[1]].rpartition(":")  # "seer, witch: separate", not "werewolves: ..."
+        listed = colon and _PLACING_WORD.search(tail) and not _PLACING_WORD.search(head)
+        listed = listed and len(_within(mentions, part[0], part[0] + len(head))) > 1
+        for start, end in [part] if listed else _merged_lists(text, mentions, _spans(text, re.compile(","), *part)):
+            members, said = _within(mentions, start, end), text[start:end]
+            if not members:
+                continue
+            if _PLACING_WORD.search(said):
+                placed, clauses = placed + 1, clauses + 1
+                apart = _APART_WORD.search(said) and len(members) > 1
+                groups += [_roles([m]) for m in members] if apart else [_roles(members)]
+            elif len(members) > 1 and _BARE_LIST.fullmatch(_without_words(said, start, members)):
+                clauses += 1
+                groups.append(_roles(members))
+    return groups if placed and clauses > 1 else []  # one clause alone is no grouping ("separate models for ...")
+
+
+_AND_JOINED = re.compile(r"\s*(?:,\s*)?(?:and|or|&|\+)\s+(?:the\s+)?")
+
+
+def _merged_lists(text: str, mentions: Sequence[RoleMention], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Comma spans, with a role list's items put back together: a span that goes on a list the previous span ended
+    ("... for seer, witch and hunter", "the villagers, seer, witch and hunter share one") joins it; "the witch with
+    the hunter, the seer alone" stays two."""
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        members = _within(mentions, start, end)
+        if merged and members and _goes_on_a_list(text, mentions, merged[-1], (start, end), members):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _goes_on_a_list(
+    text: str, mentions: Sequence[RoleMention], before: tuple[int, int], span: tuple[int, int],
+    members: list[RoleMention],
+) -> bool:  # fmt: skip
+    last = _within(mentions, *before)[-1:]
+    if not last or text[last[0].start + len(last[0].word) : before[1]].strip():
+        return False  # the span before does not end on a role
+    if len(members) == 1:  # a bare item: "seer" in "the villagers, seer, witch and hunter"
+        return bool(_BARE_LIST.fullmatch(_without_words(text[span[0] : span[1]], span[0], members)))
+    return all(  # the items joined by "and": "witch and hunter ..."
+        _AND_JOINED.fullmatch(text, a.start + len(a.word), b.start) for a, b in itertools.pairwise(members)
+    )
+
+
+def _spans(text: str, breaks: re.Pattern[str], start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    stop = len(text) if end is None else end
+    cuts = [(m.start(), m.end()) for m in breaks.finditer(text, start, stop)]
+    edges = [start, *(c for cut in cuts for c in cut), stop]
+    return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def _without_words(said: str, start: int, members: Sequence[RoleMention]) -> str:
+    for m in sorted(members, key=lambda m: -m.start):
+        at = m.start - start
+        said = said[:at] + " " + said[at + len(m.word) :]
+    return said

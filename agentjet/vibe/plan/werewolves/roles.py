@@ -83,6 +83,7 @@ _AUDIENCE_BEFORE = re.compile(
     r"(?:the\s+|its\s+|their\s+|her\s+|his\s+)?$|"
     r"\bto\s+(?:better\s+)?(?:guide|help|lead|warn|inform|tell|assist|steer)\s+(?:the\s+|its\s+|their\s+)?$"
 )
+_PLAYED_BY = re.compile(r"\b(?:shared|used|played|run|controlled|driven|trained)\s+by$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
 _LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
 _NO_BEFORE = re.compile(r"\bno\s+$")
@@ -363,6 +364,8 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
         return False
     if _NEW_CLAUSE_BEFORE.search(before) and _OWN_VERB_AFTER.match(after):
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
+    if governor == "by" and _PLAYED_BY.search(_up_to_governor(before)):
+        return True  # "one model shared by the witch and the seer": who the model plays
     if governor in ("on", "at", "onto", "upon"):  # "wasting her poison on villagers": what the poison is used on
         governor = _last_word(_up_to_governor(before)[: -len(governor)].rstrip()) or governor
     return governor not in OPPOSING_WORDS
