@@ -1170,6 +1170,11 @@ THIRTY_SIXTH_HELD_OUT = [
         policies=[WOLVES, ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
     Row("werewolves: 3 models: wolves, seer and witch", "werewolves", roles=["werewolf", "seer", "witch"],
         policies=[WOLVES, ["seer"], ["witch"]]),  # fmt: skip
+    Row("werewolves with a doctor model and a cop model", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("mafia game, make the good guys win, a doctor model and a cop model", "werewolves", roles=VILLAGE,
+        policies=[["villager", "hunter"], ["seer"], ["witch"]]),  # fmt: skip
+    Row("train a seer model for werewolves", "werewolves", roles=["seer"]),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

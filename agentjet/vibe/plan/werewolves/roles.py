@@ -83,6 +83,8 @@ _AUDIENCE_BEFORE = re.compile(
     r"(?:the\s+|its\s+|their\s+|her\s+|his\s+)?$|"
     r"\bto\s+(?:better\s+)?(?:guide|help|lead|warn|inform|tell|assist|steer)\s+(?:the\s+|its\s+|their\s+)?$"
 )
+_ROLE_MODEL = re.compile(r"\s+(?:models?|polic(?:y|ies)|loras?|adapters?)\b")
+_A_BEFORE = re.compile(r"\b(?:a|an|one|1|its own|a separate|another|a second)\s+$")
 _PLAYED_BY = re.compile(r"\b(?:shared|used|played|run|controlled|driven|trained)\s+by$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
 _LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
@@ -207,13 +209,15 @@ class RoleReading:
 def read_roles(text: str) -> RoleReading:
     """The role mentions of `text` (lowercase), trained or opposed, and the model cues; pure."""
     mentions = []
-    own_model: list[str] = []  # "the seer gets its own model": apart from the rest of its side
+    own_model: list[str] = []
+    role_models: list[str] = []  # "the seer gets its own model": apart from the rest of its side
     for match in _ROLE.finditer(text):
         word, before, after = match.group(0), text[: match.start()], text[match.end() :]
         if word in GAME_NAMES and not _is_role_use(before, after):
             continue
-        if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves"):
-            continue
+        role_model = word not in GAME_NAMES and _ROLE_MODEL.match(after) and _A_BEFORE.search(before)
+        if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves") and not role_model:
+            continue  # but "a doctor model and a cop model": a model for each role
         if word in ("village", "town") and re.match(r"\s+(?:talk|discussions?|chat|debates?)\b", after):
             continue  # "village talk off": the day's talk, no side
         if _DESCRIBES_BEFORE.search(before):
@@ -223,8 +227,9 @@ def read_roles(text: str) -> RoleReading:
         roles = ROLE_ALIASES[word]
         if word == "villagers" and re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after):
             roles = ("villager",)  # "the villagers (just the plain ones)"
-        if len(roles) == 1 and roles != _WOLVES and OWN_AFTER.match(after):  # a side's own model is a side split
+        if len(roles) == 1 and roles != _WOLVES and (OWN_AFTER.match(after) or role_model):  # a side's own model
             own_model.append(roles[0])
+        role_models += [word] if role_model else []
         every_role = re.search(r"\b(?:every|each|all(?:\s+the)?)\s+$", before) and re.match(r"\s+roles?\b", after)
         if _SIDE_AFTER.match(after) or every_role:  # "the villager team", "every villager role": the role's side
             roles = _WOLVES if roles == _WOLVES else _SIDE
@@ -241,7 +246,7 @@ def read_roles(text: str) -> RoleReading:
         scripted = not trained and _is_scripted(before, listed)
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
     mentions = _without_descriptions(text, _only_marked(text, _named_members(text, mentions)))
-    separate = bool(SEPARATE.search(text))
+    separate = bool(SEPARATE.search(text)) or len(role_models) > 1  # "a doctor model and a cop model"
     both_named = bool(_BOTH_NAMED.search(text))
     per_role = PER_ROLE.search(text)
     grouping: Grouping | None = "side" if PER_SIDE.search(text) else "role" if per_role else None
