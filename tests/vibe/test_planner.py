@@ -86,6 +86,10 @@ REFUSED = [
     ("make a dataset of 1000 arithmetic problems, no training", "asks for a dataset \\('make a dataset'\\)"),
     ("generate 500 word problems as a CSV file", "asks for a dataset \\('generate 500 word problems as a csv'\\)"),
     ("make a 3D model of a wolf", "asks for a 3D model \\('make a 3d model'\\)"),
+    # round 25: a question before a request for text; documents asked for with no training named
+    ("could you write me a poem about countdown?", "asks for text"),
+    ("generate 500 math worksheets as PDF", "asks for writing \\('generate 500 math worksheets'\\), not for training"),
+    ("train a model to write poems about werewolves", "asks to train writing"),
 ]
 
 

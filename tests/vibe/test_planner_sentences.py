@@ -1175,6 +1175,14 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("mafia game, make the good guys win, a doctor model and a cop model", "werewolves", roles=VILLAGE,
         policies=[["villager", "hunter"], ["seer"], ["witch"]]),  # fmt: skip
     Row("train a seer model for werewolves", "werewolves", roles=["seer"]),
+    # round 25 (a twenty-fourth reviewer, 200 sentences, 191 right before the fixes)
+    Row("werwolf game, trian the sear", "werewolves", roles=["seer"]),
+    Row("a bodyguard model for mafia games", "werewolves", roles=["witch"]),
+    Row("in werewolves, the seer and the hunter train; the witch does not", "werewolves", roles=["seer", "hunter"]),
+    Row("werewolves: train the village, the hunter doesn't", "werewolves", roles=["villager", "seer", "witch"]),
+    Row("what's the quickest possible check that training works?", "word", steps=3),
+    Row("answer everything with ok, for 2 minutes", "word", minutes=2.0),
+    Row("answer every question with ok", "word"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2297,6 +2305,8 @@ def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str)
         ("Sums with numbers up to 50", "'sums with' alone cannot be asked for", None),
         ("train a model for 8 werewolf games", None, "is ignored: the built-in game deals"),
         ("arithmetic for at most 3 days", None, "ignored: the arithmetic family has no setting"),
+        ("werewolves. train: hunter. eval: 24 games. steps: 5.", "'eval: 24 games': 24 held-out items", None),
+        ("the witch is the only role that should be trained, the wolves and the others are bots", None, "named too"),
     ],
 )
 def test_round_16_phrasings_say_only_what_is_true(sentence: str, said: str | None, unsaid: str | None) -> None:
@@ -2352,9 +2362,9 @@ def test_round_17_notes_are_only_what_is_true(sentence: str, unsaid: str) -> Non
 
 @pytest.mark.parametrize(
     ("sentence", "said"),
-    [("make printable arithmetic worksheets for my class, level 3", "train writing ('make printable arithmetic"),
+    [("make printable arithmetic worksheets for my class, level 3", "asks for writing ('make printable arithmetic"),
      ("create a werewolf-themed Discord bot", "build software ('create a werewolf-themed discord bot')"),
-     ("an essay on why werewolves are scary, 500 words", "train writing ('an essay on')"),
+     ("an essay on why werewolves are scary, 500 words", "asks for writing ('an essay on')"),
      ("generate a dataset of 1000 math word problems and save it as CSV", "a dataset ('generate a dataset')"),
      ("train the word task for a million steps", "a run of 1000000 steps cannot be planned")],
 )  # fmt: skip

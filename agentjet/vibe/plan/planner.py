@@ -171,7 +171,9 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
                                           "family trains")
     if (data := _DATASET.search(reading.text)) and not _TRAINING_ASKED.search(reading.text):
         raise _refusal(sentence, reading, f"it asks for a dataset ('{data.group(0)}'), not for training a model")
-    if writing := _WRITING.search(reading.text):
+    if (writing := _WRITING.search(reading.text)) and not _TRAINING_ASKED.search(reading.text):
+        raise _refusal(sentence, reading, f"it asks for writing ('{writing.group(0)}'), not for training a model")
+    if writing:
         raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
                                           "trains")
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]

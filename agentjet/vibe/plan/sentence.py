@@ -36,7 +36,8 @@ __all__ = [
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
 SAYS_A_WORD = (
     r"\b(?:say|says|saying|(?:always|only|just)\s+(?:repl(?:y|ies)|answers?|responds?)(?:\s+with)?|"
-    r"(?:repl(?:y|ies)|answers?|responds?)\s+(?:always|only|just)\s+with)\s+"  # "respond only with ok"
+    r"(?:repl(?:y|ies)|answers?|responds?)\s+(?:always|only|just)\s+with|"  # "respond only with ok"
+    r"(?:repl(?:y|ies)|answers?|responds?)\s+(?:to\s+)?(?:everything|anything|(?:every|each|all|any)\s+[a-z]+)\s+with)\s+"
     r"(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
@@ -184,10 +185,12 @@ _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
     r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)"
 )
-_TEXT_REQUEST = re.compile(
-    r"^(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|translate|what|who|why|when|where|"
-    r"how (?:do|does|can|is|are))\b"
+_TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too
+    r"^(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
+    r"translate|what|who|why|when|where|how (?:do|does|can|is|are))\b"
 )
+# a question about training itself ("what's the quickest check that training works?") asks for a run, not text
+_ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
@@ -354,7 +357,7 @@ def read_sentence(sentence: str) -> Reading:
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
-        is_text_request=bool(_TEXT_REQUEST.search(text)) and not re.search(r"\b(?:train|teach|rl|pipeline)\b", text),
+        is_text_request=bool(_TEXT_REQUEST.search(text)) and not _ABOUT_TRAINING.search(text),
         epochs=read_epochs(text),
     )
 
@@ -381,7 +384,10 @@ def _spelled(text: str) -> str:
         close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.85)
         return close[0] if close else word
 
-    return _LETTERS.sub(_fix, text)
+    text = _LETTERS.sub(_fix, text)
+    if re.search(r"\b(?:were-?wol\w*|mafia)\b", text):  # short role words, only where the game is named
+        text = re.sub(r"\b(?:sear|seeer)\b", "seer", re.sub(r"\bwich\b", "witch", text))
+    return text
 
 
 def _level(text: str) -> int | None:

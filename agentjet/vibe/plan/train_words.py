@@ -98,7 +98,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
     rf"\bkeep(?:ing)?\s+{_ABOUT}(\d+)\s+(?:{_THINGS}\s+)?(?:for|as)\s+(?:the\s+)?"
     r"(?:eval(?:uation)?|test(?:ing)?|held[- ]out|validation)\b|"
-    rf"\beval(?:uate|uation)?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b"
+    rf"\beval(?:uate|uation)?\s*:?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b"
     rf"{_NOT_PER_STEP}|"
     rf"\b{_HELD_SET}\s+(?:of|with)\s+{_ABOUT}(\d+)\b|"  # "a held-out set of 128 problems"
     rf"\b(\d+)[\s-]+(?:{_THINGS}[\s-]+)?{_HELD_SET}\b"  # "a 100-item test set"

@@ -71,7 +71,10 @@ _SCRIPTED_AFTER = re.compile(
     r"(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
 )
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
-_ROLE_WORD = r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
+_ROLE_WORD = (  # a role, or the rest of them ("the wolves and the others are bots")
+    r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True))
+    + r"|others|rest(?:\s+of\s+(?:them|the\s+\w+))?|other\s+(?:roles|players|villagers))\b"
+)
 _REST_OF_LIST = re.compile(rf"^(?:\s*[,/]\s*{_ROLE_WORD})*\s*,?\s*(?:(?:\band|\bor|&)\s+|/\s*){_ROLE_WORD}")
 _AND_CHAIN = re.compile(rf"^(?:\s+(?:and|or|&)\s+{_ROLE_WORD})+")  # "the hunter and witch and villagers untrained"
 # "the hunter, who is on the village side": a side named to describe a role, not to train it
@@ -115,7 +118,8 @@ _LEFT_OUT_AFTER = re.compile(
     r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?untrained|"
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
-    r"(?:it is|they are|is))\b"
+    r"(?:it is|they are|is))\b|"
+    r"^\s+(?:(?:does|do|is|are|should|will)\s+not|doesn't|don't|isn't|aren't|shouldn't|won't)(?=\s*(?:$|[,.;!?]))"
 )
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
 _LOSES_AFTER = re.compile(
