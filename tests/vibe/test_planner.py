@@ -281,6 +281,8 @@ def test_a_size_given_as_model_flag_is_read_as_a_size(flag: str, note: str, tmp_
     choice = choose_model(None, override=flag, gpu=False, roots=[tmp_path])
     assert choice.model == EMBEDDED
     assert choice.note.startswith(f"--model {flag} is a size, not a model name: ") and note in choice.note
+    assert "pass --model" not in choice.note  # it was passed
+    assert "pass --model to choose another" in choose_model("7B", gpu=False, roots=[tmp_path]).note
 
 
 @pytest.mark.parametrize("requested", [None, "135M", "smollm", "a small model"])

@@ -15,8 +15,8 @@ from agentjet.tasks.tool_use import LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.families import CATALOG, VILLAGE_ROLES
 from agentjet.vibe.plan.planner import DEFAULT_STEPS, QUICK_STEPS, plan
-from agentjet.vibe.plan.sentence import _spelled
 from agentjet.vibe.plan.spec import TaskSpec, spec_text
+from agentjet.vibe.plan.spelling import spelled as _spelled
 
 VILLAGE = list(VILLAGE_ROLES)
 WOLVES = ["werewolf"]
@@ -1183,6 +1183,10 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("what's the quickest possible check that training works?", "word", steps=3),
     Row("answer everything with ok, for 2 minutes", "word", minutes=2.0),
     Row("answer every question with ok", "word"),
+    # round 26 (a twenty-fifth reviewer, 200 sentences and command lines, 198 right before the fixes)
+    Row("i want to traing the whitch in werwolves, like 5 step", "werewolves", roles=["witch"], steps=5),
+    Row("werewolves, train all nine players each with their own model", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -1483,6 +1487,19 @@ def test_a_real_word_next_to_a_keyword_is_not_spelled_into_it(sentence: str, fam
 )
 def test_the_speller_fixes_typos_of_keywords_and_keeps_english_words(word: str, kept: bool) -> None:
     assert (_spelled(word) == word) is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "spelled"),
+    [
+        ("werewolves: the whitch and the hunterr", "werewolves: the witch and the hunter"),
+        ("mafia, train the sear", "mafia, train the seer"),
+        ("werewolves: which seer sees the witch switch", "werewolves: which seer sees the witch switch"),
+        ("the whitch", "the whitch"),  # no game named: a role word's typo is not guessed
+    ],
+)
+def test_role_words_are_spelled_only_where_the_game_is_named(text: str, spelled: str) -> None:
+    assert _spelled(text) == spelled
 
 
 @pytest.mark.parametrize(

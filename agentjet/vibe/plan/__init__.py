@@ -12,6 +12,7 @@ planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry on
 policy_model.py  Which policy model a vibe run trains: what the sentence asked for ("qwen2.5 0.5B"), if it can
                  run here, else the embedded one.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
+spelling.py      Typos of the keywords read as the keywords ("werwolves"; "whitch" where the game is named).
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`, and
                  as the readable block `agentjet vibe TEXT --dry-run` prints.
 train_words.py   Run settings a sentence states in words ("a learning rate of 1e-4", "evaluate on 32 games", "for

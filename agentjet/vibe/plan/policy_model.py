@@ -75,7 +75,8 @@ def choose_model(
         return ModelChoice(EMBEDDED, f"--model {override} given: training the embedded {EMBEDDED}{asked}")
     if override and _BARE_SIZE.fullmatch(override.strip()) and not Path(override).exists():
         chosen = choose_model(override.strip().upper(), gpu=gpu, roots=roots)  # "--model 7B": a size, as if said
-        return ModelChoice(chosen.model, f"--model {override} is a size, not a model name{asked}: {chosen.note}")
+        note = chosen.note.removesuffix(_PASS_MODEL)  # it was passed: no advice to pass it
+        return ModelChoice(chosen.model, f"--model {override} is a size, not a model name{asked}: {note}")
     if override:
         check_model(override)  # a mistyped --model fails here, in one line, not at the server's start
         return ModelChoice(override, f"--model {override} given: training it{asked}")
@@ -103,8 +104,11 @@ def choose_model(
 
 def _fallback(reason: str) -> ModelChoice:
     return ModelChoice(
-        EMBEDDED, f"{reason}, so this run trains the embedded {EMBEDDED} instead (pass --model to choose another)"
+        EMBEDDED, f"{reason}, so this run trains the embedded {EMBEDDED} instead{_PASS_MODEL}"
     )
+
+
+_PASS_MODEL = " (pass --model to choose another)"
 
 
 def _name_hint(requested: str) -> str | None:

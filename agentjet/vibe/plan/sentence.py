@@ -8,13 +8,13 @@ a known keyword are read as it ("werwolves", "arithmatic"); number words are rea
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
 from agentjet.vibe.plan.corrections import corrected
 from agentjet.vibe.plan.numbers import Cue, read_cues, read_grade, with_digits
 from agentjet.vibe.plan.policy_model import asks_for_small, model_name_said, size_said
+from agentjet.vibe.plan.spelling import spelled
 from agentjet.vibe.plan.train_words import (
     EvalCount,
     TrainSetting,
@@ -251,18 +251,6 @@ _TALK_BEHAVIOUR = re.compile(
     r"dec(?:ei|ie)v(?:e|es|ed|ing)|decepti(?:on|ve)|argu(?:e|es|ed|ing|ments?)|accus(?:e|es|ed|ing|ations?)|speeches|"
     r"mislead(?:s|ing)?|manipulat(?:e|es|ed|ing|ion))\b"
 )
-# Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
-_VOCABULARY = frozenset(
-    "werewolf werewolves village villager villagers detective countdown arithmetic mathematics multiplication "
-    "subtraction calculator difficulty difficult discussion".split()
-)
-# English words one slip from a keyword, kept as written ("calculation" is no misspelt "calculator"): found by
-# matching every alphabetic token of SmolLM2's vocabulary (24k words) against `_VOCABULARY`
-_REAL_WORDS = frozenset(
-    "calculation calculations calculators defective detectives difficulties discussing discussions mathematic "
-    "mathematical mathematicians subtracting tillage villages".split()
-)
-_LETTERS = re.compile(r"[a-z]{5,}")
 
 
 @dataclass(frozen=True)
@@ -318,7 +306,7 @@ class Reading:
 
 def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
-    words = _spelled(" ".join(sentence.lower().split()))
+    words = spelled(" ".join(sentence.lower().split()))
     fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
     text = fixed.text
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
@@ -372,22 +360,6 @@ def _said_word_first(families: tuple[str, ...], words: str) -> tuple[str, ...]:
     if any(re.search(p, word) for family, pats in _FAMILY_PATTERNS.items() if family != "word" for p in pats):
         return ("word", *(f for f in families if f != "word"))
     return families
-
-
-def _spelled(text: str) -> str:
-    """`text` with each long word that is a near miss of a keyword replaced by it ("werwolves" -> "werewolves")."""
-
-    def _fix(match: re.Match[str]) -> str:
-        word = match.group(0)
-        if word in _VOCABULARY or word in _REAL_WORDS:
-            return word
-        close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.85)
-        return close[0] if close else word
-
-    text = _LETTERS.sub(_fix, text)
-    if re.search(r"\b(?:were-?wol\w*|mafia)\b", text):  # short role words, only where the game is named
-        text = re.sub(r"\b(?:sear|seeer)\b", "seer", re.sub(r"\bwich\b", "witch", text))
-    return text
 
 
 def _level(text: str) -> int | None:
