@@ -90,6 +90,10 @@ REFUSED = [
     ("could you write me a poem about countdown?", "asks for text"),
     ("generate 500 math worksheets as PDF", "asks for writing \\('generate 500 math worksheets'\\), not for training"),
     ("train a model to write poems about werewolves", "asks to train writing"),
+    # round 27: a picture asked of the model, music, roles of the game with no game named
+    ("make a model that generates images of wolves", "asks for a picture \\('generates images'\\)"),
+    ("compose music in the style of Bach", "asks for music \\('compose music'\\)"),
+    ("make the cop and doctor better, 8 steps", "cop, doctor may be werewolves roles: say 'in werewolves'"),
 ]
 
 

@@ -1187,6 +1187,31 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("i want to traing the whitch in werwolves, like 5 step", "werewolves", roles=["witch"], steps=5),
     Row("werewolves, train all nine players each with their own model", "werewolves", roles=BOTH,
         policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    # round 27 (a twenty-sixth reviewer, 200 sentences, 50% werewolves weighted to models, 179 right before the fixes)
+    Row("werewolves: the wolves share one model, and each village role gets its own", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: wolves and village each with a different model", "werewolves", roles=BOTH, policies=SIDES),
+    Row("werewolves with (seer + witch) on model A and (hunter + villagers) on model B, wolves scripted",
+        "werewolves", roles=VILLAGE, policies=[["villager", "hunter"], ["seer", "witch"]]),  # fmt: skip
+    Row("Could you train the village team in werewolf? Give the seer its own model, the others share one.",
+        "werewolves", roles=VILLAGE, policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("werewolves: the seer, the witch, and the hunter: each its own model. the plain villagers: one model",
+        "werewolves", roles=VILLAGE, policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train the seer and witch and hunter with one model each, but the wolves share a single model", "werewolves",
+        roles=["werewolf", "seer", "witch", "hunter"], policies=[WOLVES, ["seer"], ["witch"], ["hunter"]]),
+    Row("werewolves game; policies: wolves = A, seer + witch = B, hunter = C", "werewolves",
+        roles=["werewolf", "seer", "witch", "hunter"], policies=[WOLVES, ["seer", "witch"], ["hunter"]]),
+    Row("Train the seer, witch and hunter. The hunter has its own model; the seer and witch share.", "werewolves",
+        roles=["seer", "witch", "hunter"], policies=[["seer", "witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: train seer/witch/hunter on one model, wolves on another, 5 steps", "werewolves",
+        roles=["werewolf", "seer", "witch", "hunter"], policies=[WOLVES, ["seer", "witch", "hunter"]], steps=5),
+    Row("werewolf game, train the town, but the sheriff gets a model of his own", "werewolves", roles=VILLAGE,
+        policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("trian the wolfs for 8 stpes", "werewolves", roles=WOLVES, steps=8),
+    Row("train the werewolves, and, I mean, the hunter", "werewolves", roles=["hunter"]),
+    Row("make mafia better at killing the doctor first", "werewolves", roles=WOLVES),
+    Row("the mafia should lose less and the town doesnt train", "werewolves", roles=WOLVES),
+    Row("say 'good night' to me", "word"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2324,6 +2349,8 @@ def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str)
         ("arithmetic for at most 3 days", None, "ignored: the arithmetic family has no setting"),
         ("werewolves. train: hunter. eval: 24 games. steps: 5.", "'eval: 24 games': 24 held-out items", None),
         ("the witch is the only role that should be trained, the wolves and the others are bots", None, "named too"),
+        ("make mafia better at killing the doctor first", None, "named as the opponents"),
+        ("the mafia should lose less and the town doesnt train", "'town' left out, as asked", "named too"),
     ],
 )
 def test_round_16_phrasings_say_only_what_is_true(sentence: str, said: str | None, unsaid: str | None) -> None:

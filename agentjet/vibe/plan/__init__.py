@@ -11,6 +11,8 @@ planner.py       `plan(sentence)` -> `TaskSpec`: the understand step of a vibe r
 planner_llm.py   The LLM planner: ask for a JSON TaskSpec, validate it, retry once with the validation error.
 policy_model.py  Which policy model a vibe run trains: what the sentence asked for ("qwen2.5 0.5B"), if it can
                  run here, else the embedded one.
+refusals.py      Requests that are no training (a picture, music, text, software, another skill, a dataset,
+                 writing): the reason a plan is refused.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
 spelling.py      Typos of the keywords read as the keywords ("werwolves"; "whitch" where the game is named).
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`, and

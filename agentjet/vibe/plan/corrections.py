@@ -71,7 +71,7 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         olds = [
             m
             for m in re.finditer(before_pattern.format(unit=unit), text[: marker.start()])
-            if m.group(0) not in GAME_NAMES
+            if m.group(0) not in GAME_NAMES or text[: m.start()].endswith("the ")  # "the werewolves": a role
         ]
         if not olds:
             return None

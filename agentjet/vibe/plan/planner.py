@@ -23,6 +23,7 @@ from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda, sizes_said
+from agentjet.vibe.plan.refusals import no_training
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
@@ -158,27 +159,11 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
-    if picture := _IMAGES.search(reading.text):
-        kind = "a video" if re.search(r"vid|anim|gif|movie|film|clip", picture.group(0)) else "a picture"
-        kind = "a 3D model" if re.search(r"3-?d|mesh|render", picture.group(0)) else kind
-        raise _refusal(sentence, reading, f"it asks for {kind} ('{picture.group(0)}'), not for training a model")
-    if reading.is_text_request:
-        raise _refusal(sentence, reading, "it asks for text, not for training a model")
-    if software := _SOFTWARE.search(reading.text):
-        raise _refusal(sentence, reading, f"it asks to build software ('{software.group(0)}'), not to train a model")
-    if skill := _OTHER_SKILL.search(reading.text):
-        raise _refusal(sentence, reading, f"it asks to train another skill ('{skill.group(0)}'), which no built-in "
-                                          "family trains")
-    if (data := _DATASET.search(reading.text)) and not _TRAINING_ASKED.search(reading.text):
-        raise _refusal(sentence, reading, f"it asks for a dataset ('{data.group(0)}'), not for training a model")
-    if (writing := _WRITING.search(reading.text)) and not _TRAINING_ASKED.search(reading.text):
-        raise _refusal(sentence, reading, f"it asks for writing ('{writing.group(0)}'), not for training a model")
-    if writing:
-        raise _refusal(sentence, reading, f"it asks to train writing ('{writing.group(0)}'), which no built-in family "
-                                          "trains")
+    if (reason := no_training(reading.text, is_text_request=reading.is_text_request)) is not None:
+        raise _refusal(sentence, reading, reason)
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
     if not reading.families and not game_roles:
-        raise _refusal(sentence, reading, "no built-in task family matches it")
+        raise _refusal(sentence, reading, _NO_FAMILY)
     family = reading.families[0] if reading.families else "werewolves"
     info = CATALOG[family]
     assumptions = [f"planned without an LLM: the keywords of the sentence map it onto the built-in {family} family"]
@@ -236,44 +221,12 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     )
 
 
+_NO_FAMILY = "no built-in task family matches it"
 # Role words that name the werewolves game on their own ("the seer should ...", "make the wolves win"): not the
 # generic ones (town, doctor, detective, good guys) that other requests use too
 _GAME_ROLE_WORDS = frozenset(
     "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
     + ["wolf pack", "plain villager"]
-)
-# A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
-_WRITING = re.compile(
-    r"\b(?:write|writes|writing|compose|composing|generate|generating|make|making|create|creating|print|printing)\s+"
-    r"(?:\w+\s+){0,2}?(?:poems?|poetry|"
-    r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
-    r"lesson plans?|flashcards?)\b(?!\s+problems?)|"  # not "make a story problem solver"
-    r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
-)
-# A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
-_DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few words between, none the model trained
-    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
-    r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
-)
-_TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
-_OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
-    r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
-    r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
-    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b"
-)
-# Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
-_SOFTWARE = re.compile(
-    r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
-    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
-    r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b"
-)
-# Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
-_IMAGES = re.compile(
-    r"\b(?:generate|generating|create|creating|make|draw|drawing|paint|render|sketch)\s+(?:an?\s+|some\s+|the\s+|me\s+)?"
-    r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
-    r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?|3-?d\s+(?:models?|scenes?|assets?|"
-    r"meshe?s?|prints?|renders?)|meshe?s?|renders?)\b|"
-    r"^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
 )
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
@@ -393,6 +346,9 @@ def _quoted(sentence: str, limit: int = 200) -> str:
 
 def _refusal(sentence: str, reading: Reading, reason: str) -> PlanRefused:
     understood = f" (understood: {', '.join(reading.understood)})" if reading.understood else ""
+    roles = [m.word for m in reading.roles.mentions]
+    if roles and not reading.families and reason == _NO_FAMILY:  # "the cop and doctor": roles, but no game named
+        understood += f"; {', '.join(dict.fromkeys(roles))} may be werewolves roles: say 'in werewolves' or 'in mafia'"
     return PlanRefused(
         f"cannot plan {_quoted(sentence)}: {reason}{understood}. Without an LLM, vibe maps a sentence onto a "
         f"built-in task family: {family_list()}. Rephrase it around one of these (e.g. {_EXAMPLES}), or "

@@ -63,7 +63,7 @@ SAYS_A_PHRASE = (
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
     rf"(?(bare_reply)(?!)|(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!(?!much\b|so\b){_NOT_SAID}\b)[a-z]+){{1,3}})))"
-    r"\s*(?:[.!,;:]|$)"
+    r"(?:\s+to\s+(?:me|us|them|you|users?|people|everyone|everybody))?\s*(?:[.!,;:]|$)"  # "say 'good night' to me"
 )
 # "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
 SIMPLEST_TASK = (

@@ -24,6 +24,13 @@ _REAL_WORDS = frozenset(
 )
 _LETTERS = re.compile(r"[a-z]{5,}")
 _ROLE_LETTERS = re.compile(r"\b[a-z]{4,}\b")
+# Slips no English word shares, read wherever they stand ("8 stpes", "the town doesnt train")
+_COMMON_SLIPS = {
+    "stpes": "steps", "setps": "steps", "stesp": "steps", "stpe": "step", "steos": "steps", "minuts": "minutes",
+    "mintues": "minutes", "doesnt": "doesn't", "dont": "don't", "isnt": "isn't", "arent": "aren't",
+    "shouldnt": "shouldn't", "didnt": "didn't", "wouldnt": "wouldn't",
+}  # fmt: skip
+_SLIPS = re.compile(r"\b(?:" + "|".join(_COMMON_SLIPS) + r")\b")
 _SHORT_ROLE_SLIPS = {"sear": "seer", "wich": "witch"}  # four letters: too short for the ratio
 _ROLE_WORDS = ("seer", "seers", "witch", "witches", "hunter", "hunters", "villager", "villagers")
 # English words one slip from a role word, kept as written: SmolLM2's vocabulary matched against `_ROLE_WORDS`
@@ -46,7 +53,7 @@ def spelled(text: str) -> str:
         close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.85)
         return close[0] if close else word
 
-    text = _LETTERS.sub(_fix, text)
+    text = _SLIPS.sub(lambda m: _COMMON_SLIPS[m.group(0)], _LETTERS.sub(_fix, text))
     if re.search(r"\b(?:were-?wol\w*|mafia)\b", text):  # role words, only where the game is named ("whitch")
         text = _ROLE_LETTERS.sub(_role_fix, text)
     return text

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from agentjet.vibe.plan.werewolves.model_cues import MODEL_WORDS, PER_ROLE, PLAYS
 from agentjet.vibe.plan.werewolves.roles import RoleMention
 
-__all__ = ["read_groups"]
+__all__ = ["REST", "read_groups"]
 
 _WHICH = (
     r"(?:the same|one|a|an|1|another|the other|a second|a third|a fourth|a different|a separate|its own|their own|"
@@ -36,6 +36,8 @@ _PLACED = re.compile(
     rf"(?=\s*(?:$|[,.;!?]|and\b|while\b|but\b)|{_GAME_TAIL})|"
     rf"(?<=[a-z] )(?:another|a second)(?:\s+(?:one|1|{MODEL_WORDS}))?(?=\s*(?:$|[,.;!?]))|"  # "the villagers another"
     r"\bas\s+(?:one|a|1)\s+(?:team|group|unit)\b|"
+    r"\bshare\b(?=\s*(?:$|[,.;!?]))|"  # "the seer and witch share."
+    rf"(?:=|->|\b(?:on|with|using|uses?|gets?)\s+(?:{MODEL_WORDS})\s*)\s*(?:[a-z]|\d|#\d)(?=\s*(?:$|[,.;!?)]|and\b))|"
     r"\b(?:alone|by (?:itself|himself|herself|themselves)|on (?:its|his|her|their) own)(?=\s*(?:$|[,.;!?]))"
 )
 # "one model for the wolves and one for the village": the phrase comes before its group
@@ -47,8 +49,12 @@ _LISTED = re.compile(rf"\b(?P<n>[2-9])\s+(?:[\w-]+\s+)?{MODEL_WORDS}\s*[:\u2014-
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
 _COMMA_BREAK = re.compile(r",\s*(?:and\s+)?")
 _EACH = re.compile(r"\beach\b")
+_EACH_AFTER = re.compile(r"\s+(?:each|apiece)\b")
+_EACH_ROLE = re.compile(r"\beach\s+(?:\w+\s+)?roles?\b")  # a side's roles split too, not only the mentions
+_THE_REST = re.compile(r"\b(?:the\s+)?(?:others|rest|remaining ones)\b|\b(?:everyone|everybody)\s+else\b")
+REST = ("*",)  # a group said as "the others": the trained roles no other group took
 _APART = re.compile(r"\b(?:separate|different|their own|by themselves)\b")  # "the seer and the witch get separate ones"
-_CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]")
+_CLAUSE_BREAK = re.compile(r"\b(?:but|while|whereas)\b|[;:]|\.(?=\s)")
 
 
 def read_groups(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str, ...]]:
@@ -73,7 +79,7 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
     """Groups ended by a placing phrase ("... share a model", "... on another"), each the mentions since the previous
     phrase or clause break; "each" or "separate models" make one group per mention."""
     groups: list[tuple[str, ...]] = []
-    previous = 0
+    previous = previous_end = 0
     for placed in _PLACED.finditer(text):
         breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
         members = _listed_last(text, _within(mentions, max([previous, *breaks]), placed.start()))
@@ -81,16 +87,25 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
         if joined := _JOINED_AFTER.match(text, placed.end()):  # "the seer shares a model with the witch"
             members += _within(mentions, placed.end(), joined.end())
             previous = joined.end()
-        split = _EACH.search(text, members[0].start, placed.end()) if members else None  # "each", "separate models"
-        if members and (split or _APART.search(placed.group(0))):
-            groups.extend(_roles([m]) for m in members)
-        else:
+        window = max([previous_end, *breaks])
+        split = _EACH.search(text, window, placed.end()) or _EACH_AFTER.match(text, placed.end())  # "each", "... each"
+        if members and (split or _APART.search(placed.group(0))):  # "each village role gets its own": per role
+            if _EACH_ROLE.search(text, window, placed.end()):
+                groups.extend((role,) for m in members for role in m.roles)
+            else:
+                groups.extend(_roles([m]) for m in members)
+        elif members:
             groups.append(_roles(members))
+        elif _THE_REST.search(text, window, placed.start()):  # "the others share one": whatever no group took
+            groups.append(REST)
+        previous_end = previous
     return groups
 
 
 _JOINED_AFTER = re.compile(r"\s+with\s+[^,;.:]*")
-_LIST_GLUE = re.compile(r"\s*(?:,\s*)?(?:(?:and|or|&|\+|/|with|together with|plus|as well as)\s+)?(?:the\s+|plain\s+)*")
+_LIST_GLUE = re.compile(
+    r"\s*(?:,\s*)?(?:(?:and|or|with|together with|plus|as well as)\s+|[&+/]\s*)?(?:[()]\s*)?(?:the\s+|plain\s+)*"
+)
 
 
 def _listed_last(text: str, members: list[RoleMention]) -> list[RoleMention]:
@@ -140,7 +155,7 @@ def _items(
     return [g for g in groups if g]
 
 
-_PART_BREAK = re.compile(r"\s*;\s*|\s+(?:while|whereas|but)\s+")
+_PART_BREAK = re.compile(r"\s*[;.]\s+|\s*;\s*|\s+(?:while|whereas|but)\s+")
 _PLACING_WORD = re.compile(
     rf"{MODEL_WORDS}|\b(?:alone|shared?|sharing|together|separate|separately|own|another|apart|itself|himself|"
     r"herself|themselves)\b"

@@ -49,7 +49,8 @@ SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart f
 OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
     r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
     rf"(?:(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b|"
-    r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b)))"
+    r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b))|"
+    rf"(?:an?|one)\s+{_MODEL}\s+of\s+(?:its|their|his|her)\s+own\b)"  # "gets a model of his own"
 )
 ONE_MORE_FOR = re.compile(
     r"^\s*(?:,\s*|\band\s+|,\s*and\s+|&\s*)(?:(?:1|one|another)\s+(?:more\s+)?for\s+)?(?:the\s+)?(?P<role>[a-z' -]+)"

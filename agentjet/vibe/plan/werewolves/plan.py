@@ -18,7 +18,7 @@ from typing import Any
 from agentjet.vibe.plan.families import ALIAS_NOTES, DEALS, DEALT, LINEUP, PLAYERS, VILLAGE_ROLES, WEREWOLF_ROLES
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
-from agentjet.vibe.plan.werewolves.groups import read_groups
+from agentjet.vibe.plan.werewolves.groups import REST, read_groups
 from agentjet.vibe.plan.werewolves.roles import RoleReading
 
 __all__ = ["RECIPE_PARAMS", "WerewolvesPlan", "plan_werewolves", "policies_from_params"]
@@ -124,15 +124,15 @@ def _grouped(roles: RoleReading, groups: list[tuple[str, ...]], assumptions: lis
         kept[index] = [r for r in WEREWOLF_ROLES if r in groups[index] and r in allowed and r not in taken]
         taken.update(kept[index])
     found = [kept[i] for i in range(len(groups)) if kept[i]]
-    if len(found) < 2:
-        return []
     rest = [r for r in WEREWOLF_ROLES if r in allowed - taken]
+    if len(found) + (REST in groups and bool(rest)) < 2:  # "give the seer its own model, the others share one"
+        return []
     found += [side for side in (["werewolf"], [r for r in rest if r in VILLAGE_ROLES]) if side and set(side) <= {*rest}]
     found.sort(key=lambda group: WEREWOLF_ROLES.index(group[0]))
     several = sum(len(g) > 1 and g[0] != "werewolf" for g in found) > 1  # two village groups: name them by roles
     policies = [Policy(name=_group_name(g, several), roles=g) for g in found]
     split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
-    assumptions.append(f"{len(policies)} separate policies, grouped as the sentence says: {split}")
+    assumptions.append(f"{len(policies)} separate policies, grouped as the sentence says: {split}{_seats(policies)}")
     return policies
 
 
@@ -189,11 +189,15 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
         return [policies[0].model_copy(update={"name": SHARED_POLICY})]
     split = "; ".join(f"{p.name}: {', '.join(p.roles)}" for p in policies)
     why = "as asked (non-shared parameters)" if roles.separate else "since both sides train and a policy plays one side"
-    alone = [p.roles for p in policies]  # a split per role: the seats of one role share its model
-    shared = [many for one, many in (("villager", "villagers"), ("werewolf", "werewolves")) if [one] in alone]
-    seats = f" (the three {' and the three '.join(shared)} share one model per role)" if ["villager"] in alone else ""
-    assumptions.append(f"{len(policies)} separate policies, {why}: {split}{seats}")
+    assumptions.append(f"{len(policies)} separate policies, {why}: {split}{_seats(policies)}")
     return policies
+
+
+def _seats(policies: Sequence[Policy]) -> str:
+    """A split per role says that the seats of one role share its model ("the three villagers share one")."""
+    alone = [p.roles for p in policies]
+    shared = [many for one, many in (("villager", "villagers"), ("werewolf", "werewolves")) if [one] in alone]
+    return f" (the three {' and the three '.join(shared)} share one model per role)" if ["villager"] in alone else ""
 
 
 def _rounds(reading: Reading, assumptions: list[str]) -> dict[str, Any]:

@@ -343,6 +343,8 @@ def _is_role_use(before: str, after: str) -> bool:
         return False  # "a werewolf player as the seer": one who plays the game
     if re.match(r"\s*(?:[,.;!?]|$)", after) and before.rstrip().endswith((",", ";", ":")):
         return False  # "train the seer, werewolves(, 5 steps)": the game named in a clause of its own
+    if re.search(r"\b(?:make|help|get)\s+$", before) and re.match(r"\s+(?:better|stronger|smarter|win)\b", after):
+        return True  # "make mafia better at killing the doctor": the mafia, not the game
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after)) or _listed_with_a_role(after)
 
 

@@ -1,0 +1,71 @@
+"""Requests that are no training: a picture, music or a video, text, software, another skill, a dataset, writing.
+
+Pure. `no_training(text)` gives the reason a sentence (lowercased, number words as digits) asks for something no
+built-in family trains, even where it names a family ("write a poem about werewolves", "create a countdown timer
+app"), or None; the planner refuses with it before anything is planned.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["TRAINING_ASKED", "no_training"]
+
+
+def no_training(text: str, *, is_text_request: bool) -> str | None:
+    """Why `text` asks for no training ("it asks for a picture ('draw a wolf'), ..."), or None."""
+    if picture := _IMAGES.search(text):
+        kind = "a video" if re.search(r"vid|anim|gif|movie|film|clip", picture.group(0)) else "a picture"
+        kind = "a 3D model" if re.search(r"3-?d|mesh|render", picture.group(0)) else kind
+        kind = "music" if re.search(r"music|melod|soundtrack|audio", picture.group(0)) else kind
+        return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
+    if is_text_request:
+        return "it asks for text, not for training a model"
+    if software := _SOFTWARE.search(text):
+        return f"it asks to build software ('{software.group(0)}'), not to train a model"
+    if skill := _OTHER_SKILL.search(text):
+        return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
+    if (data := _DATASET.search(text)) and not TRAINING_ASKED.search(text):
+        return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
+    if (writing := _WRITING.search(text)) and not TRAINING_ASKED.search(text):
+        return f"it asks for writing ('{writing.group(0)}'), not for training a model"
+    if writing:
+        return f"it asks to train writing ('{writing.group(0)}'), which no built-in family trains"
+    return None
+
+
+# A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
+_WRITING = re.compile(
+    r"\b(?:write|writes|writing|compose|composing|generate|generating|make|making|create|creating|print|printing)\s+"
+    r"(?:\w+\s+){0,2}?(?:poems?|poetry|"
+    r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
+    r"lesson plans?|flashcards?)\b(?!\s+problems?)|"  # not "make a story problem solver"
+    r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
+)
+# A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
+_DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few words between, none the model trained
+    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
+    r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
+)
+TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
+_OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
+    r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
+    r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
+    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b"
+)
+# Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
+_SOFTWARE = re.compile(
+    r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
+    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
+    r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b"
+)
+# Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
+_IMAGES = re.compile(
+    r"\b(?:generates?|generating|creates?|creating|makes?|draws?|drawing|paints?|renders?|sketch(?:es)?|compose)\s+"
+    r"(?:an?\s+|some\s+|the\s+|me\s+)?"
+    r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
+    r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?|music|melod(?:y|ies)|"
+    r"soundtracks?|audio|3-?d\s+(?:models?|scenes?|assets?|"
+    r"meshe?s?|prints?|renders?)|meshe?s?|renders?)\b|"
+    r"^(?:please\s+)?(?:draw|paint|sketch)\b(?!\s+\d)"
+)
