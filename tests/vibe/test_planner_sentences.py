@@ -1212,6 +1212,10 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("make mafia better at killing the doctor first", "werewolves", roles=WOLVES),
     Row("the mafia should lose less and the town doesnt train", "werewolves", roles=WOLVES),
     Row("say 'good night' to me", "word"),
+    Row("Train all nine werewolves players, each role its own model", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("A town model and a mafia model please, 10 steps", "werewolves", roles=BOTH, policies=SIDES, steps=10),
+    Row("werewolves: a werewolf model", "werewolves", roles=WOLVES),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2350,6 +2354,8 @@ def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str)
         ("werewolves. train: hunter. eval: 24 games. steps: 5.", "'eval: 24 games': 24 held-out items", None),
         ("the witch is the only role that should be trained, the wolves and the others are bots", None, "named too"),
         ("make mafia better at killing the doctor first", None, "named as the opponents"),
+        ("train the hunter, no wait, the hunter and the witch", None, "corrected to 'hunter'"),
+        ("Train all nine werewolves players, each role its own model", None, "is ignored"),
         ("the mafia should lose less and the town doesnt train", "'town' left out, as asked", "named too"),
     ],
 )

@@ -55,7 +55,7 @@ def corrected(text: str) -> Corrected:
         fix = _apply(text, marker)
         if fix is not None:
             text, note, start = fix
-            notes.append(note)
+            notes += [note] if note else []
     return Corrected(text, tuple(notes))
 
 
@@ -81,6 +81,7 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         else:
             replacement = new.group("role")
         note = f"'{old.group(0)}' corrected to '{replacement}' (the later words are planned)"
+        note = "" if replacement == old.group(0) else note  # "the hunter, no wait, the hunter and the witch"
         blanked = text[: marker.start()] + " " * (new.end() - marker.start()) + text[new.end() :]
         fixed = blanked[: old.start()] + replacement + blanked[old.end() :]
         return fixed, note, new.end() + len(replacement) - len(old.group(0))

@@ -87,7 +87,7 @@ PLAYERS = 9
 DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
 LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
     r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
-    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?)\b)"
+    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?|players)\b)"
 )
 DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 

@@ -213,15 +213,16 @@ class RoleReading:
 def read_roles(text: str) -> RoleReading:
     """The role mentions of `text` (lowercase), trained or opposed, and the model cues; pure."""
     mentions = []
-    own_model: list[str] = []
-    role_models: list[str] = []  # "the seer gets its own model": apart from the rest of its side
+    own_model: list[str] = []  # "the seer gets its own model": apart from the rest of its side
+    role_models: list[str] = []  # "a doctor model and a cop model": a model for each (the game's name too, then)
+    two_models = len(re.findall(r"\b(?:a|an|one)\s+[\w-]+\s+(?:model|policy)\b", text)) > 1
     for match in _ROLE.finditer(text):
         word, before, after = match.group(0), text[: match.start()], text[match.end() :]
-        if word in GAME_NAMES and not _is_role_use(before, after):
+        role_model = (word not in GAME_NAMES or two_models) and _ROLE_MODEL.match(after) and _A_BEFORE.search(before)
+        if word in GAME_NAMES and not role_model and not _is_role_use(before, after):
             continue
-        role_model = word not in GAME_NAMES and _ROLE_MODEL.match(after) and _A_BEFORE.search(before)
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves") and not role_model:
-            continue  # but "a doctor model and a cop model": a model for each role
+            continue
         if word in ("village", "town") and re.match(r"\s+(?:talk|discussions?|chat|debates?)\b", after):
             continue  # "village talk off": the day's talk, no side
         if _DESCRIBES_BEFORE.search(before):
@@ -339,6 +340,8 @@ def _is_role_use(before: str, after: str) -> bool:
     a preposition of the game ("the seer in werewolves should vote better", "good at mafia")."""
     if _NOT_A_ROLE_AFTER.match(after) or (_GAME_BEFORE.search(before) and not _listed_with_a_role(after)):
         return False  # "for werewolves and villagers" lists roles; "good at werewolves" names the game
+    if re.match(r"\s+players\b", after) and re.search(r"\b(?:all|\d+)\s+$", before):
+        return False  # "all nine werewolves players": who plays the game
     if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
         return False  # "a werewolf player as the seer": one who plays the game
     if re.match(r"\s*(?:[,.;!?]|$)", after) and before.rstrip().endswith((",", ";", ":")):
