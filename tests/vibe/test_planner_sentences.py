@@ -1216,6 +1216,10 @@ THIRTY_SIXTH_HELD_OUT = [
         policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
     Row("A town model and a mafia model please, 10 steps", "werewolves", roles=BOTH, policies=SIDES, steps=10),
     Row("werewolves: a werewolf model", "werewolves", roles=WOLVES),
+    # round 28 (a twenty-seventh reviewer after round 27's fixes, 200 sentences, 194 right before these)
+    Row("werewolves but the game caps at 3 nights", "werewolves", {"max_rounds": 3}, roles=WOLVES),
+    Row("use the numbers 3, 7, 25, 50 to make 250 - train on puzzles like that", "countdown", {"difficulty": 3}),
+    Row("make it say banana, no wait, apple", "word"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2356,6 +2360,9 @@ def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str)
         ("make mafia better at killing the doctor first", None, "named as the opponents"),
         ("train the hunter, no wait, the hunter and the witch", None, "corrected to 'hunter'"),
         ("Train all nine werewolves players, each role its own model", None, "is ignored"),
+        ("train all nine werewolves players on one shared model", "one model for both sides was asked for", None),
+        ("use the numbers 3, 7, 25, 50 to make 250", "a target fixed at 250 cannot be asked for", None),
+        ("make it say banana, no wait, apple", "'say banana' corrected to 'say apple'", "'banana' among"),
         ("the mafia should lose less and the town doesnt train", "'town' left out, as asked", "named too"),
     ],
 )

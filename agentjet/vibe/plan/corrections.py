@@ -35,6 +35,11 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?P<n>\d+)\s+(?P<unit>[a-z]+)\b"), r"\b\d+\s+{unit}s?\b"),
     # "10 steps, no wait, 20": a bare number takes the place of the last number said with its unit or level
     (re.compile(rf"(?P<n>\d+){_END}"), r"\b(?:(?:level|difficulty)\s*\d+|\d+(?:\s+|-)[a-z]+)\b"),
+    # "make it say banana, no wait, apple": a bare word takes the place of the word to say
+    (
+        re.compile(rf"(?:say\s+)?(?P<word>[a-z]+){_END}"),
+        r"\b(?:say|says|saying|repl(?:y|ies) with|answer with)\s+[a-z]+\b",
+    ),
 )
 
 
@@ -78,6 +83,8 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         old = olds[-1]
         if "n" in new.groupdict() and new.group("n") is not None:
             replacement = re.sub(r"\d+", new.group("n"), old.group(0), count=1)
+        elif "word" in new.groupdict():
+            replacement = re.sub(r"[a-z]+$", new.group("word"), old.group(0))
         else:
             replacement = new.group("role")
         note = f"'{old.group(0)}' corrected to '{replacement}' (the later words are planned)"

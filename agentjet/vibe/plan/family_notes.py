@@ -61,6 +61,7 @@ _FIXED_TARGET = re.compile(
     r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
     r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b|"
     r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b|"  # "make 500 from six numbers"
+    r"\bnumbers\s+\d+(?:\s*,\s*\d+)+(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+(?!24\b)(\d+)\b|"
     r"\btarget(?:\s+(?:number|value))?\s*(?:of|is|=|:)?\s*(\d+)\b(?!\s*(?:[-\u2013]|to\b|and\b))"  # "a target of 999"
 )
 _SHOPPING = re.compile(

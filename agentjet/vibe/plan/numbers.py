@@ -73,7 +73,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     )),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
         r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game|cap|limit)\b|"
-        r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|cap(?:ped)? of|limited to|"
+        r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|caps at|cap(?:ped)? of|limited to|"
         r"limit of)\s+(\d+)\s+(?:nights?|days?|"
         r"night[- ]day cycles?)\b"
     )),
@@ -116,7 +116,8 @@ _VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
 LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b")
 _TARGET = re.compile(
     r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(?:always\s+|fixed at\s+)?(\d+)\b|"
-    r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b"
+    r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b|"
+    r"\bnumbers\s+\d+(?:\s*,\s*\d+)+(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+(\d+)\b"  # numbers first
 )
 _SIZE_WORDS = re.compile(
     r"\b(big|bigger|large|larger|huge|small|smaller|tiny|little)\s+(?:numbers?|amounts?|targets?|values?|sums?)\b|"
@@ -221,7 +222,7 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
         if count >= 3 and not any(start <= match.start() < end for start, end in taken):
             found.append((match.start(), Cue("listed", count, f"{_quoted(match.group(0), said)}: {count} numbers")))
     for match in _TARGET.finditer(text):
-        target = int(match.group(1) or match.group(2))
+        target = int(next(group for group in match.groups() if group))
         found.append((match.start(), Cue("target", target, _quoted(match.group(0), said), target)))
     for match in _SIZE_WORDS.finditer(text):  # "big numbers", "large targets": the ends of the ranges
         if any(start <= match.start() < end for start, end in taken):

@@ -141,7 +141,7 @@ _BOTH_SIDES = re.compile(
     r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
-    r"\b(?:all|every one of the)\s+\d+\s+(?:players|seats|roles)\b|"
+    r"\b(?:all|every one of the)\s+\d+\s+(?:(?:werewol\w*|mafia)\s+)?(?:players|seats|roles)\b|"
     r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
     r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
     r"\b(?:everyone|everybody|all (?:the )?players)\s+(?:(?:should|must|will)\s+)?(?:trains?|learns?|improves?|"
