@@ -162,8 +162,10 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     if (reason := no_training(reading.text, is_text_request=reading.is_text_request)) is not None:
         raise _refusal(sentence, reading, reason)
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
-    if not reading.families and not game_roles:
-        raise _refusal(sentence, reading, _NO_FAMILY)
+    if not reading.families and not game_roles:  # "the cop and doctor": roles of the game, but no game named
+        named = ", ".join(dict.fromkeys(m.word for m in reading.roles.mentions))
+        hint = f"; {named} may be werewolves roles: say 'in werewolves' or 'in mafia'" if named else ""
+        raise _refusal(sentence, reading, "no built-in task family matches it", hint=hint)
     family = reading.families[0] if reading.families else "werewolves"
     info = CATALOG[family]
     assumptions = [f"planned without an LLM: the keywords of the sentence map it onto the built-in {family} family"]
@@ -221,7 +223,6 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     )
 
 
-_NO_FAMILY = "no built-in task family matches it"
 # Role words that name the werewolves game on their own ("the seer should ...", "make the wolves win"): not the
 # generic ones (town, doctor, detective, good guys) that other requests use too
 _GAME_ROLE_WORDS = frozenset(
@@ -344,11 +345,9 @@ def _quoted(sentence: str, limit: int = 200) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _refusal(sentence: str, reading: Reading, reason: str) -> PlanRefused:
+def _refusal(sentence: str, reading: Reading, reason: str, *, hint: str = "") -> PlanRefused:
     understood = f" (understood: {', '.join(reading.understood)})" if reading.understood else ""
-    roles = [m.word for m in reading.roles.mentions]
-    if roles and not reading.families and reason == _NO_FAMILY:  # "the cop and doctor": roles, but no game named
-        understood += f"; {', '.join(dict.fromkeys(roles))} may be werewolves roles: say 'in werewolves' or 'in mafia'"
+    understood += hint
     return PlanRefused(
         f"cannot plan {_quoted(sentence)}: {reason}{understood}. Without an LLM, vibe maps a sentence onto a "
         f"built-in task family: {family_list()}. Rephrase it around one of these (e.g. {_EXAMPLES}), or "

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TRAINING_ASKED", "no_training"]
+__all__ = ["no_training"]
 
 
 def no_training(text: str, *, is_text_request: bool) -> str | None:
     """Why `text` asks for no training ("it asks for a picture ('draw a wolf'), ..."), or None."""
     if picture := _IMAGES.search(text):
-        kind = "a video" if re.search(r"vid|anim|gif|movie|film|clip", picture.group(0)) else "a picture"
-        kind = "a 3D model" if re.search(r"3-?d|mesh|render", picture.group(0)) else kind
-        kind = "music" if re.search(r"music|melod|soundtrack|audio", picture.group(0)) else kind
+        kind = next((kind for kind, words in _MEDIA if re.search(words, picture.group(0))), "a picture")
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
     if is_text_request:
         return "it asks for text, not for training a model"
@@ -25,9 +23,9 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
         return f"it asks to build software ('{software.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
-    if (data := _DATASET.search(text)) and not TRAINING_ASKED.search(text):
+    if (data := _DATASET.search(text)) and not _TRAINING_ASKED.search(text):
         return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
-    if (writing := _WRITING.search(text)) and not TRAINING_ASKED.search(text):
+    if (writing := _WRITING.search(text)) and not _TRAINING_ASKED.search(text):
         return f"it asks for writing ('{writing.group(0)}'), not for training a model"
     if writing:
         return f"it asks to train writing ('{writing.group(0)}'), which no built-in family trains"
@@ -47,7 +45,7 @@ _DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few word
     r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
     r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
 )
-TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
+_TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
 _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
     r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
@@ -59,6 +57,9 @@ _SOFTWARE = re.compile(
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
     r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b"
 )
+# What an `_IMAGES` match asks for, when it is no picture
+_MEDIA = (("music", r"music|melod|soundtrack|audio"), ("a 3D model", r"3-?d|mesh|render"),
+          ("a video", r"vid|anim|gif|movie|film|clip"))  # fmt: skip
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(
     r"\b(?:generates?|generating|creates?|creating|makes?|draws?|drawing|paints?|renders?|sketch(?:es)?|compose)\s+"

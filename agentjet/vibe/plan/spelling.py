@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from agentjet.vibe.plan.families import GAME_NAMES
+
 __all__ = ["spelled"]
 
 # Words a typo is read as: long keywords that no common English word lies one slip from (not shopping: stopping).
@@ -23,6 +25,7 @@ _REAL_WORDS = frozenset(
     "mathematical mathematicians subtracting tillage villages".split()
 )
 _LETTERS = re.compile(r"[a-z]{5,}")
+_GAME_NAMED = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, GAME_NAMES), key=len, reverse=True)) + ")")
 _ROLE_LETTERS = re.compile(r"\b[a-z]{4,}\b")
 # Slips no English word shares, read wherever they stand ("8 stpes", "the town doesnt train")
 _COMMON_SLIPS = {
@@ -54,7 +57,7 @@ def spelled(text: str) -> str:
         return close[0] if close else word
 
     text = _SLIPS.sub(lambda m: _COMMON_SLIPS[m.group(0)], _LETTERS.sub(_fix, text))
-    if re.search(r"\b(?:were-?wol\w*|mafia)\b", text):  # role words, only where the game is named ("whitch")
+    if _GAME_NAMED.search(text):  # role words, only where the game is named ("whitch")
         text = _ROLE_LETTERS.sub(_role_fix, text)
     return text
 

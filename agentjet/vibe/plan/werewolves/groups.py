@@ -79,15 +79,15 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
     """Groups ended by a placing phrase ("... share a model", "... on another"), each the mentions since the previous
     phrase or clause break; "each" or "separate models" make one group per mention."""
     groups: list[tuple[str, ...]] = []
-    previous = previous_end = 0
+    previous = 0
     for placed in _PLACED.finditer(text):
         breaks = [b.end() for b in _CLAUSE_BREAK.finditer(text, previous, placed.start())]
-        members = _listed_last(text, _within(mentions, max([previous, *breaks]), placed.start()))
+        window = max([previous, *breaks])  # since the previous phrase or clause break
+        members = _listed_last(text, _within(mentions, window, placed.start()))
         previous = placed.end()
         if joined := _JOINED_AFTER.match(text, placed.end()):  # "the seer shares a model with the witch"
             members += _within(mentions, placed.end(), joined.end())
             previous = joined.end()
-        window = max([previous_end, *breaks])
         split = _EACH.search(text, window, placed.end()) or _EACH_AFTER.match(text, placed.end())  # "each", "... each"
         if members and (split or _APART.search(placed.group(0))):  # "each village role gets its own": per role
             if _EACH_ROLE.search(text, window, placed.end()):
@@ -98,7 +98,6 @@ def _placed_after(text: str, mentions: Sequence[RoleMention]) -> list[tuple[str,
             groups.append(_roles(members))
         elif _THE_REST.search(text, window, placed.start()):  # "the others share one": whatever no group took
             groups.append(REST)
-        previous_end = previous
     return groups
 
 
