@@ -190,10 +190,15 @@ def test_stated_values_are_not_assumptions() -> None:
     assert not any("step" in a or "difficulty" in a for a in spec.assumptions)
 
 
-def test_both_sides_named_trains_the_first_and_says_so() -> None:
+def test_both_sides_asked_to_train_get_a_policy_each_and_a_lineup_trains_the_first() -> None:
     spec = _plan("train the village side and the wolves in werewolves")
-    assert spec.trained_roles == VILLAGE
-    assert any("other side" in a for a in spec.assumptions)
+    assert spec.trained_roles == ["werewolf", *VILLAGE]
+    assert [p.name for p in spec.policies] == ["wolves", "village"]
+    assert any("since both sides train and a policy plays one side" in a for a in spec.assumptions)
+    one = _plan("train the village side and the wolves on one shared model in werewolves")  # said shared: the first
+    assert one.trained_roles == VILLAGE and any("other side" in a for a in one.assumptions)
+    lineup = _plan("werewolves with 3 wolves and a seer")  # no training verb: who is dealt, not who trains
+    assert lineup.trained_roles == ["werewolf"]
 
 
 def test_flags_win_over_the_sentence() -> None:

@@ -729,7 +729,8 @@ SEVENTEENTH_HELD_OUT = [
     Row("I want the wolf team to win less", "werewolves", roles=VILLAGE),
     Row("werewolves, the seer should learn to reveal the wolves, qwen2.5-7b-instruct, 2h", "werewolves",
         roles=["seer"], minutes=120, model="qwen2.5 7B"),  # fmt: skip
-    Row("werewolves, train the seer and the wolves, rank 8 lora", "werewolves", roles=["seer"]),
+    Row("werewolves, train the seer and the wolves, rank 8 lora", "werewolves", roles=["werewolf", "seer"],
+        policies=[["werewolf"], ["seer"]]),  # fmt: skip
     Row("the word task with a 1.5b, evaluate on 20 prompts", "word", model="1.5B"),
     Row("word problems that take exactly one step, numbers below 10", "arithmetic", {"difficulty": 1}),
     Row("arithmetic for 25 iters", "arithmetic", steps=25),
@@ -1220,6 +1221,29 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("werewolves but the game caps at 3 nights", "werewolves", {"max_rounds": 3}, roles=WOLVES),
     Row("use the numbers 3, 7, 25, 50 to make 250 - train on puzzles like that", "countdown", {"difficulty": 3}),
     Row("make it say banana, no wait, apple", "word"),
+    # round 29 (a twenty-eighth reviewer after round 28's fixes, 200 sentences, 174 right before these)
+    Row("train the witch and the werewolves on one model, and the seer and hunter on another model", "werewolves",
+        roles=["werewolf", "seer", "witch", "hunter"], policies=[WOLVES, ["seer", "hunter"], ["witch"]]),
+    Row("train the wolves and the seer on one model, the witch on another", "werewolves",
+        roles=["werewolf", "seer", "witch"], policies=[WOLVES, ["seer"], ["witch"]]),  # fmt: skip
+    Row("train the non-wolf roles", "werewolves", roles=VILLAGE),
+    Row("give each werewolves role its own model and train them all", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train all werewolves roles except werewolf, each on its own model", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train a werewolves seer agent", "werewolves", roles=["seer"]),
+    Row("train a seer agent for werewolves", "werewolves", roles=["seer"]),
+    Row("train a mafia doctor", "werewolves", roles=["witch"]),
+    Row("train the seer. no, the hunter.", "werewolves", roles=["hunter"]),
+    Row("train the seer and the witch, no wait, just the witch", "werewolves", roles=["witch"]),
+    Row("train the seer, witch and hunter, no wait, only the hunter", "werewolves", roles=["hunter"]),
+    Row("train the seer against trained werewolves", "werewolves", roles=["werewolf", "seer"],
+        policies=[WOLVES, ["seer"]]),  # fmt: skip
+    Row("train the seer against scripted werewolves", "werewolves", roles=["seer"]),
+    Row("play werewolves", "werewolves", roles=WOLVES),
+    Row("make the wolves play against me", "werewolves", roles=WOLVES),
+    Row("train the wolves; hunter too", "werewolves", roles=["werewolf", "hunter"], policies=[WOLVES, ["hunter"]]),
+    Row("train the werewolfs and the seers", "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2213,7 +2237,7 @@ def test_everyone_but_a_role_on_one_model_claims_no_roles_it_does_not_train() ->
         ("grade 12 maths, hard", "'hard' gives way to the grade said (level 5)"),
         ("countdown for 8th graders", "'8th graders' (a school grade) is no level of countdown"),
         ("werewolves with 2 wolves", "'2 wolves' is ignored: the built-in game deals 3 werewolves"),
-        ("i want to play werewolf myself", "is not part of a vibe run"),
+        ("make the wolves play against me", "is not part of a vibe run"),
         ("make the villagers smarter", "'villagers' read as the village side"),
         ("arithmetic for 20 minutes", "40 training steps (the family's default), or fewer if 20 minutes run out"),
         ("can you make my model good at division?", "the 'division' asked for is posed as"),
@@ -2478,6 +2502,40 @@ def test_round_19_a_fixed_target_and_a_one_role_policy_are_said() -> None:
 def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
     assert said in _text(_plan(sentence))
     assert "'to 9' ->" not in _text(_plan("arithmetic problems with numbers from 1 to 9, 3 operations"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("solve this countdown: 25 50 75 100 3 6, target 952", "asks for an answer ('solve this')"),
+     ("what is 17 x 23?", "asks for text"),
+     ("play werewolves with me", "asks to play a game with you ('play werewolves with me')"),
+     ("let's play werewolves", "asks to play a game with you ('let's play')"),
+     ("i want to play werewolf myself", "asks to play a game with you ('i want to play')"),
+     ("can you play countdown with me?", "asks to play a game with you ('can you play')"),
+     ("evaluate gpt-4 on arithmetic without training", "asks to evaluate a model without training it"),
+     ("just benchmark the base model on countdown", "asks to evaluate a model without training it ('just benchmark')")],
+)  # fmt: skip
+def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)
+    for trains in ("train a model to solve this countdown: 25 50 75 100 3 6, target 952",
+                   "improve the wolves so they can play against me", "train the wolves and test them"):  # fmt: skip
+        assert _plan(trains).family in ("countdown", "werewolves")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [("train the model to say 'seven'", "seven"), ('make the model reply "twenty"', "twenty"),
+     ("make the model say seven and nothing else", "seven"), ("say banana, no wait, apple", "apple")],
+)  # fmt: skip
+def test_round_29_a_number_word_to_say_is_quoted_as_written(sentence: str, word: str) -> None:
+    assert f"'{word}' among others" in _text(_plan(sentence))
+
+
+def test_round_29_a_group_across_the_sides_gives_the_wolves_their_own_policy() -> None:
+    spec = _plan("train the witch and the werewolves on one model, and the seer and hunter on another model")
+    assert sorted(p.name for p in spec.policies) == ["village", "witch", "wolves"]  # no two policies named alike
+    assert "werewolf, witch were put on one model, but a policy plays one side" in _text(spec)
 
 
 def test_round_21_side_policy_names_and_other_skills() -> None:

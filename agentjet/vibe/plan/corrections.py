@@ -19,12 +19,14 @@ __all__ = ["Corrected", "corrected"]
 
 _MARKER = re.compile(
     r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|or rather|scratch that|correction)\b\s*[,:]?|"
+    r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s))no\s*,|"  # "train the seer. no, the hunter"
     r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s)|(?<=\bbut\s))actually\b\s*,?"
 )
 _FILLER = re.compile(  # "..., scratch that, train the village": a verb before the new words is no new thing said
     r"\s*,?\s*(?:(?:make|making)\s+(?:that|it)|it'?s|it is|let'?s say|say|rather|instead|no\s*,|"
-    r"(?:train|teach|coach|use|pick|choose|go with)(?:\s+only)?(?:\s+for)?)?\s*"
+    r"(?:train|teach|coach|use|pick|choose|go with)(?:\s+only)?(?:\s+for)?)?\s*(?P<only>(?:just|only)\s+)?"
 )
+_LIST_GLUE = re.compile(r"\s*(?:,|and|or|&|\+|/|,\s*and|,\s*or)\s*(?:the\s+)?")  # between two roles of a list
 _ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
 _END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b))"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)
@@ -81,15 +83,22 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         if not olds:
             return None
         old = olds[-1]
+        start = old.start()
+        if "role" in new.groupdict() and at is not None and at.group("only"):  # "the seer and the witch, no wait,
+            for earlier in reversed(olds[:-1]):  # just the witch": the new role takes the whole list's place
+                if not _LIST_GLUE.fullmatch(text[earlier.end() : start]):
+                    break
+                start = earlier.start()
         if "n" in new.groupdict() and new.group("n") is not None:
             replacement = re.sub(r"\d+", new.group("n"), old.group(0), count=1)
         elif "word" in new.groupdict():
             replacement = re.sub(r"[a-z]+$", new.group("word"), old.group(0))
         else:
             replacement = new.group("role")
-        note = f"'{old.group(0)}' corrected to '{replacement}' (the later words are planned)"
-        note = "" if replacement == old.group(0) else note  # "the hunter, no wait, the hunter and the witch"
+        said = text[start : old.end()]
+        note = f"'{said}' corrected to '{replacement}' (the later words are planned)"
+        note = "" if replacement == said else note  # "the hunter, no wait, the hunter and the witch"
         blanked = text[: marker.start()] + " " * (new.end() - marker.start()) + text[new.end() :]
-        fixed = blanked[: old.start()] + replacement + blanked[old.end() :]
-        return fixed, note, new.end() + len(replacement) - len(old.group(0))
+        fixed = blanked[:start] + replacement + blanked[old.end() :]
+        return fixed, note, new.end() + len(replacement) - len(said)
     return None

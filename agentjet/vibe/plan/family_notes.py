@@ -86,8 +86,9 @@ _HUMAN_PLAYER = re.compile(  # "i want to play werewolf myself", "so i can play 
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
-def family_notes(family: str, text: str) -> list[str]:
-    """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies)."""
+def family_notes(family: str, text: str, written: str = "") -> list[str]:
+    """Where the sentence names a task a family only approximates, the assumptions that say how (each that applies).
+    `written` is `text` with number words as written (the word to say is read there: 'say "seven"')."""
     notes: list[str] = []
     school = re.search(r"\b(?:grade|primary|elementary)[- ]school\b|\bgsm[\w-]*", text)
     if family == "arithmetic" and school:
@@ -121,7 +122,7 @@ def family_notes(family: str, text: str) -> list[str]:
             f"'{dropped.group(0)}' cannot be asked for: every tool_use episode offers lookup, calculator and note "
             "tools, and the reward asks for the total to be noted"
         )
-    if family == "word" and (named := named_word(text)):
+    if family == "word" and (named := named_word(written or text)):
         notes.append(
             f"the word family asks for a different word in each prompt (8 train words, 16 other held-out words): the "
             f"model learns to say the word it is asked for, '{named}' among others, not '{named}' alone"

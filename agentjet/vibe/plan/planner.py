@@ -200,7 +200,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
         assumptions.append(f"separate models are not needed: {family} has one trained actor, so one policy trains")
     if info.recipe:
         assumptions.append(info.recipe)
-    assumptions.extend(family_notes(family, reading.text))
+    assumptions.extend(family_notes(family, reading.text, reading.written))
     prose = info.prose(params, roles)
     trained = roles or [a.removesuffix(" (policy)") for a in prose.actors if a.endswith("(policy)")]
     return TaskSpec(

@@ -23,6 +23,12 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
         return f"it asks to build software ('{software.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
+    if (evaluation := _EVALUATION_ONLY.search(text)) and not _TRAINING_ASKED.search(text):
+        return f"it asks to evaluate a model without training it ('{evaluation.group(0)}')"
+    if (game := _PLAY_WITH_ME.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
+        return f"it asks to play a game with you ('{game.group(0)}'), not to train a model"
+    if (question := _SOLVE_THIS.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
+        return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if (data := _DATASET.search(text)) and not _TRAINING_ASKED.search(text):
         return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
     if (writing := _WRITING.search(text)) and not _TRAINING_ASKED.search(text):
@@ -45,6 +51,23 @@ _DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few word
     r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
     r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
 )
+# Evaluation alone: "evaluate gpt-4 on arithmetic without training", "just benchmark the base model on countdown"
+_EVALUATION_ONLY = re.compile(
+    r"\b(?:evaluate|evaluating|eval|benchmark|benchmarking|measure|measuring|assess|assessing|score|scoring|test|"
+    r"testing)\b.*\b(?:without|no)\s+(?:any\s+)?(?:training|fine-?tuning|updates?)\b|"
+    r"\b(?:just|only)\s+(?:evaluate|eval|benchmark|measure|assess|score)\b"
+)
+# A game to play with the user: "play werewolves with me", "let's play countdown"
+_PLAY_WITH_ME = re.compile(  # the user as a player ("make the wolves play against me" trains the wolves: a note)
+    r"^(?:(?:hey|hi|ok|okay|please)\W+)?(?:(?:let'?s|(?:can|could|shall|will|would)\s+(?:we|you)|wanna|do you want to|"
+    r"i want to|i'd like to)\s+play\b|play\b[^.;!?]{0,40}?\b(?:with|against|vs)\s+me\b)"
+)
+# A question to answer: "solve this countdown: 25 50 75 100 3 6, target 952", "what is 17 x 23?"
+_SOLVE_THIS = re.compile(
+    r"\b(?:solve|answer|compute|calculate|work out|figure out)\s+(?:this|these|the following|that|it)\b|"
+    r"^(?:what|how much)\s+(?:is|are|makes)\s+\d+\s*(?:[-+*/x]|plus|minus|times|divided)"
+)
+_BETTER = re.compile(r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good)\b")  # skill asked for
 _TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")
 _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"

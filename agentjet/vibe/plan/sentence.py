@@ -280,6 +280,7 @@ class Reading:
     eval_count: EvalCount | None = None  # "evaluate on 32 games": held-out items a round
     grade: tuple[int, str] | None = None  # a school grade and its words: (5, "5th grade"), (3, "class 3")
     corrections: tuple[str, ...] = ()  # "the seer, no wait, the witch": what was corrected, said as assumptions
+    written: str = ""  # `text` with number words as written: "say 'seven'" names the word seven, not 7
 
     @property
     def role_words(self) -> tuple[str, ...]:
@@ -343,6 +344,7 @@ def read_sentence(sentence: str) -> Reading:
         eval_count=held,
         grade=read_grade(text),
         corrections=fixed.notes,
+        written=corrected(words).text,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,

@@ -128,6 +128,13 @@ def _grouped(roles: RoleReading, groups: list[tuple[str, ...]], assumptions: lis
     if len(found) + (REST in groups and bool(rest)) < 2:  # "give the seer its own model, the others share one"
         return []
     found += [side for side in (["werewolf"], [r for r in rest if r in VILLAGE_ROLES]) if side and set(side) <= {*rest}]
+    for group in [g for g in found if "werewolf" in g and len(g) > 1]:  # "the witch and the wolves on one model"
+        found.remove(group)
+        found += [["werewolf"], group[1:]]  # the deal's order puts the werewolf first
+        assumptions.append(
+            f"{', '.join(group)} were put on one model, but a policy plays one side (its reward is that side's "
+            "result): the wolves get a policy of their own"
+        )
     found.sort(key=lambda group: WEREWOLF_ROLES.index(group[0]))
     several = sum(len(g) > 1 and g[0] != "werewolf" for g in found) > 1  # two village groups: name them by roles
     policies = [Policy(name=_group_name(g, several), roles=g) for g in found]
@@ -145,8 +152,9 @@ def _group_name(roles: list[str], several_village_groups: bool) -> str:
 
 
 def _separate(roles: RoleReading) -> bool:
-    """Whether the roles of two sides, when both train, get a policy each: asked for, or both sides said unshared."""
-    return roles.separate or ((roles.both_sides or roles.both_named) and not roles.shared)
+    """Whether the roles of two sides, when both train, get a policy each: asked for, or both sides asked to train
+    ("train the wolves and the seer") and no one shared model said."""
+    return roles.separate or ((roles.both_sides or roles.both_named or roles.asked_to_train) and not roles.shared)
 
 
 def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list[str]) -> list[Policy]:

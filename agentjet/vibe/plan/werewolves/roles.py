@@ -41,7 +41,8 @@ _GLUE = frozenset(
 )
 _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+(?:(?:better|best|"
-    r"good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless|actual|real)\s+)?$"
+    r"good|great|strong|stronger|smart|smarter|clever|sneaky|cunning|sharper|deceptive|ruthless|actual|real|trained|"
+    r"learning|scripted|untrained)\s+)?$"
 )
 _ONE_PLAYER_AFTER = re.compile(r"^\s+player\b(?!s)")
 # "only the town learns", "just the mafia trains": the one side that trains, the others named are opponents
@@ -86,6 +87,8 @@ _AUDIENCE_BEFORE = re.compile(
     r"(?:the\s+|its\s+|their\s+|her\s+|his\s+)?$|"
     r"\bto\s+(?:better\s+)?(?:guide|help|lead|warn|inform|tell|assist|steer)\s+(?:the\s+|its\s+|their\s+)?$"
 )
+_TRAIN_VERB = re.compile(r"\b(?:train|trains|training|teach|teaches|improve|improves|fine-?tune|rl|learn|learns)\b")
+_PLAYS_THE_ROLE = re.compile(r"^\s+(?:agents?|ais?|llms?|models?|polic(?:y|ies))\b")
 _ROLE_MODEL = re.compile(r"\s+(?:models?|polic(?:y|ies)|loras?|adapters?)\b")
 _A_BEFORE = re.compile(r"\b(?:a|an|one|1|its own|a separate|another|a second)\s+$")
 _PLAYED_BY = re.compile(r"\b(?:shared|used|played|run|controlled|driven|trained)\s+by$")
@@ -134,7 +137,7 @@ _SO_IS_BEFORE = re.compile(r"\b(?:scripted|heuristic|bots?|frozen|fixed)\b[^;.]*
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
 _BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:roles?|players?|seats?)\b"  # not "a model for each"
+    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:(?:werewol\w*|mafia)\s+)?(?:roles?|players?|seats?)\b"
     r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
     r"polic))|"  # a split
     r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
@@ -179,6 +182,7 @@ class RoleReading:
     both_sides: bool  # "both sides", "every role", "self-play"
     both_named: bool  # "the wolves and the seer should both improve", "the seer vs the wolves, train both": what is
     # named trains, as named, opponents too
+    asked_to_train: bool  # a training verb is said ("train the wolves and the seer"), not a lineup ("with a seer")
     separate: bool  # "separate models", "each side its own model", "two policies", "not shared"
     shared: bool  # "one shared model", "the same model"
     grouping: Grouping | None  # "a model per side" / "each role its own": how separate models are split
@@ -222,7 +226,8 @@ def read_roles(text: str) -> RoleReading:
         if word in GAME_NAMES and not role_model and not _is_role_use(before, after):
             continue
         if _NOT_A_ROLE_AFTER.match(after) and word not in ("wolf", "wolves") and not role_model:
-            continue
+            if word in GAME_NAMES or not _PLAYS_THE_ROLE.match(after):
+                continue  # "a werewolf agent" plays the game; "a seer agent" plays the seer
         if word in ("village", "town") and re.match(r"\s+(?:talk|discussions?|chat|debates?)\b", after):
             continue  # "village talk off": the day's talk, no side
         if _DESCRIBES_BEFORE.search(before):
@@ -275,6 +280,7 @@ def read_roles(text: str) -> RoleReading:
         mentions=tuple(mentions),
         both_sides=bool(_BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
         both_named=both_named and _sides(mentions) == 2,
+        asked_to_train=bool(_TRAIN_VERB.search(text)),
         separate=separate,
         shared=bool(SHARED.search(text)) and not separate,
         grouping=grouping,
@@ -342,10 +348,17 @@ def _is_role_use(before: str, after: str) -> bool:
         return False  # "for werewolves and villagers" lists roles; "good at werewolves" names the game
     if re.match(r"\s+players\b", after) and re.search(r"\b(?:all|\d+)\s+$", before):
         return False  # "all nine werewolves players": who plays the game
+    every = re.search(r"\b(?:all|each|every)(?:\s+(?:of\s+)?the)?\s+$", before)
+    if every and re.match(r"\s+(?:roles?|players?|seats?)\b", after):
+        return False  # "each werewolves role", "all werewolf roles": the game's roles
+    if (role := _ROLE.match(after.lstrip())) and role.group(0) not in GAME_NAMES and after[:1].isspace():
+        return False  # "a werewolves seer agent", "a mafia doctor": the game's seer, doctor
     if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
         return False  # "a werewolf player as the seer": one who plays the game
     if re.match(r"\s*(?:[,.;!?]|$)", after) and before.rstrip().endswith((",", ";", ":")):
         return False  # "train the seer, werewolves(, 5 steps)": the game named in a clause of its own
+    if re.search(r"\b(?:except|excluding|besides|but not|other than|apart from)\s+(?:for\s+)?(?:the\s+)?$", before):
+        return True  # "every role except werewolf": the role left out
     if re.search(r"\b(?:make|help|get)\s+$", before) and re.match(r"\s+(?:better|stronger|smarter|win)\b", after):
         return True  # "make mafia better at killing the doctor": the mafia, not the game
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after)) or _listed_with_a_role(after)
