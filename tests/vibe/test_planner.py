@@ -431,3 +431,18 @@ def test_empty_sentence_never_reaches_the_llm() -> None:
         with pytest.raises(PlanRefused, match="empty"):
             plan("  ", llm=_llm(fake.url), gpu=False, model_roots=[])
     assert fake.requests == []
+
+
+def test_a_reading_that_gives_no_valid_spec_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planner bug that builds an invalid spec (two policies named alike) is a refusal, not a traceback."""
+    import agentjet.vibe.plan.planner as planner
+    from agentjet.vibe.plan.spec import Policy
+    from agentjet.vibe.plan.werewolves.plan import WerewolvesPlan
+
+    twins = [Policy(name="village", roles=["seer"]), Policy(name="village", roles=["witch"])]
+    broken = WerewolvesPlan(params={"trained_roles": ["seer", "witch"]}, roles=["seer", "witch"], policies=twins,
+                            name="werewolves-twins")  # fmt: skip
+    monkeypatch.setattr(planner, "plan_werewolves", lambda reading, assumptions: broken)
+    with pytest.raises(PlanRefused, match="its reading is no valid plan .*policy names must differ") as caught:
+        _plan("train the seer and the witch in werewolves")
+    assert "\n" not in str(caught.value)

@@ -1244,6 +1244,15 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("make the wolves play against me", "werewolves", roles=WOLVES),
     Row("train the wolves; hunter too", "werewolves", roles=["werewolf", "hunter"], policies=[WOLVES, ["hunter"]]),
     Row("train the werewolfs and the seers", "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),
+    Row("train everyone except the villagers and the hunter", "werewolves", roles=["werewolf", "seer", "witch"],
+        policies=[WOLVES, ["seer", "witch"]]),  # fmt: skip
+    Row("train the 3 villagers in werewolves", "werewolves", roles=["villager"]),
+    Row("werewolves with 3 villagers and 3 wolves, train the seer", "werewolves", roles=["seer"]),
+    Row("Train all 9 werewolves players, every role separate", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("train a model on math word problems about shopping", "arithmetic"),
+    Row("train the model on shopping math", "arithmetic"),
+    Row("train an agent to total a grocery bill", "tool_use"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

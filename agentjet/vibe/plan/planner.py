@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentjet.core import ConfigError
 from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
@@ -79,7 +81,11 @@ def plan(
         draft = plan_with_llm(sentence, reading, llm, steps=steps, minutes=minutes)
         requested = draft.requested_model
     else:
-        draft = _deterministic(sentence, reading, steps=steps, minutes=minutes)
+        try:
+            draft = _deterministic(sentence, reading, steps=steps, minutes=minutes)
+        except ValidationError as exc:  # a reading the spec cannot hold: one line, never a traceback
+            reason = f"its reading is no valid plan ({exc.errors()[0]['msg']})"
+            raise _refusal(sentence, reading, reason) from exc
     needs_gpu_check = model is None and requested is not None
     choice = choose_model(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots

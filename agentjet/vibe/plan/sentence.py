@@ -113,9 +113,9 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
         r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
-        r"\bshopping\b",
+        r"^(?!.*\b(?:math|maths|mathematics|arithmetic|(?:word|story) problems?)\b).*\bshopping\b",  # a topic of math
         r"\bsearch(?:es|ing)?\s+(?:the\s+web|online|the\s+internet|for\s+(?:\w+\s+)?prices?)\b",
-        r"\bgrocer(?:y|ies)\b",
+        r"^(?!.*\b(?:math|maths|mathematics|arithmetic|(?:word|story) problems?)\b).*\bgrocer(?:y|ies)\b",
         r"\b(?:cart|basket|receipt) totals?\b",
     ),
     "countdown": (

@@ -15,7 +15,9 @@ __all__ = [
 
 # "everyone gets their own model": every role trains, one model each
 EVERYONE_OWN = r"\b(?:everyone|everybody)\s+(?:gets?|has|have|with|on)\s+(?:their|its|his|her|an?)\s+own\b"
-ALL_ROLES_APART = r"\ball\s+(?:the\s+)?roles\s+(?:separate|separately|apart)\b"  # separate models, one a role
+ALL_ROLES_APART = (  # "all roles separate", "every role separate": separate models, one a role
+    r"\b(?:all|every|each)\s+(?:the\s+)?roles?\s+(?:is\s+|are\s+|kept\s+|stays?\s+)?(?:separate|separately|apart)\b"
+)
 MODEL_WORDS = _MODEL = (
     r"(?:models?|polic(?:y|ies)|weights|networks?|nets?|llms?|loras?|adapters?|parameters|params|brains?|agents?)"
 )

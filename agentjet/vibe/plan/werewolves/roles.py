@@ -16,7 +16,6 @@ from typing import Literal
 
 from agentjet.vibe.plan.families import GAME_NAMES, OPPOSING_WORDS, OTHER_ROLES, ROLE_ALIASES, VILLAGE_ROLES
 from agentjet.vibe.plan.werewolves.model_cues import (
-    EVERYONE_OWN,
     MODEL_WORDS,
     ONE_MORE_FOR,
     OWN_AFTER,
@@ -26,6 +25,7 @@ from agentjet.vibe.plan.werewolves.model_cues import (
     SEPARATE_FOR,
     SHARED,
 )
+from agentjet.vibe.plan.werewolves.side_cues import ASKED_TO_TRAIN, BOTH_NAMED, BOTH_SIDES
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
@@ -87,7 +87,6 @@ _AUDIENCE_BEFORE = re.compile(
     r"(?:the\s+|its\s+|their\s+|her\s+|his\s+)?$|"
     r"\bto\s+(?:better\s+)?(?:guide|help|lead|warn|inform|tell|assist|steer)\s+(?:the\s+|its\s+|their\s+)?$"
 )
-_TRAIN_VERB = re.compile(r"\b(?:train|trains|training|teach|teaches|improve|improves|fine-?tune|rl|learn|learns)\b")
 _PLAYS_THE_ROLE = re.compile(r"^\s+(?:agents?|ais?|llms?|models?|polic(?:y|ies))\b")
 _ROLE_MODEL = re.compile(r"\s+(?:models?|polic(?:y|ies)|loras?|adapters?)\b")
 _A_BEFORE = re.compile(r"\b(?:a|an|one|1|its own|a separate|another|a second)\s+$")
@@ -135,30 +134,6 @@ _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutti
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
 _SO_IS_BEFORE = re.compile(r"\b(?:scripted|heuristic|bots?|frozen|fixed)\b[^;.]*\bso\s+(?:is|are)\s+(?:the\s+)?$")
 _SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
-_BOTH_SIDES = re.compile(
-    r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:(?:werewol\w*|mafia)\s+)?(?:roles?|players?|seats?)\b"
-    r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
-    r"polic))|"  # a split
-    r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
-    r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
-    r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
-    r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
-    r"\b(?:all|every one of the)\s+\d+\s+(?:(?:werewol\w*|mafia)\s+)?(?:players|seats|roles)\b|"
-    r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
-    r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
-    r"\b(?:everyone|everybody|all (?:the )?players)\s+(?:(?:should|must|will)\s+)?(?:trains?|learns?|improves?|"
-    r"(?:is|are|gets?|be)\s+trained)\b|"  # "everyone trains on one shared model"
-    r"\btrain\s+(?:all\s+)?(?:the\s+)?(?:rest|others)\b(?!\s+of\s+(?:the\s+)?(?:village|town|team|side|pack))|"
-    r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
-)
-# "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
-_BOTH_NAMED = re.compile(
-    r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
-    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b|"
-    r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b|"
-    r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
-)
 Grouping = Literal["side", "role"]
 
 
@@ -206,7 +181,10 @@ class RoleReading:
     def left_out_roles(self) -> set[str]:
         """Roles left out; a side left out keeps roles named alone to train ("the seer; villagers untrained")."""
         named = {r for m in self.mentions if m.trained and len(m.roles) == 1 for r in m.roles}
-        return {r for m in self.left_out for r in m.roles if len(m.roles) == 1 or r not in named}
+        alone = {r for m in self.left_out if len(m.roles) == 1 for r in m.roles}  # "except the villagers and the
+        plain = bool(alone & {"seer", "witch", "hunter"})  # hunter": a village role beside them, the plain ones
+        return {r for m in self.left_out for r in (("villager",) if plain and m.word == "villagers" else m.roles)
+                if len(m.roles) == 1 or r not in named or (plain and m.word == "villagers")}  # fmt: skip
 
     @property
     def scripted_roles(self) -> set[str]:
@@ -235,8 +213,9 @@ def read_roles(text: str) -> RoleReading:
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
-        if word == "villagers" and re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after):
-            roles = ("villager",)  # "the villagers (just the plain ones)"
+        if word == "villagers" and (re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after)
+                                    or re.search(r"\bthe\s+3\s+$", before)):
+            roles = ("villager",)  # "the villagers (just the plain ones)", "the 3 villagers" (the side is 6 players)
         if len(roles) == 1 and roles != _WOLVES and (OWN_AFTER.match(after) or role_model):  # a side's own model
             own_model.append(roles[0])
         role_models += [word] if role_model else []
@@ -257,7 +236,7 @@ def read_roles(text: str) -> RoleReading:
         mentions.append(RoleMention(word, roles, trained=trained, scripted=scripted, start=match.start()))
     mentions = _without_descriptions(text, _only_marked(text, _named_members(text, mentions)))
     separate = bool(SEPARATE.search(text)) or len(role_models) > 1  # "a doctor model and a cop model"
-    both_named = bool(_BOTH_NAMED.search(text))
+    both_named = bool(BOTH_NAMED.search(text))
     per_role = PER_ROLE.search(text)
     grouping: Grouping | None = "side" if PER_SIDE.search(text) else "role" if per_role else None
     split_within_side = bool(per_role and ROLE_ALIASES.get(per_role.group("side") or ""))  # "each villager role"
@@ -278,9 +257,9 @@ def read_roles(text: str) -> RoleReading:
         apart=tuple(apart),
         split_within_side=split_within_side,
         mentions=tuple(mentions),
-        both_sides=bool(_BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
+        both_sides=bool(BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
         both_named=both_named and _sides(mentions) == 2,
-        asked_to_train=bool(_TRAIN_VERB.search(text)),
+        asked_to_train=bool(ASKED_TO_TRAIN.search(text)),
         separate=separate,
         shared=bool(SHARED.search(text)) and not separate,
         grouping=grouping,

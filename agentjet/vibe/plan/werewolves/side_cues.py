@@ -1,0 +1,40 @@
+"""The words that say more than one side trains: "both sides", "everyone", "self-play", "train them both".
+
+Pure regexes, read by `roles.read_roles`: `BOTH_SIDES` (every role of both sides trains), `BOTH_NAMED` (what is
+named trains, opponents too: "the seer vs the wolves, train both") and `ASKED_TO_TRAIN` (a training verb is said,
+so roles of both sides named are asked to train, not a lineup: "werewolves with 3 wolves and a seer").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentjet.vibe.plan.werewolves.model_cues import EVERYONE_OWN
+
+__all__ = ["ASKED_TO_TRAIN", "BOTH_NAMED", "BOTH_SIDES"]
+
+BOTH_SIDES = re.compile(
+    r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
+    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:(?:werewol\w*|mafia)\s+)?(?:roles?|players?|seats?)\b"
+    r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
+    r"polic))|"  # a split
+    r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
+    r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
+    r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
+    r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
+    r"\b(?:all|every one of the)\s+\d+\s+(?:(?:werewol\w*|mafia)\s+)?(?:players|seats|roles)\b|"
+    r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
+    r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
+    r"\b(?:everyone|everybody|all (?:the )?players)\s+(?:(?:should|must|will)\s+)?(?:trains?|learns?|improves?|"
+    r"(?:is|are|gets?|be)\s+trained)\b|"  # "everyone trains on one shared model"
+    r"\btrain\s+(?:all\s+)?(?:the\s+)?(?:rest|others)\b(?!\s+of\s+(?:the\s+)?(?:village|town|team|side|pack))|"
+    r"\b(?:2|both)\s+(?:sides|teams|factions|camps)\b"
+)
+# "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
+BOTH_NAMED = re.compile(
+    r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
+    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b|"
+    r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b|"
+    r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
+)
+ASKED_TO_TRAIN = re.compile(r"\b(?:train|trains|training|teach|teaches|improve|improves|fine-?tune|rl|learn|learns)\b")
