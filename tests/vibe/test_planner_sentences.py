@@ -1253,6 +1253,18 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train a model on math word problems about shopping", "arithmetic"),
     Row("train the model on shopping math", "arithmetic"),
     Row("train an agent to total a grocery bill", "tool_use"),
+    # round 30 (a twenty-ninth reviewer after round 29's fixes, 200 sentences, 187 right before these)
+    Row("in werewolves, train all the village roles except the villagers", "werewolves",
+        roles=["seer", "witch", "hunter"]),  # fmt: skip
+    Row("train the villagers and the hunter in werewolves", "werewolves", roles=["villager", "hunter"]),
+    Row("train the hunter and the villagers in werewolves", "werewolves", roles=["villager", "hunter"]),
+    Row("train the villagers, and give the seer its own model", "werewolves", roles=VILLAGE,
+        policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("train the seer in werewolves, sorry, I meant the witch", "werewolves", roles=["witch"]),
+    Row("train a model to say the number seven", "word"),
+    Row("train the shopper agent with qwen2.5-7b-instruct for 8 steps", "tool_use", steps=8, model="qwen2.5 7B"),
+    Row("evaluate and train the wolves", "werewolves", roles=WOLVES),
+    Row("compare lr 1e-4 and 3e-4 on countdown", "countdown"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2118,7 +2130,9 @@ def test_a_request_to_train_writing_is_refused_even_about_a_game() -> None:
 
 def test_a_held_out_count_of_zero_for_a_named_role_is_refused() -> None:
     with pytest.raises(PlanRefused, match="0 held-out items cannot be planned"):
-        _plan("evaluate the seer on 0 games")
+        _plan("train the seer, evaluate it on 0 games")
+    with pytest.raises(PlanRefused, match="evaluate or run a model without training it"):
+        _plan("evaluate the seer on 0 games")  # an evaluation alone, whatever its count
 
 
 def test_the_recipe_note_defers_to_a_held_out_count_said() -> None:
@@ -2516,13 +2530,21 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
 @pytest.mark.parametrize(
     ("sentence", "said"),
     [("solve this countdown: 25 50 75 100 3 6, target 952", "asks for an answer ('solve this')"),
-     ("what is 17 x 23?", "asks for text"),
+     ("what is 17 x 23?", "asks for an answer ('what is 17 x')"),
      ("play werewolves with me", "asks to play a game with you ('play werewolves with me')"),
      ("let's play werewolves", "asks to play a game with you ('let's play')"),
      ("i want to play werewolf myself", "asks to play a game with you ('i want to play')"),
      ("can you play countdown with me?", "asks to play a game with you ('can you play')"),
-     ("evaluate gpt-4 on arithmetic without training", "asks to evaluate a model without training it"),
-     ("just benchmark the base model on countdown", "asks to evaluate a model without training it ('just benchmark')")],
+     ("evaluate gpt-4 on arithmetic without training", "asks to evaluate or run a model without training it"),
+     ("just benchmark the base model on countdown", "evaluate or run a model without training it ('just benchmark')"),
+     # round 30
+     ("benchmark qwen on countdown", "evaluate or run a model without training it ('benchmark')"),
+     ("test how well gpt-4 plays werewolves", "evaluate or run a model without training it ('test how well')"),
+     ("run inference with a 7B on math problems", "evaluate or run a model without training it ('run inference')"),
+     ("compute the total of my shopping list: milk 2, eggs 3", "asks for an answer ('compute the')"),
+     ("create a werewolves game in JavaScript", "build software ('in javascript')"),
+     ("give me 10 arithmetic word problems for my kids", "a dataset ('give me 10 arithmetic word problems')"),
+     ("download the werewolves dataset", "a dataset ('download the werewolves dataset')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):

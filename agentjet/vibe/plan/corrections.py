@@ -18,8 +18,8 @@ from agentjet.vibe.plan.families import GAME_NAMES, ROLE_ALIASES
 __all__ = ["Corrected", "corrected"]
 
 _MARKER = re.compile(
-    r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|or rather|scratch that|correction)\b\s*[,:]?|"
-    r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s))no\s*,|"  # "train the seer. no, the hunter"
+    r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|i meant|or rather|scratch that|correction)\b\s*[,:]?|"
+    r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s))(?:no|sorry)\s*,|"  # "train the seer. no, the hunter"
     r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s)|(?<=\bbut\s))actually\b\s*,?"
 )
 _FILLER = re.compile(  # "..., scratch that, train the village": a verb before the new words is no new thing said

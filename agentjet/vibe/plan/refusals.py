@@ -17,18 +17,20 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     if picture := _IMAGES.search(text):
         kind = next((kind for kind, words in _MEDIA if re.search(words, picture.group(0))), "a picture")
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
+    if (question := _SOLVE_THIS.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
+        return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if is_text_request:
         return "it asks for text, not for training a model"
     if software := _SOFTWARE.search(text):
         return f"it asks to build software ('{software.group(0)}'), not to train a model"
+    if (code := _CODE_LANGUAGE.search(text)) and not _TRAINING_ASKED.search(text):
+        return f"it asks to build software ('{code.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
     if (evaluation := _EVALUATION_ONLY.search(text)) and not _TRAINING_ASKED.search(text):
-        return f"it asks to evaluate a model without training it ('{evaluation.group(0)}')"
+        return f"it asks to evaluate or run a model without training it ('{evaluation.group(0)}')"
     if (game := _PLAY_WITH_ME.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
         return f"it asks to play a game with you ('{game.group(0)}'), not to train a model"
-    if (question := _SOLVE_THIS.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
-        return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if (data := _DATASET.search(text)) and not _TRAINING_ASKED.search(text):
         return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
     if (writing := _WRITING.search(text)) and not _TRAINING_ASKED.search(text):
@@ -48,14 +50,20 @@ _WRITING = re.compile(
 )
 # A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
 _DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few words between, none the model trained
-    r"\b(?:generate|create|make|build|produce)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
-    r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b"
+    r"\b(?:generate|create|make|build|produce|download|fetch|get)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
+    r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b|"
+    r"^(?:(?:please|can you|could you)\s+)?(?:give|send|show|write|generate|make|create)\s+me\s+"
+    r"(?:\d+|some|a few|a list of)\s+(?:[\w-]+\s+){0,3}?(?:problems|puzzles|questions|exercises|examples)\b"
 )
 # Evaluation alone: "evaluate gpt-4 on arithmetic without training", "just benchmark the base model on countdown"
 _EVALUATION_ONLY = re.compile(
     r"\b(?:evaluate|evaluating|eval|benchmark|benchmarking|measure|measuring|assess|assessing|score|scoring|test|"
     r"testing)\b.*\b(?:without|no)\s+(?:any\s+)?(?:training|fine-?tuning|updates?)\b|"
-    r"\b(?:just|only)\s+(?:evaluate|eval|benchmark|measure|assess|score)\b"
+    r"\b(?:just|only)\s+(?:evaluate|eval|benchmark|measure|assess|score)\b|"
+    r"^(?:(?:please|can you|could you)\s+)?(?:evaluate|eval|benchmark|assess|score|rate)\b(?!\s+how\b)|"
+    r"^(?:(?:please|can you|could you)\s+)?(?:test|check|measure|see|find out)\s+how\s+"
+    r"(?:well|good|fast|often)\b|"
+    r"\b(?:run|running|do|serve|serving)\s+inference\b"  # "run inference with a 7B on math problems"
 )
 # A game to play with the user: "play werewolves with me", "let's play countdown"
 _PLAY_WITH_ME = re.compile(  # the user as a player ("make the wolves play against me" trains the wolves: a note)
@@ -65,6 +73,7 @@ _PLAY_WITH_ME = re.compile(  # the user as a player ("make the wolves play again
 # A question to answer: "solve this countdown: 25 50 75 100 3 6, target 952", "what is 17 x 23?"
 _SOLVE_THIS = re.compile(
     r"\b(?:solve|answer|compute|calculate|work out|figure out)\s+(?:this|these|the following|that|it)\b|"
+    r"^(?:(?:please|can you|could you)\s+)?(?:compute|calculate|work out|figure out|add up|total)\s+(?:the|my|this)\b|"
     r"^(?:what|how much)\s+(?:is|are|makes)\s+\d+\s*(?:[-+*/x]|plus|minus|times|divided)"
 )
 _BETTER = re.compile(r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good)\b")  # skill asked for
@@ -75,6 +84,10 @@ _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules
     r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b"
 )
 # Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
+_CODE_LANGUAGE = re.compile(  # "create a werewolves game in javascript": software, whatever it is about
+    r"\b(?:in|with|using)\s+(?:javascript|typescript|js|python|java|c\+\+|c#|rust|golang|html|css|unity|godot|"
+    r"pygame|react|node(?:\.js)?|scratch|lua|kotlin|swift)\b"
+)
 _SOFTWARE = re.compile(
     r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"

@@ -113,6 +113,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
         r"\b(?:check|checks|checking|find|finds|finding|get|gets|getting|look(?:s|ing)?\s+up)\s+(?:the\s+)?prices?\s+of\b",
         r"\bbrows(?:e|es|ing)\s+the\s+web\b|\bweb[- ]brows",
+        r"\bshoppers?\b",  # the family's own agent ("train the shopper agent")
         r"^(?!.*\b(?:math|maths|mathematics|arithmetic|(?:word|story) problems?)\b).*\bshopping\b",  # a topic of math
         r"\bsearch(?:es|ing)?\s+(?:the\s+web|online|the\s+internet|for\s+(?:\w+\s+)?prices?)\b",
         r"^(?!.*\b(?:math|maths|mathematics|arithmetic|(?:word|story) problems?)\b).*\bgrocer(?:y|ies)\b",
@@ -154,6 +155,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |asked |chosen |specified |named |"
         r"same )*word\b",
         r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
+        rf"\b(?:say|says|saying|output|print|{REPLY_VERB} with)\s+(?:just\s+|only\s+)?the\s+(?:number|digit)\s+"
+        r"(?!of\b|that\b|it\b)(?:\d+|[a-z]+)\b",  # "say the number seven"
         r"\bfirst word\b",
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",

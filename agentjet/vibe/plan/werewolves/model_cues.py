@@ -48,8 +48,8 @@ SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart f
     rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"
     r"(?:for|of)\s+(?:the\s+|its\s+|their\s+)?(?P<role>[a-z' -]+)"
 )
-OWN_AFTER = re.compile(  # "the seer gets its own model": that role apart from the rest of its side
-    r"^\s+(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+"
+OWN_AFTER = re.compile(  # "the seer gets its own model", "give the seer its own model": that role apart
+    r"^\s+(?:(?:gets?|has|have|with|takes?|getting|having|(?:should|must|will|can)\s+(?:get|have))\s+)?"
     rf"(?:(?:its|their|his|her|an?)\s+(?:own|separate|dedicated)\s+(?:\w+\s+)?{_MODEL}\b|"
     r"(?:its|their|his|her)\s+own\b(?=\s*(?:$|[,.;!?]|and\b|but\b))|"
     rf"(?:an?|one)\s+{_MODEL}\s+of\s+(?:its|their|his|her)\s+own\b)"  # "gets a model of his own"

@@ -255,9 +255,10 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     split_village = grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies)  # "the villagers and
     others = {r for m in reading.roles.mentions if len(m.roles) == 1 for r in m.roles}  # the hunter share one"
     read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village and not set(VILLAGE_ROLES[1:]) <= others
-    if any(m.word == "villagers" for m in reading.roles.trained) and read_as_side:  # not "villagers, seer, witch..."
+    side_said = any(m.word == "villagers" and len(m.roles) > 1 for m in reading.roles.trained)  # not the plain ones
+    if side_said and read_as_side:  # not "villagers, seer, witch..."
         assumptions.append(_VILLAGERS)
-    elif grouped and any(m.word == "villagers" for m in reading.roles.trained):  # "..., and the villagers another"
+    elif grouped and side_said:  # "..., and the villagers another"
         (plain,) = [p.roles for p in policies if "villager" in p.roles] or [["villager"]]
         if any(r != "villager" and r not in others for r in plain):
             assumptions.append(f"'villagers' read as the rest of the village side ({', '.join(plain)}); say 'the "

@@ -32,6 +32,7 @@ __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_ro
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
 
+_ONE_VILLAGE_ROLE = (("seer",), ("witch",), ("hunter",))
 _ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
 # Words a role list is glued with, skipped when looking for the word that governs a mention.
 _GLUE = frozenset(
@@ -183,6 +184,8 @@ class RoleReading:
         named = {r for m in self.mentions if m.trained and len(m.roles) == 1 for r in m.roles}
         alone = {r for m in self.left_out if len(m.roles) == 1 for r in m.roles}  # "except the villagers and the
         plain = bool(alone & {"seer", "witch", "hunter"})  # hunter": a village role beside them, the plain ones
+        plain = plain or any(m.trained and m.roles == _SIDE for m in self.mentions)  # "the village roles except
+        # the villagers": the plain ones, or nothing of the side would be left
         return {r for m in self.left_out for r in (("villager",) if plain and m.word == "villagers" else m.roles)
                 if len(m.roles) == 1 or r not in named or (plain and m.word == "villagers")}  # fmt: skip
 
@@ -198,6 +201,7 @@ def read_roles(text: str) -> RoleReading:
     own_model: list[str] = []  # "the seer gets its own model": apart from the rest of its side
     role_models: list[str] = []  # "a doctor model and a cop model": a model for each (the game's name too, then)
     two_models = len(re.findall(r"\b(?:a|an|one)\s+[\w-]+\s+(?:model|policy)\b", text)) > 1
+    on_models = bool(re.search(rf"\b{MODEL_WORDS}|\bshar(?:e|es|ed|ing)\b", text))
     for match in _ROLE.finditer(text):
         word, before, after = match.group(0), text[: match.start()], text[match.end() :]
         role_model = (word not in GAME_NAMES or two_models) and _ROLE_MODEL.match(after) and _A_BEFORE.search(before)
@@ -213,9 +217,14 @@ def read_roles(text: str) -> RoleReading:
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
+        beside = (rest_of_list.group(0) if rest_of_list else "") + " " + before[-40:]  # "the villagers and the
+        peers = {ROLE_ALIASES[w] for w in _ROLE.findall(beside) if ROLE_ALIASES[w] in _ONE_VILLAGE_ROLE}  # hunter"
+        listed_with = rest_of_list or re.search(r"(?:,|\band|&|\+|/)\s*(?:the\s+)?$", before)
+        peers = peers if listed_with and not on_models else set()  # on models: groups read the rest (`groups.py`)
         if word == "villagers" and (re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after)
-                                    or re.search(r"\bthe\s+3\s+$", before)):
-            roles = ("villager",)  # "the villagers (just the plain ones)", "the 3 villagers" (the side is 6 players)
+                                    or re.search(r"\bthe\s+3\s+$", before) or 0 < len(peers) < 3):
+            roles = ("villager",)  # "the villagers (just the plain ones)", "the 3 villagers", "the villagers and
+            # the hunter": named beside a village role, the plain ones (all three beside them: the side, the same)
         if len(roles) == 1 and roles != _WOLVES and (OWN_AFTER.match(after) or role_model):  # a side's own model
             own_model.append(roles[0])
         role_models += [word] if role_model else []
