@@ -1265,6 +1265,9 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train the shopper agent with qwen2.5-7b-instruct for 8 steps", "tool_use", steps=8, model="qwen2.5 7B"),
     Row("evaluate and train the wolves", "werewolves", roles=WOLVES),
     Row("compare lr 1e-4 and 3e-4 on countdown", "countdown"),
+    Row("arithmetic, hard, no wait, easy", "arithmetic", {"difficulty": 1}),
+    Row("train arithmetic easy, no wait, hard", "arithmetic", {"difficulty": 3}),
+    Row("countdown, medium, actually hard ones", "countdown", {"difficulty": 3}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

@@ -28,10 +28,12 @@ _FILLER = re.compile(  # "..., scratch that, train the village": a verb before t
 )
 _LIST_GLUE = re.compile(r"\s*(?:,|and|or|&|\+|/|,\s*and|,\s*or)\s*(?:the\s+)?")  # between two roles of a list
 _ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
-_END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b))"
+_END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b|\bones?\b|\bproblems?\b|\bpuzzles?\b))"
+_LEVEL_WORD = r"\b(?:easy|easier|easiest|medium|hard|harder|hardest|difficult)\b"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)
 _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?:the\s+)?(?P<role>{_ROLE})"), _ROLE),
+    (re.compile(rf"(?P<level>{_LEVEL_WORD}){_END}"), _LEVEL_WORD),  # "easy, no wait, hard"
     (re.compile(r"(?:level|difficulty)\s*(?P<n>\d+)\b"), r"\b(?:level|difficulty)\s*\d+\b"),
     (re.compile(r"(?P<n>\d+)-(?P<unit>[a-z]+)\b"), r"\b\d+-{unit}\b"),  # "3-step", "4-digit"
     (re.compile(r"(?P<n>\d+)\s+(?P<unit>[a-z]+)\b"), r"\b\d+\s+{unit}s?\b"),
@@ -94,7 +96,7 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         elif "word" in new.groupdict():
             replacement = re.sub(r"[a-z]+$", new.group("word"), old.group(0))
         else:
-            replacement = new.group("role")
+            replacement = new.group("role") if "role" in new.groupdict() else new.group("level")
         said = text[start : old.end()]
         note = f"'{said}' corrected to '{replacement}' (the later words are planned)"
         note = "" if replacement == said else note  # "the hunter, no wait, the hunter and the witch"
