@@ -1268,6 +1268,8 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("arithmetic, hard, no wait, easy", "arithmetic", {"difficulty": 1}),
     Row("train arithmetic easy, no wait, hard", "arithmetic", {"difficulty": 3}),
     Row("countdown, medium, actually hard ones", "countdown", {"difficulty": 3}),
+    Row("train tool use with long shopping lists", "tool_use", {"difficulty": 3}),
+    Row("total a shopping list with many items using a calculator", "tool_use", {"difficulty": 3}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

@@ -112,6 +112,11 @@ _VAGUE_COUNTS: tuple[tuple[int, re.Pattern[str]], ...] = (
     (2, re.compile(r"(?<!not )(?<!no )(?<!non-)(?<!non )\bmulti[\s-]?step\b")),  # not "not multi-step"
     (3, re.compile(r"\b(?:several|multiple|many)\s+(?:arithmetic\s+)?(?:operations?|ops)\b")),
 )
+# "long shopping lists", "many items": a list of the most items tool_use deals (4)
+_MANY_ITEMS = re.compile(
+    r"\b(?:long|longer|big|bigger|large|larger)\s+(?:shopping|grocery)\s+lists?\b|\b(?:long|longer)\s+lists\b|"
+    r"\b(?:many|lots of|a lot of|more)\s+items\b"
+)
 # A puzzle spelled out: "using 3, 7, 25, 50, 75 and 100" (how many numbers), "the target 250" / "reach 952 from"
 LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b")
 _TARGET = re.compile(
@@ -217,6 +222,8 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
         for match in pattern.finditer(text):
             words = _quoted(match.group(0), said)
             found.append((match.start(), Cue("operations", value, words)))
+    for match in _MANY_ITEMS.finditer(text):
+        found.append((match.start(), Cue("count", 4, f"{_quoted(match.group(0), said)}: 4 items")))
     for match in LISTED_NUMBERS.finditer(text):
         count = len(re.findall(r"\d+", match.group(0)))
         if count >= 3 and not any(start <= match.start() < end for start, end in taken):
