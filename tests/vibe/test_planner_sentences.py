@@ -1270,6 +1270,15 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("countdown, medium, actually hard ones", "countdown", {"difficulty": 3}),
     Row("train tool use with long shopping lists", "tool_use", {"difficulty": 3}),
     Row("total a shopping list with many items using a calculator", "tool_use", {"difficulty": 3}),
+    # round 31 (a thirtieth reviewer after round 30's fixes, 200 sentences and 29 command lines, 183 right before)
+    Row("werewolves: villagers only (the plain ones), lr 3e-5", "werewolves", roles=["villager"]),
+    Row("training wolves for werewolf, use qwen 1.5b, step 30", "werewolves", roles=WOLVES, steps=30,
+        model="qwen 1.5B"),  # fmt: skip
+    Row("werewolfs: witch and seer differnt models please", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("train on really hard math word problems", "arithmetic", {"difficulty": 5}),
+    Row("combine the numbers 3, 7, 25, 50 to make 175 - train a model to do puzzles like that", "countdown"),
+    Row("download qwen and train it on countdown", "countdown", model="qwen"),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2549,7 +2558,12 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      ("compute the total of my shopping list: milk 2, eggs 3", "asks for an answer ('compute the')"),
      ("create a werewolves game in JavaScript", "build software ('in javascript')"),
      ("give me 10 arithmetic word problems for my kids", "a dataset ('give me 10 arithmetic word problems')"),
-     ("download the werewolves dataset", "a dataset ('download the werewolves dataset')")],
+     ("download the werewolves dataset", "a dataset ('download')"),
+     # round 31
+     ("compare llama and qwen on arithmetic word problems", "evaluate or run a model without training it ('compare')"),
+     ("play the witch for me in tonight's game", "play a game with you ('play the witch for me')"),
+     ("download gsm8k and save it to disk", "a dataset ('download')"),
+     ("make a werewolf costume", "a thing to make by hand ('make a werewolf costume')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2612,3 +2626,11 @@ def test_round_23_a_split_per_role_says_the_seats_share_and_no_recipe_is_vibes_d
 )  # fmt: skip
 def test_a_target_or_a_total_bounds_the_answer_and_is_no_shop_price(sentence: str, said: str) -> None:
     assert said in _text(_plan(sentence))
+
+
+def test_round_31_an_eval_count_said_noun_first_and_a_step_count_said_last() -> None:
+    spec = _plan("countdown, smollm2-135m, eval items 20")
+    assert spec.dataset.eval_items == 20 and "'eval items 20': 20 held-out items a round" in _text(spec)
+    assert _plan("arithmetic, steps 12").budget.steps == 12
+    problems = _plan("arithmetic, 3 step problems")  # steps of a problem, not training steps
+    assert problems.budget.steps == 40 and "'3 step' -> level 3" in _text(problems)

@@ -27,6 +27,8 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
         return f"it asks to build software ('{code.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
+    if (thing := _PHYSICAL.search(text)) and not _TRAINING_ASKED.search(text):
+        return f"it asks for a thing to make by hand ('{thing.group(0)}'), not for training a model"
     if (evaluation := _EVALUATION_ONLY.search(text)) and not _TRAINING_ASKED.search(text):
         return f"it asks to evaluate or run a model without training it ('{evaluation.group(0)}')"
     if (game := _PLAY_WITH_ME.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
@@ -50,7 +52,8 @@ _WRITING = re.compile(
 )
 # A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
 _DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few words between, none the model trained
-    r"\b(?:generate|create|make|build|produce|download|fetch|get)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
+    r"\bdownload(?:s|ing)?\b|"  # "download gsm8k and save it to disk": nothing to train
+    r"\b(?:generate|create|make|build|produce|fetch|get)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
     r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b|"
     r"^(?:(?:please|can you|could you)\s+)?(?:give|send|show|write|generate|make|create)\s+me\s+"
     r"(?:\d+|some|a few|a list of)\s+(?:[\w-]+\s+){0,3}?(?:problems|puzzles|questions|exercises|examples)\b"
@@ -61,14 +64,22 @@ _EVALUATION_ONLY = re.compile(
     r"testing)\b.*\b(?:without|no)\s+(?:any\s+)?(?:training|fine-?tuning|updates?)\b|"
     r"\b(?:just|only)\s+(?:evaluate|eval|benchmark|measure|assess|score)\b|"
     r"^(?:(?:please|can you|could you)\s+)?(?:evaluate|eval|benchmark|assess|score|rate)\b(?!\s+how\b)|"
+    r"^(?:(?:please|can you|could you)\s+)?compare\b(?!.*\b(?:lrs?|learning rates?|ranks?|settings?|recipes?|"
+    r"rewards?|hyper-?param\w*|configs?|steps|group sizes?|temperatures?)\b)|"  # "compare llama and qwen on ..."
     r"^(?:(?:please|can you|could you)\s+)?(?:test|check|measure|see|find out)\s+how\s+"
     r"(?:well|good|fast|often)\b|"
     r"\b(?:run|running|do|serve|serving)\s+inference\b"  # "run inference with a 7B on math problems"
 )
+# Something made by hand: "make a werewolf costume", "bake a countdown cake"
+_PHYSICAL = re.compile(
+    r"\b(?:make|making|build|building|sew|sewing|craft|crafting|bake|baking|knit|knitting|carve|print)\s+(?:me\s+)?"
+    r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,2}?(?:costumes?|masks?|cakes?|cookies|toys?|dolls?|figurines?|"
+    r"posters?|t-?shirts?|shirts?|board game|card deck|cards|props?|decorations?|pumpkins?)\b"
+)
 # A game to play with the user: "play werewolves with me", "let's play countdown"
 _PLAY_WITH_ME = re.compile(  # the user as a player ("make the wolves play against me" trains the wolves: a note)
     r"^(?:(?:hey|hi|ok|okay|please)\W+)?(?:(?:let'?s|(?:can|could|shall|will|would)\s+(?:we|you)|wanna|do you want to|"
-    r"i want to|i'd like to)\s+play\b|play\b[^.;!?]{0,40}?\b(?:with|against|vs)\s+me\b)"
+    r"i want to|i'd like to)\s+play\b|play\b[^.;!?]{0,40}?\b(?:with|against|vs|for)\s+me\b)"
 )
 # A question to answer: "solve this countdown: 25 50 75 100 3 6, target 952", "what is 17 x 23?"
 _SOLVE_THIS = re.compile(

@@ -123,7 +123,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcount[- ]?down\b",
         r"\bnumbers? (?:game|round)\b",
         r"\b(?:make|reach|hit|get to)\s+\d+\s+(?:from|with|using|out of)\s+\d+(?:\s*,\s*\d+){2,}",  # a puzzle
-        r"\b(?:use|using|with)\s+(?:the\s+)?numbers\s+\d+(?:\s*,\s*\d+){2,}(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+\d+",
+        r"\b(?:use|using|with|combine|combining)\s+(?:the\s+)?numbers\s+\d+(?:\s*,\s*\d+){2,}(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+\d+",
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
@@ -211,7 +211,8 @@ _ORDINAL_LEVEL = re.compile(r"\b(first|second|third|fourth|fifth) (?:difficulty 
 _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
     (
         "hardest",
-        r"\b(?:hardest|very hard|very difficult|extremely hard|insanely hard|super hard|expert|max(?:imum)? "
+        r"\b(?:hardest|very hard|very difficult|extremely hard|insanely hard|super hard|really hard|really difficult|"
+        r"extremely difficult|expert|max(?:imum)? "
         r"difficulty|toughest|most difficult|brutal|(?:top|last|highest) (?:difficulty |level|tier))\b",
     ),  # fmt: skip
     (

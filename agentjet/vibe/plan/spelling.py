@@ -31,7 +31,9 @@ _ROLE_LETTERS = re.compile(r"\b[a-z]{4,}\b")
 _COMMON_SLIPS = {
     "stpes": "steps", "setps": "steps", "stesp": "steps", "stpe": "step", "steos": "steps", "minuts": "minutes",
     "mintues": "minutes", "doesnt": "doesn't", "dont": "don't", "isnt": "isn't", "arent": "aren't",
-    "shouldnt": "shouldn't", "didnt": "didn't", "wouldnt": "wouldn't",
+    "shouldnt": "shouldn't", "didnt": "didn't", "wouldnt": "wouldn't", "differnt": "different",
+    "diffrent": "different", "seperate": "separate", "seprate": "separate", "separte": "separate",
+    "seperately": "separately", "modles": "models", "modle": "model",
 }  # fmt: skip
 _SLIPS = re.compile(r"\b(?:" + "|".join(_COMMON_SLIPS) + r")\b")
 _SHORT_ROLE_SLIPS = {"sear": "seer", "wich": "witch"}  # four letters: too short for the ratio

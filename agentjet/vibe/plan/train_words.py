@@ -90,6 +90,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
     r"\b(?:eval(?:uation)?|held[- ]out)\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "..., eval 8"
+    rf"\b(?:eval(?:uation)?|held[- ]out|test)\s+{_THINGS}\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?]))|"  # "eval items 20"
     rf"\bheld[- ]out\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"  # "held out 12 lists"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
@@ -191,7 +192,8 @@ _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
     r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
-    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b"  # "steps: 10"
+    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b|"  # "steps: 10"
+    r"\b(?:steps?|training steps)\s+(\d+)(?=\s*(?:$|[,.;!?]))"  # "..., step 30"
 )
 _STEP_RANGE = re.compile(
     rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"

@@ -32,6 +32,7 @@ __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_ro
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
 
+_PLAIN_AFTER = re.compile(r"\s*(?:only\s*|alone\s*)?[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b")  # "(the plain ones)"
 _ONE_VILLAGE_ROLE = (("seer",), ("witch",), ("hunter",))
 _ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
 # Words a role list is glued with, skipped when looking for the word that governs a mention.
@@ -221,10 +222,9 @@ def read_roles(text: str) -> RoleReading:
         peers = {ROLE_ALIASES[w] for w in _ROLE.findall(beside) if ROLE_ALIASES[w] in _ONE_VILLAGE_ROLE}  # hunter"
         listed_with = rest_of_list or re.search(r"(?:,|\band|&|\+|/)\s*(?:the\s+)?$", before)
         peers = peers if listed_with and not on_models else set()  # on models: groups read the rest (`groups.py`)
-        if word == "villagers" and (re.match(r"\s*[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b", after)
-                                    or re.search(r"\bthe\s+3\s+$", before) or 0 < len(peers) < 3):
-            roles = ("villager",)  # "the villagers (just the plain ones)", "the 3 villagers", "the villagers and
-            # the hunter": named beside a village role, the plain ones (all three beside them: the side, the same)
+        plain = _PLAIN_AFTER.match(after) or re.search(r"\bthe\s+3\s+$", before) or 0 < len(peers) < 3
+        if word == "villagers" and plain:
+            roles = ("villager",)  # "(the plain ones)", "the 3 villagers", "... and the hunter": the plain ones
         if len(roles) == 1 and roles != _WOLVES and (OWN_AFTER.match(after) or role_model):  # a side's own model
             own_model.append(roles[0])
         role_models += [word] if role_model else []
