@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentjet.core import ConfigError
-from agentjet.llm.chat import HOW_TO_CONFIGURE, ChatLLM
+from agentjet.llm.chat import ENV_LLM, HOW_TO_CONFIGURE, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
@@ -355,7 +355,7 @@ def _refusal(sentence: str, reading: Reading, reason: str, *, hint: str = "") ->
     understood = f" (understood: {', '.join(reading.understood)})" if reading.understood else ""
     understood += hint
     return PlanRefused(
-        f"cannot plan {_quoted(sentence)}: {reason}{understood}. Without an LLM, vibe maps a sentence onto a "
-        f"built-in task family: {family_list()}. Rephrase it around one of these (e.g. {_EXAMPLES}), or "
-        f"{HOW_TO_CONFIGURE}, to have a new task generated."
+        f"cannot plan {_quoted(sentence)}: {reason}{understood}. Without an LLM, vibe plans the built-in families "
+        f"({', '.join(CATALOG)}; e.g. {_EXAMPLES}), or pass --llm MODEL_OR_URL or set {ENV_LLM} (a litellm model "
+        "name or an OpenAI-compatible URL) to have a new task generated."
     )
