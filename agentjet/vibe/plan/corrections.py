@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.families import GAME_NAMES, ROLE_ALIASES
+from agentjet.vibe.plan.families import GAME_NAMES, ROLE_WORD
 
 __all__ = ["Corrected", "corrected"]
 
@@ -27,7 +27,7 @@ _FILLER = re.compile(  # "..., scratch that, train the village": a verb before t
     r"(?:train|teach|coach|use|pick|choose|go with)(?:\s+only)?(?:\s+for)?)?\s*(?P<only>(?:just|only)\s+)?"
 )
 _LIST_GLUE = re.compile(r"\s*(?:,|and|or|&|\+|/|,\s*and|,\s*or)\s*(?:the\s+)?")  # between two roles of a list
-_ROLE = r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b"
+_ROLE = ROLE_WORD
 _END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b|\bones?\b|\bproblems?\b|\bpuzzles?\b))"
 _LEVEL_WORD = r"\b(?:easy|easier|easiest|medium|hard|harder|hardest|difficult)\b"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)

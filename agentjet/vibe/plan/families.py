@@ -14,7 +14,8 @@ from typing import Any
 
 __all__ = [
     "ALIAS_NOTES", "CATALOG", "DEALS", "DEALT", "GAME_NAMES", "LINEUP", "OPPOSING_WORDS", "OTHER_ROLES", "PLAYERS",
-    "ROLE_ALIASES", "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list",
+    "ROLE_ALIASES", "ROLE_WORD", "ROLE_WORDS",
+    "VILLAGE_ROLES", "WEREWOLF_ROLES", "FamilyInfo", "Prose", "family_list",
 ]  # fmt: skip
 
 WEREWOLF_ROLES: tuple[str, ...] = ("werewolf", "villager", "seer", "witch", "hunter")  # the deal's order
@@ -60,6 +61,9 @@ _READ_AS = {  # a role word of another variant -> the role or side it is read as
     **dict.fromkeys(("village's opponents", "villagers' opponents"), "the werewolves"),
     "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
 }  # fmt: skip
+# Any role word, longest first ("plain villagers" before "villagers"): a regex source, for whoever reads roles
+ROLE_WORDS = "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True))
+ROLE_WORD = r"\b(?:" + ROLE_WORDS + r")\b"
 ALIAS_NOTES = {word: f"'{word}' read as {what}" for word, what in _READ_AS.items()}
 # Roles of other werewolves/mafia variants that the built-in game does not deal: named in the plan, never trained
 OTHER_ROLES = re.compile(

@@ -13,32 +13,36 @@ __all__ = ["no_training"]
 
 
 def no_training(text: str, *, is_text_request: bool) -> str | None:
-    """Why `text` asks for no training ("it asks for a picture ('draw a wolf'), ..."), or None."""
+    """Why `text` asks for no training ("it asks for a picture ('draw a wolf'), ..."), or None.
+
+    Most kinds count only where no training is asked for ("train a model to solve this countdown: ..." plans
+    the run); an answer or a game with the user also gives way to a skill asked for ("improve the wolves so
+    they can play against me")."""
+    trained = bool(_TRAINING_ASKED.search(text))
+    skilled = trained or bool(_BETTER.search(text))
     if picture := _IMAGES.search(text):
         kind = next((kind for kind, words in _MEDIA if re.search(words, picture.group(0))), "a picture")
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
-    if (question := _SOLVE_THIS.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
+    if not skilled and (question := _SOLVE_THIS.search(text)):
         return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if is_text_request:
         return "it asks for text, not for training a model"
-    if software := _SOFTWARE.search(text):
+    if software := _SOFTWARE.search(text) or (None if trained else _CODE_LANGUAGE.search(text)):
         return f"it asks to build software ('{software.group(0)}'), not to train a model"
-    if (code := _CODE_LANGUAGE.search(text)) and not _TRAINING_ASKED.search(text):
-        return f"it asks to build software ('{code.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
-    if (thing := _PHYSICAL.search(text)) and not _TRAINING_ASKED.search(text):
+    if not trained and (thing := _PHYSICAL.search(text)):
         return f"it asks for a thing to make by hand ('{thing.group(0)}'), not for training a model"
-    if (evaluation := _EVALUATION_ONLY.search(text)) and not _TRAINING_ASKED.search(text):
+    if not trained and (evaluation := _EVALUATION_ONLY.search(text)):
         return f"it asks to evaluate or run a model without training it ('{evaluation.group(0)}')"
-    if (game := _PLAY_WITH_ME.search(text)) and not _TRAINING_ASKED.search(text) and not _BETTER.search(text):
+    if not skilled and (game := _PLAY_WITH_ME.search(text)):
         return f"it asks to play a game with you ('{game.group(0)}'), not to train a model"
-    if (data := _DATASET.search(text)) and not _TRAINING_ASKED.search(text):
+    if not trained and (data := _DATASET.search(text)):
         return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
-    if (writing := _WRITING.search(text)) and not _TRAINING_ASKED.search(text):
-        return f"it asks for writing ('{writing.group(0)}'), not for training a model"
-    if writing:
-        return f"it asks to train writing ('{writing.group(0)}'), which no built-in family trains"
+    if writing := _WRITING.search(text):
+        verb = "to train writing" if trained else "for writing"
+        tail = "which no built-in family trains" if trained else "not for training a model"
+        return f"it asks {verb} ('{writing.group(0)}'), {tail}"
     return None
 
 

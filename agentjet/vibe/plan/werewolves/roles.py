@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from agentjet.vibe.plan.families import GAME_NAMES, OPPOSING_WORDS, OTHER_ROLES, ROLE_ALIASES, VILLAGE_ROLES
+from agentjet.vibe.plan.families import GAME_NAMES, OPPOSING_WORDS, OTHER_ROLES, ROLE_ALIASES, ROLE_WORDS, VILLAGE_ROLES
 from agentjet.vibe.plan.werewolves.model_cues import (
     MODEL_WORDS,
     ONE_MORE_FOR,
@@ -26,15 +26,14 @@ from agentjet.vibe.plan.werewolves.model_cues import (
     SHARED,
 )
 from agentjet.vibe.plan.werewolves.side_cues import ASKED_TO_TRAIN, BOTH_NAMED, BOTH_SIDES
+from agentjet.vibe.plan.werewolves.villagers import POWER_ROLES, plain_villagers
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
 
 _SIDE = VILLAGE_ROLES
 _WOLVES = ("werewolf",)
 
-_PLAIN_AFTER = re.compile(r"\s*(?:only\s*|alone\s*)?[(,-]\s*(?:just|only)?\s*(?:the\s+)?plain\b")  # "(the plain ones)"
-_ONE_VILLAGE_ROLE = (("seer",), ("witch",), ("hunter",))
-_ROLE = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True)) + r")\b")
+_ROLE = re.compile(rf"\b(?:{ROLE_WORDS})\b")
 # Words a role list is glued with, skipped when looking for the word that governs a mention.
 _GLUE = frozenset(
     "the a an all both each every its their our my your his her this these those other whole entire 1 2 3 4 5 and or "
@@ -75,7 +74,7 @@ _SCRIPTED_AFTER = re.compile(
 )
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = (  # a role, or the rest of them ("the wolves and the others are bots")
-    r"(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True))
+    r"(?:the\s+)?(?:" + ROLE_WORDS
     + r"|others|rest(?:\s+of\s+(?:them|the\s+\w+))?|other\s+(?:roles|players|villagers))\b"
 )
 _REST_OF_LIST = re.compile(rf"^(?:\s*[,/]\s*{_ROLE_WORD})*\s*,?\s*(?:(?:\band|\bor|&)\s+|/\s*){_ROLE_WORD}")
@@ -183,12 +182,14 @@ class RoleReading:
     def left_out_roles(self) -> set[str]:
         """Roles left out; a side left out keeps roles named alone to train ("the seer; villagers untrained")."""
         named = {r for m in self.mentions if m.trained and len(m.roles) == 1 for r in m.roles}
-        alone = {r for m in self.left_out if len(m.roles) == 1 for r in m.roles}  # "except the villagers and the
-        plain = bool(alone & {"seer", "witch", "hunter"})  # hunter": a village role beside them, the plain ones
-        plain = plain or any(m.trained and m.roles == _SIDE for m in self.mentions)  # "the village roles except
-        # the villagers": the plain ones, or nothing of the side would be left
-        return {r for m in self.left_out for r in (("villager",) if plain and m.word == "villagers" else m.roles)
-                if len(m.roles) == 1 or r not in named or (plain and m.word == "villagers")}  # fmt: skip
+        plain = any(m.roles[0] in POWER_ROLES for m in self.left_out if len(m.roles) == 1) or any(
+            m.trained and m.roles == _SIDE for m in self.mentions
+        )  # "except the villagers and the hunter", "the village roles except the villagers": the plain ones
+
+        def meant(m: RoleMention) -> tuple[str, ...]:
+            return ("villager",) if plain and m.word == "villagers" else m.roles
+
+        return {r for m in self.left_out for r in meant(m) if len(meant(m)) == 1 or r not in named}
 
     @property
     def scripted_roles(self) -> set[str]:
@@ -218,13 +219,8 @@ def read_roles(text: str) -> RoleReading:
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
-        beside = (rest_of_list.group(0) if rest_of_list else "") + " " + before[-40:]  # "the villagers and the
-        peers = {ROLE_ALIASES[w] for w in _ROLE.findall(beside) if ROLE_ALIASES[w] in _ONE_VILLAGE_ROLE}  # hunter"
-        listed_with = rest_of_list or re.search(r"(?:,|\band|&|\+|/)\s*(?:the\s+)?$", before)
-        peers = peers if listed_with and not on_models else set()  # on models: groups read the rest (`groups.py`)
-        plain = _PLAIN_AFTER.match(after) or re.search(r"\bthe\s+3\s+$", before) or 0 < len(peers) < 3
-        if word == "villagers" and plain:
-            roles = ("villager",)  # "(the plain ones)", "the 3 villagers", "... and the hunter": the plain ones
+        if word == "villagers" and plain_villagers(before, after, rest_of_list, on_models):
+            roles = ("villager",)
         if len(roles) == 1 and roles != _WOLVES and (OWN_AFTER.match(after) or role_model):  # a side's own model
             own_model.append(roles[0])
         role_models += [word] if role_model else []
