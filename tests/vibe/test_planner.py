@@ -79,7 +79,7 @@ REFUSED = [
     ("write me a poem about werewolves", "asks for text"),
     ("teach a model to play chess", "no built-in task family"),
     ("fine-tune llama 7B on my emails for 10 steps", r"understood: model llama 7B, 10 steps"),
-    ("what is countdown?", "asks for text"),
+    ("what is countdown?", "asks a question"),
     ("train a model to summarize news articles", "another skill \\('to summarize'\\)"),
     ("train a 7B model to write python code", r"understood: model 7B\)"),
     # round 24: a dataset said with "no training", a dataset as a file a few words on, a 3D model

@@ -1279,6 +1279,22 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train on really hard math word problems", "arithmetic", {"difficulty": 5}),
     Row("combine the numbers 3, 7, 25, 50 to make 175 - train a model to do puzzles like that", "countdown"),
     Row("download qwen and train it on countdown", "countdown", model="qwen"),
+    # round 32 (a thirty-first reviewer after round 31's fixes, 200 sentences and 25 command lines, 186 right before)
+    Row("Werewolves. Sides: wolves vs village. Train: village. Model: smollm. Steps: 15.", "werewolves", roles=VILLAGE,
+        steps=15, model="smollm"),  # fmt: skip
+    Row("werewolves but nobody on the wolf side trains", "werewolves", roles=VILLAGE),
+    Row("werewolves: none of the villagers should learn, train the seer", "werewolves", roles=["seer"]),
+    Row("werewolves, give the wolves one model and everyone else a second", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("werewolves, train the hunter. Make it 12 steps - no, 16.", "werewolves", roles=["hunter"], steps=16),
+    Row("I want a model that's good at the simple one-step story problems I give my class", "arithmetic",
+        {"difficulty": 1}, steps=40),  # fmt: skip
+    Row("two-step story problems", "arithmetic", {"difficulty": 2}, steps=40),
+    Row("arith d2 10 steps", "arithmetic", {"difficulty": 2}, steps=10),
+    Row("countdown-d3", "countdown", {"difficulty": 3}),
+    Row("trian a modle to solve mathh problms", "arithmetic"),
+    Row("tarin on countdown puzzels", "countdown"),
+    Row("is there a way to make the seer better?", "werewolves", roles=["seer"]),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2563,7 +2579,11 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      ("compare llama and qwen on arithmetic word problems", "evaluate or run a model without training it ('compare')"),
      ("play the witch for me in tonight's game", "play a game with you ('play the witch for me')"),
      ("download gsm8k and save it to disk", "a dataset ('download')"),
-     ("make a werewolf costume", "a thing to make by hand ('make a werewolf costume')")],
+     ("make a werewolf costume", "a thing to make by hand ('make a werewolf costume')"),
+     # round 32
+     ("how long does a werewolves run take on a CPU?", "it asks a question, not for training a model"),
+     ("is the seer or the witch more important?", "it asks a question, not for training a model"),
+     ("generate 100 countdown puzzles and save them", "a dataset ('generate 100 countdown puzzles')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2634,3 +2654,9 @@ def test_round_31_an_eval_count_said_noun_first_and_a_step_count_said_last() -> 
     assert _plan("arithmetic, steps 12").budget.steps == 12
     problems = _plan("arithmetic, 3 step problems")  # steps of a problem, not training steps
     assert problems.budget.steps == 40 and "'3 step' -> level 3" in _text(problems)
+
+
+def test_round_32_an_alias_and_a_tool_the_shop_lacks_are_said() -> None:
+    assert "'fortune teller' read as the seer" in _text(_plan("in werewolves, train the fortune teller"))
+    assert "'flights' is not among them" in _text(_plan("tool use for an agent that books flights"))
+    assert _plan("generate 100 countdown puzzles and train on them").family == "countdown"  # training asked

@@ -19,7 +19,8 @@ __all__ = ["Corrected", "corrected"]
 
 _MARKER = re.compile(
     r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|i meant|or rather|scratch that|correction)\b\s*[,:]?|"
-    r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s))(?:no|sorry)\s*,|"  # "train the seer. no, the hunter"
+    r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s)|(?<=\s[\u2013\u2014-]\s))(?:no|sorry)\s*,|"  # "the seer. no, the hunter",
+    # "12 steps - no, 16"
     r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s)|(?<=\bbut\s))actually\b\s*,?"
 )
 _FILLER = re.compile(  # "..., scratch that, train the village": a verb before the new words is no new thing said

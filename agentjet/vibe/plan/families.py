@@ -51,8 +51,8 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
 _SEER = "the seer (the role that learns a player's side each night)"
 _WITCH = "the witch (the role that can save the night's victim)"
 _READ_AS = {  # a role word of another variant -> the role or side it is read as
-    **dict.fromkeys(("detective", "detectives", "cop", "cops", "prophet", "prophets", "oracle", "sheriff",
-                     "investigator", "investigators"), _SEER),
+    **dict.fromkeys(("detective", "detectives", "cop", "cops", "prophet", "prophets", "oracle", "fortune teller",
+                     "sheriff", "investigator", "investigators"), _SEER),
     **dict.fromkeys(("doctor", "doctors", "healer", "healers", "medic", "medics", "bodyguard", "guardian angel",
                      "protector"), _WITCH),
     **dict.fromkeys(("town", "townsfolk", "townspeople", "non-wolves", "non-werewolves", "non-wolf", "non-werewolf",

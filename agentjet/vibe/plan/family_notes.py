@@ -70,7 +70,8 @@ _SHOPPING = re.compile(
 )
 _OTHER_TOOL = re.compile(
     r"\b(?:weather|search(?:es|ing)?|web|browser|brows(?:e|ing)|internet|google|database|sql|python|code|email|"
-    r"e-mail|calendar|wikipedia|maps?|files?|shell|terminal|retrieval)\b"
+    r"e-mail|calendar|wikipedia|maps?|files?|shell|terminal|retrieval|flights?|hotels?|reservations?|bookings?|"
+    r"tickets?|apis?|payments?|sms)\b"
 )
 _UNKNOWNS = re.compile(
     r"\b(?:algebra(?:ic)?|equations?|solve for x|unknowns?|variables?|square roots?|exponents?|powers)\b"

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
-    "LISTED_NUMBERS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "read_grade", "with_digits"
+    "LISTED_NUMBERS", "PROBLEM_NOUNS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "read_grade",
+    "with_digits",
 ]  # fmt: skip
 
 _UNITS = {
@@ -44,8 +45,9 @@ CueKind = Literal[
     "size", "target", "total",
 ]
 _COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
-_PROBLEM_NOUNS = (
-    r"(?:(?:word\s+|math\s+|maths\s+|arithmetic\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
+PROBLEM_NOUNS = _PROBLEM_NOUNS = (  # "word problems", "story problems", "sums": what one problem is called
+    r"(?:(?:word\s+|story\s+|math\s+|maths\s+|arithmetic\s+|homework\s+)?"
+    r"(?:problems?|questions?|puzzles?|sums?|calculations?|exercises?))"
 )
 # "problems that need 3 steps", "puzzles with a few steps": the steps of one problem, not a training budget
 STEPS_OF_A_PROBLEM = re.compile(

@@ -26,7 +26,8 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     if not skilled and (question := _SOLVE_THIS.search(text)):
         return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if is_text_request:
-        return "it asks for text, not for training a model"
+        asks = "a question" if _QUESTION.match(text) else "for text"
+        return f"it asks {asks}, not for training a model"
     if software := _SOFTWARE.search(text) or (None if trained else _CODE_LANGUAGE.search(text)):
         return f"it asks to build software ('{software.group(0)}'), not to train a model"
     if skill := _OTHER_SKILL.search(text):
@@ -59,8 +60,10 @@ _DATASET = re.compile(  # "generate 500 word problems as a CSV file": a few word
     r"\bdownload(?:s|ing)?\b|"  # "download gsm8k and save it to disk": nothing to train
     r"\b(?:generate|create|make|build|produce|fetch|get)\s+(?:me\s+)?(?:an?\s+|the\s+)?"
     r"(?:(?!(?:model|agent|policy|bot|it)\b)[\w-]+\s+){0,5}?(?:dataset|data set|csv)\b|"
-    r"^(?:(?:please|can you|could you)\s+)?(?:give|send|show|write|generate|make|create)\s+me\s+"
-    r"(?:\d+|some|a few|a list of)\s+(?:[\w-]+\s+){0,3}?(?:problems|puzzles|questions|exercises|examples)\b"
+    r"^(?:(?:please|can you|could you)\s+)?(?:(?:give|send|show|write|generate|make|create)\s+me|"
+    r"(?:generate|create|produce|write|make)(?:\s+me)?)\s+"  # "generate 100 countdown puzzles and save them"
+    r"(?:\d+|some|a few|a list of|a set of|a batch of)\s+(?:[\w-]+\s+){0,3}?(?:problems|puzzles|questions|exercises|"
+    r"examples)\b"
 )
 # Evaluation alone: "evaluate gpt-4 on arithmetic without training", "just benchmark the base model on countdown"
 _EVALUATION_ONLY = re.compile(
@@ -90,6 +93,9 @@ _SOLVE_THIS = re.compile(
     r"\b(?:solve|answer|compute|calculate|work out|figure out)\s+(?:this|these|the following|that|it)\b|"
     r"^(?:(?:please|can you|could you)\s+)?(?:compute|calculate|work out|figure out|add up|total)\s+(?:the|my|this)\b|"
     r"^(?:what|how much)\s+(?:is|are|makes)\s+\d+\s*(?:[-+*/x]|plus|minus|times|divided)"
+)
+_QUESTION = re.compile(  # "what is countdown?", "could you tell me how long a run takes?"
+    r"(?:(?:could|can|would|will)\s+you\s+)?(?:what|who|why|when|where|how|is|are|does|do you|which)\b"
 )
 _BETTER = re.compile(r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good)\b")  # skill asked for
 _TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?:train|teach|rl\b|fine-?tune)")

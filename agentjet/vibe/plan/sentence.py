@@ -193,6 +193,11 @@ _TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it
     r"^(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
     r"translate|what|who|why|when|where|how (?:do|does|can|is|are))\b"
 )
+# a question about the game or the tool ("is the seer or the witch more important?", "how long does a run take?"),
+# unless it asks for a skill ("is there a way to make the seer better?")
+_QUESTION = re.compile(r"^(?:how (?:long|much|many|fast|big|well)|is|are|does|do you|which)\b")
+_SKILL = re.compile(r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good|good at)\b")
+_TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
 # a question about training itself ("what's the quickest check that training works?") asks for a run, not text
 _ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")
 _QUICK = re.compile(
@@ -202,6 +207,7 @@ _QUICK = re.compile(
 )
 _LEVEL = re.compile(
     r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)(?:ish)?\b|"
+    r"\b(?:countdown|arithmetic|arith|maths?|tool[_ -]?use|shopping)[\s_-]*d(\d)\b|"  # "arith d2", as a task's name
     r"(?<!class )(?<!grade )(?<!year )(?<!standard )\b(\d+)(?:st|nd|rd|th)? (?:difficulty )?level\b|"
     r"\b(?:level|difficulty)\b[^.;\d]{0,30}?\b(?:like|about|around|maybe|roughly)\s+(\d+)\b"  # "the level, maybe 3"
     r"(?!\s+(?!maybe|or|ish|perhaps)[a-z])"
@@ -352,7 +358,7 @@ def read_sentence(sentence: str) -> Reading:
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
-        is_text_request=bool(_TEXT_REQUEST.search(text)) and not _ABOUT_TRAINING.search(text),
+        is_text_request=_is_text_request(text),
         epochs=read_epochs(text),
     )
 
@@ -367,6 +373,13 @@ def _said_word_first(families: tuple[str, ...], words: str) -> tuple[str, ...]:
     if any(re.search(p, word) for family, pats in _FAMILY_PATTERNS.items() if family != "word" for p in pats):
         return ("word", *(f for f in families if f != "word"))
     return families
+
+
+def _is_text_request(text: str) -> bool:
+    """Asks for text or a question answered ("write me a poem", "is the seer or the witch more important?"), not
+    a run: no training or skill asked for."""
+    question = _QUESTION.search(text) and not _SKILL.search(text) and not _TRAINING_SAID.search(text)
+    return bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text)
 
 
 def _level(text: str) -> int | None:

@@ -33,7 +33,10 @@ _COMMON_SLIPS = {
     "mintues": "minutes", "doesnt": "doesn't", "dont": "don't", "isnt": "isn't", "arent": "aren't",
     "shouldnt": "shouldn't", "didnt": "didn't", "wouldnt": "wouldn't", "differnt": "different",
     "diffrent": "different", "seperate": "separate", "seprate": "separate", "separte": "separate",
-    "seperately": "separately", "modles": "models", "modle": "model",
+    "seperately": "separately", "modles": "models", "modle": "model", "trian": "train", "tarin": "train",
+    "trainig": "training", "traning": "training", "mathh": "math", "maht": "math", "problms": "problems",
+    "probelms": "problems", "porblems": "problems", "problmes": "problems", "puzzels": "puzzles", "puzles": "puzzles",
+    "puzzel": "puzzle",
 }  # fmt: skip
 _SLIPS = re.compile(r"\b(?:" + "|".join(_COMMON_SLIPS) + r")\b")
 _SHORT_ROLE_SLIPS = {"sear": "seer", "wich": "witch"}  # four letters: too short for the ratio

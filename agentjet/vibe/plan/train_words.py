@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.numbers import STEPS_OF_A_PROBLEM
+from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM
 
 __all__ = [
     "BATCH_SIZE", "EPISODES_PER_STEP", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
@@ -184,10 +184,7 @@ def read_minutes(text: str) -> float | None:
 
 # ---- the training steps asked for ---------------------------------------------------------------------------
 
-_NOT_BUDGET = (
-    r"(?!\s+(?:(?:word|math|maths|arithmetic)\s+)?(?:problems?|questions?|puzzles?|sums?|calculations?|each)|"
-    r"\s+(?:per|a|an|in each|for each)\s+(?:problem|question|puzzle|sum|calculation)\b)"
-)
+_NOT_BUDGET = rf"(?!\s+{PROBLEM_NOUNS}|\s+each\b|\s+(?:per|a|an|in each|for each)\s+{PROBLEM_NOUNS})"
 _STEPS = re.compile(
     r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"

@@ -4,7 +4,7 @@ roles.py        Which roles a sentence trains, names as opponents, leaves out or
                 separate or shared models (`read_roles`).
 model_cues.py   The words that say how roles go on models: separate or shared, per side or per role, a role's own.
 side_cues.py    The words that say more than one side trains: "both sides", "everyone", "train them both", a
-                training verb said beside roles of both sides.
+                training verb said beside roles of both sides; or that a side does not ("nobody on the wolf side").
 villagers.py    Which roles "villagers" means: the whole village side, or the three plain villagers.
 groups.py       The groups of roles a sentence puts on models ("the seer and the witch share one, the wolves
                 another"): `read_groups`.

@@ -37,8 +37,8 @@ SEPARATE = re.compile(
     r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
-    rf"\b(?:gets?|has|have|with|on|be|is|are)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:another|a second|the other)"
-    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"
+    rf"\b(?:(?:gets?|has|have|with|on|be|is|are)\s+|(?:give|gives|giving)\s+(?:[\w-]+\s+){{1,4}}?)(?:1|one|a)\s+"
+    rf"{_MODEL}\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"  # "give X one model"
 )
 SHARED = re.compile(
     rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"

@@ -25,7 +25,7 @@ from agentjet.vibe.plan.werewolves.model_cues import (
     SEPARATE_FOR,
     SHARED,
 )
-from agentjet.vibe.plan.werewolves.side_cues import ASKED_TO_TRAIN, BOTH_NAMED, BOTH_SIDES
+from agentjet.vibe.plan.werewolves.side_cues import ASKED_TO_TRAIN, BOTH_NAMED, BOTH_SIDES, NONE_OF_BEFORE, TRAINS_AFTER
 from agentjet.vibe.plan.werewolves.villagers import POWER_ROLES, plain_villagers
 
 __all__ = ["MODEL_WORDS", "ROLE_ALIASES", "RoleMention", "RoleReading", "read_roles"]
@@ -233,6 +233,7 @@ def read_roles(text: str) -> RoleReading:
             continue
         left_out = _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(listed)
         left_out = left_out or (_NO_BEFORE.search(before) and _TRAINING_AFTER.match(after))  # "no wolves training"
+        left_out = left_out or (NONE_OF_BEFORE.search(before) and TRAINS_AFTER.match(after))
         if left_out or (_LEAVE_BEFORE.search(before) and _OUT_AFTER.match(after)):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True, start=match.start()))
             continue
@@ -286,7 +287,7 @@ def _named_members(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
     return kept
 
 
-_TOLD = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*\s+(?:only\s+)?(?:the\s+)?$")  # "train the"
+_TOLD = re.compile(r"\b(?:train|teach|improve|coach|fine-?tune)\w*(?:\s*:)?\s+(?:only\s+)?(?:the\s+)?$")  # "train: X"
 _DESCRIBED_BEFORE = re.compile(r"\b\d+\s+$|\b(?:vs\.?|versus)\s+(?:the\s+)?$")  # "2 wolves", "... vs the village"
 
 

@@ -1,8 +1,9 @@
-"""The words that say more than one side trains: "both sides", "everyone", "self-play", "train them both".
+"""The words that say more than one side trains ("both sides", "everyone", "self-play"), or that a side does not.
 
 Pure regexes, read by `roles.read_roles`: `BOTH_SIDES` (every role of both sides trains), `BOTH_NAMED` (what is
 named trains, opponents too: "the seer vs the wolves, train both") and `ASKED_TO_TRAIN` (a training verb is said,
-so roles of both sides named are asked to train, not a lineup: "werewolves with 3 wolves and a seer").
+so roles of both sides named are asked to train, not a lineup: "werewolves with 3 wolves and a seer"); and
+`NONE_OF_BEFORE` + `TRAINS_AFTER`, the words around a side said not to train ("nobody on the wolf side trains").
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 
 from agentjet.vibe.plan.werewolves.model_cues import EVERYONE_OWN
 
-__all__ = ["ASKED_TO_TRAIN", "BOTH_NAMED", "BOTH_SIDES"]
+__all__ = ["ASKED_TO_TRAIN", "BOTH_NAMED", "BOTH_SIDES", "NONE_OF_BEFORE", "TRAINS_AFTER"]
 
 BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
@@ -38,3 +39,10 @@ BOTH_NAMED = re.compile(
     r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
 )
 ASKED_TO_TRAIN = re.compile(r"\b(?:train|trains|training|teach|teaches|improve|improves|fine-?tune|rl|learn|learns)\b")
+# "nobody on the wolf side trains", "none of the villagers should learn": that side left out (the words before and
+# after the role word)
+NONE_OF_BEFORE = re.compile(r"\b(?:nobody|no one|noone|none|neither)\s+(?:on|of|in|from|among)\s+(?:the\s+)?$")
+TRAINS_AFTER = re.compile(
+    r"^(?:\s+(?:side|team|pack|camp|roles?|players?))?\s+(?:(?:should|will|must|may|can|gets? to)\s+)?"
+    r"(?:trains?|learns?|improves?|(?:is|are|gets?|be)\s+trained)\b"
+)
