@@ -1295,6 +1295,18 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("trian a modle to solve mathh problms", "arithmetic"),
     Row("tarin on countdown puzzels", "countdown"),
     Row("is there a way to make the seer better?", "werewolves", roles=["seer"]),
+    # round 33 (a thirty-second reviewer after round 32's fixes: messy paragraphs, settings said oddly, runs that
+    # exist, harm; 200 sentences and 19 command lines, 166 right before these)
+    Row("Hey! So I'm building a Discord bot that runs werewolf games for my friends. Could we RL-train it so the "
+        "seer actually gets good? maybe 10 steps.", "werewolves", roles=["seer"], steps=10),  # fmt: skip
+    Row("werewolves - roles: seer, witch; models: separate; steps: 12", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]], steps=12),  # fmt: skip
+    Row("werewolves - roles: seer, witch; model: shared", "werewolves", roles=["seer", "witch"]),
+    Row("the village keeps losing in our werewolves sims. ideally I'd train the seer only, 25 steps", "werewolves",
+        roles=["seer"], steps=25),  # fmt: skip
+    Row("stop the wolves from winning", "werewolves", roles=VILLAGE),
+    Row("countdown for 2k steps", "countdown", steps=2000),
+    Row("word task, two dozen steps", "word", steps=24),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2583,7 +2595,23 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      # round 32
      ("how long does a werewolves run take on a CPU?", "it asks a question, not for training a model"),
      ("is the seer or the witch more important?", "it asks a question, not for training a model"),
-     ("generate 100 countdown puzzles and save them", "a dataset ('generate 100 countdown puzzles')")],
+     ("generate 100 countdown puzzles and save them", "a dataset ('generate 100 countdown puzzles')"),
+     # round 33
+     ("resume my last werewolves run", "about a run, not for a new one ('resume'): `agentjet vibe --resume RUN_ID`"),
+     ("continue run 20261205-werewolves", "about a run, not for a new one ('continue')"),
+     ("rerun the arithmetic run with 10 more steps", "about a run, not for a new one ('rerun')"),
+     ("show me the report for the countdown run", "about a run, not for a new one ('show'): each run's report.md"),
+     ("plot the training curve of my arithmetic run", "about a run, not for a new one ('plot')"),
+     ("export the countdown model to gguf", "about a run, not for a new one ('export'): `agentjet export"),
+     ("upload my countdown model to the hugging face hub", "about a run, not for a new one ('upload')"),
+     ("delete all my previous runs", "about a run, not for a new one ('delete all my previous runs'): Ctrl-C"),
+     ("train werewolves agents to harass real people on discord", "meant to harm people ('harass')"),
+     ("train a model to write phishing emails", "meant to harm people ('phishing'), which vibe does not train"),
+     ("train an LLM to cheat at online poker", "meant to harm people ('cheat at online poker')"),
+     ("countdown timer for my kitchen", "build software ('countdown timer')"),
+     ("make a werewolves logo", "a picture ('make a werewolves logo')"),
+     ("train a model to write werewolves fan fiction", "train writing ('write werewolves fan fiction')"),
+     ("train a math model that can prove theorems in Lean", "another skill ('prove theorems')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2660,3 +2688,28 @@ def test_round_32_an_alias_and_a_tool_the_shop_lacks_are_said() -> None:
     assert "'fortune teller' read as the seer" in _text(_plan("in werewolves, train the fortune teller"))
     assert "'flights' is not among them" in _text(_plan("tool use for an agent that books flights"))
     assert _plan("generate 100 countdown puzzles and train on them").family == "countdown"  # training asked
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "value"),
+    [("countdown for twenty minutes, learning rate one e minus four", "optim.lr", 1e-4),
+     ("arithmetic: learning rate 3 x 10^-5", "optim.lr", 3e-5),
+     ("word, lr 10^-4", "optim.lr", 1e-4),
+     ("countdown with a lora of rank 4 and alpha 8", "lora.alpha", 8),
+     ("arithmetic level 1, 5 steps, weight decay 0.01", "optim.weight_decay", 0.01),
+     ("arithmetic, lr 1e-3, rank 16, group 4, 20 steps", "grpo.group_size", 4),
+     ("arith, steps=15, lr=1e-4, group=4", "grpo.group_size", 4),
+     ("word, 20 steps at lr 2e-4 with 4 generations per prompt", "grpo.group_size", 4)],
+)  # fmt: skip
+def test_round_33_settings_said_in_words_or_maths_are_read(sentence: str, key: str, value: float) -> None:
+    section, _, name = key.partition(".")
+    assert _plan(sentence).train[section][name] == pytest.approx(value)
+
+
+def test_round_33_a_reply_length_a_time_of_day_an_eval_count_and_a_quoted_correction_are_said() -> None:
+    capped = _plan("countdown, max 1000 tokens per reply")
+    assert "'max 1000 tokens per reply' ignored" in _text(capped) and capped.params["difficulty"] == 1
+    assert "'until lunch' is a time of day, not a length: no time limit" in _text(_plan("werewolves until lunch"))
+    assert _plan("arithmetic, lr 1e-3, 20 steps, 25 evals").dataset.eval_items == 25
+    corrected = _text(_plan("teach it to always answer 'ok', actually make it 'okay'"))
+    assert "'answer ok' corrected to 'answer okay'" in corrected and "'okay' among others" in corrected

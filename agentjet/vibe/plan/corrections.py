@@ -30,6 +30,7 @@ _FILLER = re.compile(  # "..., scratch that, train the village": a verb before t
 _LIST_GLUE = re.compile(r"\s*(?:,|and|or|&|\+|/|,\s*and|,\s*or)\s*(?:the\s+)?")  # between two roles of a list
 _ROLE = ROLE_WORD
 _END = r"(?=\s*(?:$|[,.;!?\u2013\u2014-]|\band\b|\bthen\b|\bones?\b|\bproblems?\b|\bpuzzles?\b))"
+_QUOTES = re.compile("[\"'\u2018\u2019\u201c\u201d]")  # a quoted word's marks, left out of a note's quote
 _LEVEL_WORD = r"\b(?:easy|easier|easiest|medium|hard|harder|hardest|difficult)\b"
 # What may follow a marker, each with the pattern that finds the same kind of thing before it (`{n}`: the number)
 _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -42,8 +43,9 @@ _KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?P<n>\d+){_END}"), r"\b(?:(?:level|difficulty)\s*\d+|\d+(?:\s+|-)[a-z]+)\b"),
     # "make it say banana, no wait, apple": a bare word takes the place of the word to say
     (
-        re.compile(rf"(?:say\s+)?(?P<word>[a-z]+){_END}"),
-        r"\b(?:say|says|saying|repl(?:y|ies) with|answer with)\s+[a-z]+\b",
+        re.compile(rf"(?:say\s+)?[\"'\u2018\u201c]?(?P<word>[a-z]+)[\"'\u2019\u201d]?{_END}"),  # "..., actually 'okay'"
+        r"\b(?:say|says|saying|repl(?:y|ies)(?: with)?|answer(?:s)?(?: with)?|respond(?:s)? with)\s+[\"'\u2018\u201c]?"
+        r"[a-z]+\b",
     ),
 )
 
@@ -99,7 +101,7 @@ def _apply(text: str, marker: re.Match[str]) -> tuple[str, str, int] | None:
         else:
             replacement = new.group("role") if "role" in new.groupdict() else new.group("level")
         said = text[start : old.end()]
-        note = f"'{said}' corrected to '{replacement}' (the later words are planned)"
+        note = f"'{_QUOTES.sub('', said)}' corrected to '{_QUOTES.sub('', replacement)}' (the later words are planned)"
         note = "" if replacement == said else note  # "the hunter, no wait, the hunter and the witch"
         blanked = text[: marker.start()] + " " * (new.end() - marker.start()) + text[new.end() :]
         fixed = blanked[:start] + replacement + blanked[old.end() :]

@@ -33,6 +33,7 @@ _NUMBER_WORDS = re.compile(
     rf"|(?P<few>half a dozen|a dozen|a couple(?: of)?|a few)|(?P<unit>{_UNIT_WORD}))"
     r"(?:\s+(?P<hundred>hundred|thousand))?\b"
 )
+_DOZENS = re.compile(rf"\b(\d+|{_UNIT_WORD})\s+dozens?\b")
 _A_HUNDRED = re.compile(r"\ba (hundred|thousand)\b")
 _HUNDREDS = re.compile(r"\b(\d+) (hundred|thousand)\b")
 # "one" stays a word where it is no count: "one of the", "the one", "one-word", "one another", "no one", "someone"
@@ -176,8 +177,39 @@ def with_digits(text: str) -> str:
             number *= 100 if match.group("hundred") == "hundred" else 1000
         return str(number)
 
+    text = _DOZENS.sub(_dozens, text)
     text = _NUMBER_WORDS.sub(_value, text)
-    return _HUNDREDS.sub(_times, text).replace("\0", "one")
+    text = _HUNDREDS.sub(_times, text).replace("\0", "one")
+    return _with_exponents(_THOUSANDS_K.sub(_thousands, text))
+
+
+# "1 e minus 4", "3 x 10^-5", "10^-4": a rate as written in words or maths -> "1e-4", "3e-5", "1e-4"
+_E_MINUS = re.compile(r"\b(\d+(?:\.\d+)?)\s*e\s*(?:minus\s*|-\s*|negative\s*)(\d+)\b")
+_TIMES_TEN = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:x|\*|\u00d7|times)\s*10\s*(?:\^|\*\*|to the(?: power of)?)\s*\(?\s*"
+    r"(?:-|minus\s*|negative\s*)(\d+)\)?"
+)
+_TEN_TO = re.compile(r"(?<![\d.])\b10\s*(?:\^|\*\*)\s*\(?\s*-\s*(\d+)\)?")
+_THOUSANDS_K = re.compile(  # "2k steps", "1.5k games": a count in thousands
+    r"\b(\d+(?:\.\d+)?)k\b(?=\s+(?:more\s+)?(?:training\s+)?(?:steps?|iterations?|updates?|episodes?|games?|items?|"
+    r"problems?|puzzles?|questions?|samples?))"
+)
+
+
+def _dozens(match: re.Match[str]) -> str:
+    """"2 dozen", "three dozen" -> 24, 36 (before the number words, where "dozen" alone is 12)."""
+    count = match.group(1)
+    return str((int(count) if count.isdigit() else _UNITS[count]) * 12)
+
+
+def _thousands(match: re.Match[str]) -> str:
+    return str(round(float(match.group(1)) * 1000))
+
+
+def _with_exponents(text: str) -> str:
+    text = _E_MINUS.sub(r"\1e-\2", text)
+    text = _TIMES_TEN.sub(r"\1e-\2", text)
+    return _TEN_TO.sub(r"1e-\1", text)
 
 
 def _times(match: re.Match[str]) -> str:

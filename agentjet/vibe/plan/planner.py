@@ -38,7 +38,7 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, OVERNIGHT, TEMPERATURE
+from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, MAX_TOKENS, OVERNIGHT, TEMPERATURE
 from agentjet.vibe.plan.werewolves.plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -134,6 +134,10 @@ def _said_settings(
         if setting.key == TEMPERATURE:
             notes.append(f"'{setting.words}' ignored: each family samples at its recipe's temperature, measured to "
                          "learn (a task parameter, not a training setting)")
+            continue
+        if setting.key == MAX_TOKENS:
+            notes.append(f"'{setting.words}' ignored: each family's reply length is its recipe's (a task parameter, "
+                         "not a training setting)")
             continue
         if setting.key == BATCH_SIZE:
             notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
@@ -235,6 +239,10 @@ _GAME_ROLE_WORDS = frozenset(
     "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
     + ["wolf pack", "plain villager"]
 )
+_CLOCK = re.compile(
+    r"\b(?:until|till|by|before)\s+(?:lunch|dinner|breakfast|noon|midnight|tonight|tomorrow(?: morning)?|"
+    r"(?:the )?morning|(?:the )?evening|(?:the )?end of (?:the )?day|eod|\d{1,2}(?::\d\d)?\s*(?:am|pm|o'?clock))\b"
+)
 _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops improving"
     r"\b(?:until|till|untill)\s+(?:it|the \w+|its \w+|they)?\s*(?:\w+\s+){0,3}?(?:reach(?:es)?|hits?|gets?|stops?|"
     r"plateaus?|converges?|is|are|wins?)\b[^,;.]*|"
@@ -333,6 +341,9 @@ def _budget(
         assumptions.append(f"no step count given: {default} training steps (the family's default){limit}")
     if minutes is not None and minutes == reading.minutes and OVERNIGHT.search(reading.text):
         assumptions.append(f"'overnight' read as a time limit of {minutes / 60:g} hours")
+    if clock := _CLOCK.search(reading.text):  # "until lunch": a time of day, no length vibe can know
+        limit = f"{minutes:g} minutes" if minutes is not None else "no time limit"
+        assumptions.append(f"'{clock.group(0)}' is a time of day, not a length: {limit} (say one: 'for 2 hours')")
     if until := _UNTIL.search(reading.text):
         limit = f" or {minutes:g} minutes" if minutes is not None else ""
         assumptions.append(f"'{until.group(0)}' is not a stop rule vibe has: the run trains {steps} steps{limit}, and "

@@ -20,6 +20,10 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     they can play against me")."""
     trained = bool(_TRAINING_ASKED.search(text))
     skilled = trained or bool(_BETTER.search(text))
+    if harm := _HARMFUL.search(text):
+        return f"it asks for something meant to harm people ('{harm.group(0)}'), which vibe does not train"
+    if run := _A_RUN_THAT_EXISTS.search(text):
+        return f"it asks about a run, not for a new one ('{run.group(0).strip()}'): {_RUN_HINTS[_run_verb(run)]}"
     if picture := _IMAGES.search(text):
         kind = next((kind for kind, words in _MEDIA if re.search(words, picture.group(0))), "a picture")
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
@@ -28,8 +32,9 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     if is_text_request:
         asks = "a question" if _QUESTION.match(text) else "for text"
         return f"it asks {asks}, not for training a model"
-    if software := _SOFTWARE.search(text) or (None if trained else _CODE_LANGUAGE.search(text)):
-        return f"it asks to build software ('{software.group(0)}'), not to train a model"
+    software = _SOFTWARE.search(text) or (None if trained else _CODE_LANGUAGE.search(text))
+    if software and not (trained and _OWN_PROJECT.search(text[: software.start()])):  # "I'm building a bot ...":
+        return f"it asks to build software ('{software.group(0)}'), not to train a model"  # what it is for
     if skill := _OTHER_SKILL.search(text):
         return f"it asks to train another skill ('{skill.group(0)}'), which no built-in family trains"
     if not trained and (thing := _PHYSICAL.search(text)):
@@ -47,12 +52,51 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     return None
 
 
+# Meant to harm people: refused even where a family is named ("train werewolves agents to harass real people");
+# the game's own lies ("teach the wolves to deceive the villagers") are no harm
+_HARMFUL = re.compile(
+    r"\b(?:harass\w*|phishing|scam(?:s|mers?|ming)?|malware|ransomware|spam(?:s|mers?|ming)?|dox(?:x)?(?:ing)?|"
+    r"stalk(?:s|ing|er)?|bully(?:ing)?|hate speech|fraud\w*|(?:crack|steal|stealing|cracking)\s+(?:\w+\s+)?"
+    r"(?:passwords?|credentials|accounts?|money)|cheat(?:s|ing)?\s+(?:at|on|in)\s+(?:\w+\s+)?(?:poker|casinos?|"
+    r"exams?|tests?|homework|online games?)|(?:bombs?|explosives?|weapons?)\b(?=.*\b(?:make|build|how)\b)|"
+    r"manipulate\s+real\s+people|real people\s+(?:into|to)\b)"
+)
+# A run that exists: resume, show, export or remove it ("resume my last werewolves run", "export the countdown model
+# to gguf"): the sentence starts with what is done to it
+_A_RUN_THAT_EXISTS = re.compile(
+    r"^(?:(?:please|can you|could you|now)\s+)?(?:"
+    r"(?P<resume>resume|continue|restart|re-?run|carry on(?: with)?|pick up)\b(?!\s+to\b)|"
+    r"(?P<show>show|open|view|display|plot|print|summari[sz]e|give me|send me)\b(?=.*\b(?:reports?|curves?|results?|"
+    r"metrics|logs?|outcomes?|charts?|graphs?|plots?|runs?)\b)|"
+    r"(?P<export>export|upload|push|publish|share|convert|quantize|quantise|merge|deploy|serve)\b"
+    r"(?=.*\b(?:models?|adapters?|loras?|weights|checkpoints?|runs?)\b)(?!.*\band\s+(?:then\s+)?(?:train|teach|rl)\b)|"
+    r"(?P<remove>delete|remove|stop|cancel|kill|abort|list|clean up|wipe)\s+(?:all\s+)?(?:of\s+)?"
+    r"(?:(?:my|the|this|that|current|last|previous|old|every|all|running)\s+)*(?:[\w-]+\s+){0,2}?"
+    r"(?:runs?|training|jobs?|experiments?|checkpoints?|workspaces?)\b)"
+)
+_RUN_HINTS = {
+    "resume": "`agentjet vibe --resume RUN_ID` goes on with a stopped run (its folder's name under --workdir)",
+    "show": "each run's report.md, run.json and curves.png are in its folder under --workdir (default vibe-runs/)",
+    "export": "`agentjet export STATE_DIR --out DIR [--merged] [--gguf]` writes a trained step out (docs/export.md); "
+    "vibe uploads nothing",
+    "remove": "Ctrl-C stops a run (`--resume` goes on with it later); a run is its folder under --workdir, removed by "
+    "hand",
+}
+# A project of the user's own, told as the context of a training request ("I'm building a Discord bot that runs
+# werewolf games ... could we RL-train it so the seer gets good?")
+_OWN_PROJECT = re.compile(r"\b(?:i'm|i am|we're|we are|i've been|we've been|i have|we have)\s+(?:\w+\s+)?$")
+
+
+def _run_verb(run: re.Match[str]) -> str:
+    return next(name for name in _RUN_HINTS if run.group(name))
+
+
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
 _WRITING = re.compile(
     r"\b(?:write|writes|writing|compose|composing|generate|generating|make|making|create|creating|print|printing)\s+"
     r"(?:\w+\s+){0,2}?(?:poems?|poetry|"
     r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
-    r"lesson plans?|flashcards?)\b(?!\s+problems?)|"  # not "make a story problem solver"
+    r"lesson plans?|flashcards?|fan ?fic(?:tion)?s?|fiction|screenplays?)\b(?!\s+problems?)|"  # not "a story problem"
     r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
 )
 # A dataset asked for, with no training: "generate a dataset of 1000 math word problems and save it as CSV"
@@ -102,7 +146,9 @@ _TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?
 _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
     r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
-    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b"
+    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b|"
+    r"\bprov(?:e|es|ing)\s+(?:\w+\s+){0,2}?(?:theorems?|lemmas?)\b|\btheorem[- ]prov(?:ing|ers?)\b|"
+    r"\bformal proofs?\b"
 )
 # Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)
 _CODE_LANGUAGE = re.compile(  # "create a werewolves game in javascript": software, whatever it is about
@@ -112,7 +158,8 @@ _CODE_LANGUAGE = re.compile(  # "create a werewolves game in javascript": softwa
 _SOFTWARE = re.compile(
     r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
-    r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b"
+    r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b|"
+    r"\bcountdown\s+(?:timers?|clocks?|widgets?)\b"  # "a countdown timer for my kitchen": no numbers game
 )
 # What an `_IMAGES` match asks for, when it is no picture
 _MEDIA = (("music", r"music|melod|soundtrack|audio"), ("a 3D model", r"3-?d|mesh|render"),
@@ -120,7 +167,7 @@ _MEDIA = (("music", r"music|melod|soundtrack|audio"), ("a 3D model", r"3-?d|mesh
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(
     r"\b(?:generates?|generating|creates?|creating|makes?|draws?|drawing|paints?|renders?|sketch(?:es)?|compose)\s+"
-    r"(?:an?\s+|some\s+|the\s+|me\s+)?"
+    r"(?:an?\s+|some\s+|the\s+|me\s+)?(?:[\w-]+\s+){0,2}?"  # "make a werewolves logo"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
     r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?|music|melod(?:y|ies)|"
     r"soundtracks?|audio|3-?d\s+(?:models?|scenes?|assets?|"

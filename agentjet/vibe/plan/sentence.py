@@ -196,7 +196,10 @@ _TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it
 # a question about the game or the tool ("is the seer or the witch more important?", "how long does a run take?"),
 # unless it asks for a skill ("is there a way to make the seer better?")
 _QUESTION = re.compile(r"^(?:how (?:long|much|many|fast|big|well)|is|are|does|do you|which)\b")
-_SKILL = re.compile(r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good|good at)\b")
+_SKILL = re.compile(
+    r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good|good at|wins?\s+more|more often)\b|"
+    r"\b(?:possible|a way)\s+to\s+(?:make|get|teach|help|improve)\b"  # "is it possible to make the village win ..."
+)
 _TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
 # a question about training itself ("what's the quickest check that training works?") asks for a run, not text
 _ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM
 
 __all__ = [
-    "BATCH_SIZE", "EPISODES_PER_STEP", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
+    "BATCH_SIZE", "EPISODES_PER_STEP", "MAX_TOKENS", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
     "read_epochs", "read_eval_count", "read_minutes", "read_steps", "read_steps_note", "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
 BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x tasks; the planner says so
 TEMPERATURE = "temperature"  # a family's sampling temperature is its recipe's (a task param); the planner says so
+MAX_TOKENS = "max tokens"  # so is the length of a reply
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -30,18 +31,25 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"  # "3e-4 lr"
     )),
     ("grpo.group_size", re.compile(
-        rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+){_NUMBER}\b|"
-        r"\b(\d+)\s+(?:rollouts?|samples?|completions?|attempts?|tries|games?|episodes?)\s+(?:per|a|each|for each)\s+"
+        rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+|group\s*[=:]?\s*){_NUMBER}\b|"  # "group 4"
+        r"\b(\d+)\s+(?:rollouts?|samples?|completions?|generations?|responses?|answers?|attempts?|tries|games?|"
+        r"episodes?)\s+(?:per|a|each|for each)\s+"
         r"(?:group|prompt|puzzle|problem|task|deal|list|word|question|item)\b"
     )),
     ("lora.rank", re.compile(
         rf"\b(?:lora[ -])?rank{_IS}{_NUMBER}\b|\brank[ -]{_NUMBER}[ -](?:lora|adapters?)\b|"
         rf"\blora[ -]r\s*[=:]?\s*{_NUMBER}\b"
     )),
+    ("lora.alpha", re.compile(rf"\b(?:lora[ -])?alpha{_IS}{_NUMBER}\b|\balpha[ -]{_NUMBER}\b")),
+    ("optim.weight_decay", re.compile(rf"\b(?:weight[ -]decay|wd){_IS}{_NUMBER}")),
     ("grpo.kl_coef", re.compile(  # "kl 0.01", "a kl penalty of 0.05", "kl_coef=0.1"
         rf"\b(?:grpo\.)?kl(?:[ _-]?(?:coef(?:ficient)?|penalty|weight|beta|term))?{_IS}{_NUMBER}"
     )),
     (TEMPERATURE, re.compile(rf"\b(?:sampling\s+)?temp(?:erature)?{_IS}-?{_NUMBER}")),
+    (MAX_TOKENS, re.compile(  # "max 1000 tokens per reply": a task parameter, as the temperature is
+        r"\b(?:(?:max(?:imum)?|at most|up to|limit(?: of)?)\s+)?(\d+)\s+(?:new\s+)?tokens?\b(?:\s+(?:per|an?|each)\s+"
+        r"(?:reply|answer|response|completion|call|turn|message|generation))?|\bmax[_ ](?:new[_ ])?tokens{_IS}(\d+)"
+    )),
     ("collect.tasks", re.compile(  # task groups an update: "2 deals per step", "4 problems an update"
         r"\b(\d+)\s+(?:[\w-]+\s+)?(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
@@ -52,6 +60,9 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
     )),
 )
+
+
+_FRACTIONS = ("optim.lr", "grpo.kl_coef", "optim.weight_decay")  # the settings whose values are no counts
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
         if match is None or key in found:
             continue
         raw = next(group for group in match.groups() if group is not None)
-        value: float | int = float(raw) if key in ("optim.lr", "grpo.kl_coef") else int(float(raw))
+        value: float | int = float(raw) if key in _FRACTIONS else int(float(raw))
         found[key] = TrainSetting(key, value, match.group(0).strip(), match.span())
     return tuple(found.values())
 
@@ -95,6 +106,7 @@ _EVAL_COUNT = re.compile(
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
     rf"\b(\d+)\s+(?:held[- ]out\s+)?{_THINGS}\s+(?:of\s+|for\s+)?(?:eval(?:uation)?|testing|held[- ]out)\b|"
     r"\b(\d+)\s+held[- ]out(?=\s*(?:$|[,.;!?]))|"  # "20 held-out"
+    r"\b(\d+)\s+evals?(?=\s*(?:$|[,.;!?]))|"  # "25 evals"
     rf"\b(?:hold(?:ing)?|keep(?:ing)?|set(?:ting)?)\s+(?:back|out|aside)\s+{_ABOUT}(\d+)"
     rf"(?:\s+{_THINGS}\b|(?=\s*(?:$|[,.;!?])))|"
     rf"\bkeep(?:ing)?\s+{_ABOUT}(\d+)\s+(?:{_THINGS}\s+)?(?:for|as)\s+(?:the\s+)?"

@@ -34,6 +34,8 @@ SEPARATE = re.compile(
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
     r"\b(?:separately|independently)\b|" + ALL_ROLES_APART + "|"
+    rf"\b{_MODEL}\s*[:=]\s*(?:separate|distinct|independent|unshared|not shared|non-?shared|own|apart)\b|"  # "models:
+    # separate"
     r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
@@ -42,7 +44,8 @@ SEPARATE = re.compile(
 )
 SHARED = re.compile(
     rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
-    rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b"
+    rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b|"
+    rf"\b{_MODEL}\s*[:=]\s*(?:shared|one|same|single|1)\b"  # "models: shared"
 )
 SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
     rf"\b(?:separate|distinct|independent|different|individual|own|dedicated)\s+(?:\w+\s+)?{_MODEL}\s+"

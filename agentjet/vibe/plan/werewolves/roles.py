@@ -312,8 +312,10 @@ def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
         for m in mentions
         if m.trained
         and m.start >= 0
-        and _ONLY_MARK_BEFORE.search(text[: m.start])
-        and _ONLY_MARK_AFTER.match(text[m.start + len(m.word) :])
+        and (
+            (_ONLY_MARK_BEFORE.search(text[: m.start]) and _ONLY_MARK_AFTER.match(text[m.start + len(m.word) :]))
+            or re.match(r"\s+only\b", text[m.start + len(m.word) :])  # "train the seer only"
+        )
     }
     if not marked:
         return mentions
