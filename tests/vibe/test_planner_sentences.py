@@ -1307,6 +1307,34 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("stop the wolves from winning", "werewolves", roles=VILLAGE),
     Row("countdown for 2k steps", "countdown", steps=2000),
     Row("word task, two dozen steps", "word", steps=24),
+    # round 34 (a thirty-third reviewer playing five users: a researcher, a teacher, a non-native speaker, a game-night
+    # fan and a prober of limits; 200 sentences and 16 command lines, 149 right before these)
+    Row("GRPO on countdown, difficulty 3, 100 steps, lr 1e-5, group size 16, Qwen/Qwen2.5-0.5B-Instruct", "countdown",
+        {"difficulty": 3}, steps=100, model="qwen2.5 0.5B"),  # fmt: skip
+    Row("Fine-tune meta-llama/Llama-3.2-1B on arithmetic", "arithmetic", model="llama-3.2 1B"),
+    Row("I'd love the computer to say 'good morning' every time I greet it.", "word"),
+    Row("model must learning to answer only one word, make 15 steps please", "word", steps=15),
+    Row("My students struggle with problems that take several steps, like buying things, then getting change",
+        "arithmetic", {"difficulty": 3}),  # fmt: skip
+    Row("Help the computer do two-step problems, like a farmer who buys some cows, and let it practise for a hundred "
+        "training steps.", "arithmetic", {"difficulty": 2}, steps=100),  # fmt: skip
+    Row("let it practise arithmetic for fifty practice rounds", "arithmetic", steps=50),
+    Row("godfather and mafiosos should win more", "werewolves", roles=WOLVES),
+    Row("for the werewolf game, the witch and the hunter they should learn, but the seer no", "werewolves",
+        roles=["witch", "hunter"]),  # fmt: skip
+    Row("I want train the villagers of the werewolf, each role with his own model", "werewolves", roles=VILLAGE,
+        policies=[["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolf: train the hunter but not in the same model than the seer, both learn", "werewolves",
+        roles=["seer", "hunter"], policies=[["seer"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: the hunter should take a wolf with him when he dies, train him for 30 minutes", "werewolves",
+        roles=["hunter"], minutes=30),  # fmt: skip
+    Row("Our game group wants the computer to play all the village roles in werewolf while the wolves stay as simple "
+        "bots", "werewolves", roles=VILLAGE),  # fmt: skip
+    Row("werewolves: i do not care about the wolves at all, train the seer", "werewolves", roles=["seer"]),
+    Row("evaluate on 128 held-out items, arithmetic level 3, 1e-4 lr, 50 steps", "arithmetic", {"difficulty": 3},
+        steps=50),  # fmt: skip
+    Row("Qwen2.5-0.5B-Instruct, shopping tool-use, 3 items, 25 steps, max_turns 9", "tool_use",
+        {"difficulty": 2, "max_turns": 9}, steps=25, model="qwen2.5 0.5B"),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2713,3 +2741,33 @@ def test_round_33_a_reply_length_a_time_of_day_an_eval_count_and_a_quoted_correc
     assert _plan("arithmetic, lr 1e-3, 20 steps, 25 evals").dataset.eval_items == 25
     corrected = _text(_plan("teach it to always answer 'ok', actually make it 'okay'"))
     assert "'answer ok' corrected to 'answer okay'" in corrected and "'okay' among others" in corrected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("countdown for -5 minutes", "'-5 minutes' is negative"),
+     ("train tool use for 1.5 steps", "'1.5 steps' is no whole number of steps"),
+     ("arithmetic level -2", "'level -2' is no level"),
+     ("arithmetic for 10 million steps", "a run of 10000000 steps cannot be planned"),
+     ("how do I resume run abc123?", "it asks a question, not for training a model: `agentjet vibe --resume RUN_ID`")],
+)  # fmt: skip
+def test_round_34_numbers_no_run_can_have_and_a_question_about_a_run_are_refused(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match=re.escape(said)):
+        _plan(sentence)
+    assert _plan("Tool usage please - medium - 10 steps").budget.steps == 10  # a dash between clauses: no minus
+    assert _plan("arithmetic level-2").params["difficulty"] == 2
+
+
+def test_round_34_settings_and_held_out_counts_of_a_researcher_and_a_teacher_are_read() -> None:
+    assert "'bs 16' ignored" in _text(_plan("word task sanity run: 5 steps, lr 5e-4, bs 16"))
+    assert "'ctx 2048' ignored: the context window" in _text(_plan("arithmetic, lr 3e-6, 300 steps, ctx 2048"))
+    assert _plan("countdown, rollouts n=16, 50 steps").train["grpo"]["group_size"] == 16
+    assert _plan("arithmetic, level 2, lernrate 5e-5, 40 steps").train["optim"]["lr"] == pytest.approx(5e-5)
+    assert "'2 epochs' ignored: the 30 steps said" in _text(_plan("countdown level 1, 30 steps, epochs: 2"))
+    for sentence, items in (("arithmetic, two operations, 60 steps, eval_items=50", 50),
+                            ("get better at countdown, trying it on 50 practice puzzles at the end", 50),
+                            ("add up bills using its tools, and check it afterwards on thirty bills", 30)):  # fmt: skip
+        assert _plan(sentence).dataset.eval_items == items
+    turns = _plan("a helper that looks up prices, and it should never take more than eight turns to finish a list")
+    assert turns.params == {"difficulty": 1, "max_turns": 8}
+    assert "'hard'" not in _text(_plan("word problems for my fourth graders, nothing too hard please"))

@@ -44,7 +44,7 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "werewolves' opponents": _SIDE, "village's opponents": _WOLVES, "villagers' opponents": _WOLVES,
     "werewolf": _WOLVES, "werewolves": _WOLVES, "were-wolves": _WOLVES, "were-wolf": _WOLVES, "wolf": _WOLVES,
     "wolves": _WOLVES, "wolfs": _WOLVES, "wolf pack": _WOLVES, "pack": _WOLVES, "mafia": _WOLVES,
-    "mafiosi": _WOLVES, "mafioso": _WOLVES, "godfather": _WOLVES,
+    "mafiosi": _WOLVES, "mafioso": _WOLVES, "mafiosos": _WOLVES, "godfather": _WOLVES,
     "bad guys": _WOLVES, "bad guy": _WOLVES, "evil side": _WOLVES, "evil team": _WOLVES, "killers": _WOLVES,
 }  # fmt: skip
 # Role words of other variants, said in an assumption as the role or side they are read as
@@ -59,7 +59,8 @@ _READ_AS = {  # a role word of another variant -> the role or side it is read as
                      "non wolf", "non werewolf", "non-wolf roles", "non-werewolf roles", "wolves' opponents",
                      "werewolves' opponents"), "the village side"),
     **dict.fromkeys(("village's opponents", "villagers' opponents"), "the werewolves"),
-    "mafia": "the werewolves", "godfather": "the werewolves (the mafia's side)",
+    "mafia": "the werewolves",
+    **dict.fromkeys(("godfather", "mafioso", "mafiosi", "mafiosos"), "the werewolves (the mafia's side)"),
 }  # fmt: skip
 # Any role word, longest first ("plain villagers" before "villagers"): a regex source, for whoever reads roles
 ROLE_WORDS = "|".join(sorted(map(re.escape, ROLE_ALIASES), key=len, reverse=True))
@@ -87,7 +88,7 @@ OPPOSING_WORDS = frozenset(
     "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
     "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
     "inspecting investigate investigates investigating poisoning poisons potion potions shot shots hit hits "
-    "decieve decieves decieving stop stops stopping prevent prevents preventing".split()  # a misspelling too
+    "decieve decieves decieving stop stops stopping prevent prevents preventing take takes taking".split()  # typo too
 )
 # The werewolves deal: a lineup a sentence asks for ("with 2 wolves") is said to be ignored
 PLAYERS = 9

@@ -84,6 +84,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         r"\b(\d+)[\s-]*(?:players?|people|seats)\b(?!\s+(?:a|per|each|every)\s+(?:night|day|round))"
     )),
     ("turns", re.compile(  # how many calls an agent gets: "at most 6 turns", "10 turns max"
+        r"\bmax[_ ]turns\s*[=:]?\s*(\d+)\b|"  # "max_turns 9"
         r"\b(?:max(?:imum)?(?: of)?|at most|up to|no more than|limit(?:ed)? to|within)\s+(\d+)\s+"
         r"(?:turns?|tool calls?|model calls?|calls?)\b|\b(\d+)[\s-]*turns?\s+(?:max(?:imum)?|at most|limit)\b|"
         r"\b(\d+)[\s-]*(?:turns?|tool calls?|model calls?)(?:\s+(?:per|an|a|each)\s+(?:episode|task|list|game))?\b"
@@ -100,13 +101,14 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("at_most", re.compile(
         r"\b(?:up to|under|below|less than|at most|no more than|not above|not over|max(?:imum)?(?: of)?|within|"
         r"smaller than|(?:no|not) (?:bigger|larger|greater|more) than|to|until|till|<=?)\s+(\d+)\b"
-        r"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|"
+        r"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|turns?|tokens?|calls?|"
         rf"seconds?|secs?|iterations?|updates?|rounds?|players?|b\b|m\b|billion|million|%|{_COUNT_NOUNS}))"
     )),
     ("at_least", re.compile(
         r"(?<!not )(?<!no )\b(?:over|above|more than|at least|bigger than|larger than|greater than|exceeding|>=?)\s+"
         r"(\d+)\b"
-        rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|{_COUNT_NOUNS}))"
+        rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|turns?|tokens?|"
+        rf"calls?|{_COUNT_NOUNS}))"
     )),
 )  # fmt: skip
 # Counts said without a number: "multi-step problems" (2 or more), "several operations" (about 3)
@@ -190,8 +192,8 @@ _TIMES_TEN = re.compile(
     r"(?:-|minus\s*|negative\s*)(\d+)\)?"
 )
 _TEN_TO = re.compile(r"(?<![\d.])\b10\s*(?:\^|\*\*)\s*\(?\s*-\s*(\d+)\)?")
-_THOUSANDS_K = re.compile(  # "2k steps", "1.5k games": a count in thousands
-    r"\b(\d+(?:\.\d+)?)k\b(?=\s+(?:more\s+)?(?:training\s+)?(?:steps?|iterations?|updates?|episodes?|games?|items?|"
+_THOUSANDS_K = re.compile(  # "2k steps", "1.5k games", "10 million steps": a count in thousands or millions
+    r"\b(\d+(?:\.\d+)?)\s*(k|million|mil)\b(?=\s+(?:more\s+)?(?:training\s+)?(?:steps?|iterations?|updates?|episodes?|games?|items?|"
     r"problems?|puzzles?|questions?|samples?))"
 )
 
@@ -203,7 +205,7 @@ def _dozens(match: re.Match[str]) -> str:
 
 
 def _thousands(match: re.Match[str]) -> str:
-    return str(round(float(match.group(1)) * 1000))
+    return str(round(float(match.group(1)) * (1000 if match.group(2) == "k" else 1_000_000)))
 
 
 def _with_exponents(text: str) -> str:

@@ -38,7 +38,15 @@ from agentjet.vibe.plan.spec import (
     merge_overrides,
 )
 from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import BATCH_SIZE, EPISODES_PER_STEP, MAX_TOKENS, OVERNIGHT, TEMPERATURE
+from agentjet.vibe.plan.train_words import (
+    BATCH_SIZE,
+    CONTEXT,
+    EPISODES_PER_STEP,
+    MAX_TOKENS,
+    OVERNIGHT,
+    TEMPERATURE,
+    impossible_budget,
+)  # fmt: skip
 from agentjet.vibe.plan.werewolves.plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -135,9 +143,8 @@ def _said_settings(
             notes.append(f"'{setting.words}' ignored: each family samples at its recipe's temperature, measured to "
                          "learn (a task parameter, not a training setting)")
             continue
-        if setting.key == MAX_TOKENS:
-            notes.append(f"'{setting.words}' ignored: each family's reply length is its recipe's (a task parameter, "
-                         "not a training setting)")
+        if setting.key in _NOT_SETTINGS:
+            notes.append(f"'{setting.words}' ignored: {_NOT_SETTINGS[setting.key]}")
             continue
         if setting.key == BATCH_SIZE:
             notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
@@ -171,6 +178,8 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
     if (reason := no_training(reading.text, is_text_request=reading.is_text_request)) is not None:
         raise _refusal(sentence, reading, reason)
+    if (impossible := impossible_budget(reading.text)) is not None:
+        raise PlanRefused(f"cannot plan {sentence!r}: {impossible}")
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
     if not reading.families and not game_roles:  # "the cop and doctor": roles of the game, but no game named
         named = ", ".join(dict.fromkeys(m.word for m in reading.roles.mentions))
@@ -237,8 +246,12 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
 # generic ones (town, doctor, detective, good guys) that other requests use too
 _GAME_ROLE_WORDS = frozenset(
     "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
-    + ["wolf pack", "plain villager"]
+    + ["wolf pack", "plain villager", "godfather", "mafioso", "mafiosi", "mafiosos"]  # mafia's own words
 )
+_NOT_SETTINGS = {  # words that look like training settings but are not TrainConfig's, and why
+    MAX_TOKENS: "each family's reply length is its recipe's (a task parameter, not a training setting)",
+    CONTEXT: "the context window is the model's own (a model property, not a training setting)",
+}
 _CLOCK = re.compile(
     r"\b(?:until|till|by|before)\s+(?:lunch|dinner|breakfast|noon|midnight|tonight|tomorrow(?: morning)?|"
     r"(?:the )?morning|(?:the )?evening|(?:the )?end of (?:the )?day|eod|\d{1,2}(?::\d\d)?\s*(?:am|pm|o'?clock))\b"
@@ -322,6 +335,8 @@ def _budget(
         steps = reading.steps
         if reading.steps_note is not None:
             assumptions.append(reading.steps_note)
+        if reading.epochs is not None:
+            assumptions.append(f"'{reading.epochs} epochs' ignored: the {steps} steps said are the budget")
     elif reading.epochs is not None and reading.epochs > 0:
         steps = reading.epochs
         assumptions.append(

@@ -161,7 +161,7 @@ def _local_models(roots: Sequence[Path]) -> list[tuple[str, Path]]:
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
 _MODEL_NAME = re.compile(
     r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|chatgpt|"
-    r"claude|gemini)(?:[-_.]?\d[\w.-]*|[-_.][a-z][\w.-]*)?(?![a-z])"  # not "phishing", "llamas"
+    r"claude|gemini)(?:[-_.]?\d[\w.-]*|[-_.][a-z][\w.-]*)?(?![a-z/])"  # not "phishing", "llamas", an owner "qwen/"
     r"(?:\s+\d+(?:\.\d+)*(?![\d.]*\s*(?:b|bn|billion|m|million)\b))?"  # "llama 3.1 8b": 3.1
 )
 _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")

@@ -23,7 +23,7 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
     if harm := _HARMFUL.search(text):
         return f"it asks for something meant to harm people ('{harm.group(0)}'), which vibe does not train"
     if run := _A_RUN_THAT_EXISTS.search(text):
-        return f"it asks about a run, not for a new one ('{run.group(0).strip()}'): {_RUN_HINTS[_run_verb(run)]}"
+        return f"it asks about a run, not for a new one ('{run.group(0).strip()}'): {_RUN_HINTS[_verb(run)]}"
     if picture := _IMAGES.search(text):
         kind = next((kind for kind, words in _MEDIA if re.search(words, picture.group(0))), "a picture")
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
@@ -31,7 +31,8 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
         return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
     if is_text_request:
         asks = "a question" if _QUESTION.match(text) else "for text"
-        return f"it asks {asks}, not for training a model"
+        about = _RUN_WORDS.search(text)  # "how do I resume run abc123?": the command that does it
+        return f"it asks {asks}, not for training a model" + (f": {_RUN_HINTS[_verb(about)]}" if about else "")
     software = _SOFTWARE.search(text) or (None if trained else _CODE_LANGUAGE.search(text))
     if software and not (trained and _OWN_PROJECT.search(text[: software.start()])):  # "I'm building a bot ...":
         return f"it asks to build software ('{software.group(0)}'), not to train a model"  # what it is for
@@ -87,8 +88,15 @@ _RUN_HINTS = {
 _OWN_PROJECT = re.compile(r"\b(?:i'm|i am|we're|we are|i've been|we've been|i have|we have)\s+(?:\w+\s+)?$")
 
 
-def _run_verb(run: re.Match[str]) -> str:
-    return next(name for name in _RUN_HINTS if run.group(name))
+_RUN_WORDS = re.compile(  # a question about a run: which hint answers it
+    r"\b(?:(?P<resume>resume|continue|restart)|(?P<show>report|curves?|results?)|(?P<export>export|upload|gguf)|"
+    r"(?P<remove>delete|remove|stop|cancel))\b"
+)
+
+
+def _verb(found: re.Match[str]) -> str:
+    """Which of `_RUN_HINTS` a match of `_A_RUN_THAT_EXISTS` or `_RUN_WORDS` asks for (its named group)."""
+    return next(name for name in _RUN_HINTS if found.group(name))
 
 
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
@@ -114,7 +122,8 @@ _EVALUATION_ONLY = re.compile(
     r"\b(?:evaluate|evaluating|eval|benchmark|benchmarking|measure|measuring|assess|assessing|score|scoring|test|"
     r"testing)\b.*\b(?:without|no)\s+(?:any\s+)?(?:training|fine-?tuning|updates?)\b|"
     r"\b(?:just|only)\s+(?:evaluate|eval|benchmark|measure|assess|score)\b|"
-    r"^(?:(?:please|can you|could you)\s+)?(?:evaluate|eval|benchmark|assess|score|rate)\b(?!\s+how\b)|"
+    r"^(?:(?:please|can you|could you)\s+)?(?:evaluate|eval|benchmark|assess|score|rate)\b(?!\s+how\b)"
+    r"(?!.*\b(?:\d+\s+(?:training\s+)?steps|lr|learning rate|train\w*)\b)|"  # "evaluate on 128 items, ..., 50 steps"
     r"^(?:(?:please|can you|could you)\s+)?compare\b(?!.*\b(?:lrs?|learning rates?|ranks?|settings?|recipes?|"
     r"rewards?|hyper-?param\w*|configs?|steps|group sizes?|temperatures?)\b)|"  # "compare llama and qwen on ..."
     r"^(?:(?:please|can you|could you)\s+)?(?:test|check|measure|see|find out)\s+how\s+"

@@ -63,7 +63,8 @@ SAYS_A_PHRASE = (
     r"(?:just |only |exactly |always )?"
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
     rf"(?(bare_reply)(?!)|(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!(?!much\b|so\b){_NOT_SAID}\b)[a-z]+){{1,3}})))"
-    r"(?:\s+to\s+(?:me|us|them|you|users?|people|everyone|everybody))?\s*(?:[.!,;:]|$)"  # "say 'good night' to me"
+    r"(?:\s+to\s+(?:me|us|them|you|users?|people|everyone|everybody))?"  # "say 'good night' to me"
+    r"(?:\s+(?:every time|each time|whenever)\b[^.;!?,]*)?\s*(?:[.!,;:]|$)"  # "... every time I greet it"
 )
 # "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
 SIMPLEST_TASK = (
@@ -137,6 +138,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bmath(?:s|ematics|ematical)?\b",
         r"\bword problems?\b",
         r"\bstory problems?\b",
+        r"\b(?:multi|two|three|one|several|many|\d+)[- ]step\s+(?:\w+\s+)?problems?\b|"
+        r"\bproblems?\s+(?:that|which)\s+(?:take|takes|need|needs)\s+(?:several|many|multiple|a few|\d+)\s+steps\b",
         r"\bgsm(?:8k)?\b",
         r"\b(?:fractions?|decimals?|percentages?|algebra)\b",
         r"\b(?:grade|primary|elementary)[- ]school\b",
@@ -171,6 +174,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:say|says|saying|repeat|output|print|{REPLY_VERB}(?: with)?)\s+(?:just |only |exactly |always )?"
         r"(?:[\"'\u2018\u201c][a-z0-9][a-z0-9-]*[\"'\u2019\u201d]|[a-z]+,? and nothing else)",
         r"\b(?:one|single|1)[- ]word (?:answers?|repl(?:y|ies)|responses?|outputs?)\b",
+        r"\b(?:answer|reply|respond)\w*\s+(?:with\s+)?(?:only|just|exactly)\s+(?:one|1|a single)\s+word\b",
         r"\b(?:answer|answers|answering|reply|replies|replying|respond|responds|responding)\s+(?:\w+\s+){0,3}?"
         r"(?:with|in)\s+"
         r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
@@ -227,14 +231,15 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
     (
         "medium",
         r"\b(?:medium|moderate(?:ly (?:hard|difficult|challenging|tough))?|intermediate|mid[- ]level|"
-        r"not (?:too|so|very) (?:hard|difficult|easy|simple)|"
+        r"(?:not|nothing) (?:too|so|very|overly) (?:hard|difficult|easy|simple)|"
         r"(?:don't|do not|never)\s+make\s+(?:it|them)\s+(?:too|so|very|overly)\s+(?:hard|difficult|tough)|"
         r"(?:slightly|a bit|a little|somewhat) (?:harder|tougher)|"
         r"(?:except|but not|other than|anything but|not|apart from|excluding|besides|above)\s+(?:the\s+)?"
         r"(?:easiest|simplest|easy|lowest|first)(?:\s+(?:ones?|level|difficulty|tier))?)\b",
     ),
     ("hard", r"\b(?:hard|harder|difficult|challenging|tough|tougher|advanced|tricky|trickier)\b"),
-    ("easy", r"\b(?:easy|easier|easiest|simple|simpler|basic|beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
+    ("easy", r"\b(?:easy|easier|easiest|simple(?!\s+(?:bots?|scripts?|heuristics?|rules?|players?))|simpler|basic|"
+             r"beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
 # "harder to detect", "easy to beat": the word describes how a player is to others, not the puzzle's level
 _NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crack|work)\w+)"

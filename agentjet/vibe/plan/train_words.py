@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM
 
 __all__ = [
-    "BATCH_SIZE", "EPISODES_PER_STEP", "MAX_TOKENS", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting", "blanked",
-    "read_epochs", "read_eval_count", "read_minutes", "read_steps", "read_steps_note", "read_train_settings",
+    "BATCH_SIZE", "CONTEXT", "EPISODES_PER_STEP", "MAX_TOKENS", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting",
+    "blanked", "impossible_budget", "read_epochs", "read_eval_count", "read_minutes", "read_steps", "read_steps_note",
+    "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
 BATCH_SIZE = "batch size"  # no TrainConfig key: a step's batch is groups x tasks; the planner says so
 TEMPERATURE = "temperature"  # a family's sampling temperature is its recipe's (a task param); the planner says so
 MAX_TOKENS = "max tokens"  # so is the length of a reply
+CONTEXT = "context"  # and the model's context window, the model's own
 _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -32,6 +34,7 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     ("grpo.group_size", re.compile(
         rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+|group\s*[=:]?\s*){_NUMBER}\b|"  # "group 4"
+        r"\b(?:rollouts?|samples?|completions?|generations?)\s+n\s*=\s*(\d+)\b|"  # "rollouts n=16"
         r"\b(\d+)\s+(?:rollouts?|samples?|completions?|generations?|responses?|answers?|attempts?|tries|games?|"
         r"episodes?)\s+(?:per|a|each|for each)\s+"
         r"(?:group|prompt|puzzle|problem|task|deal|list|word|question|item)\b"
@@ -54,7 +57,9 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(\d+)\s+(?:[\w-]+\s+)?(?:deals?|tasks?|problems?|puzzles?|prompts?|lists?|words?|questions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
     )),
-    (BATCH_SIZE, re.compile(rf"\b(?:batch[ -]size|batches of|mini-?batch(?: size)?){_IS}{_NUMBER}\b")),
+    (BATCH_SIZE, re.compile(rf"\b(?:batch[ -]size|batches of|mini-?batch(?: size)?|bs){_IS}{_NUMBER}\b")),
+    (CONTEXT, re.compile(rf"\b(?:ctx|context(?:[ _-](?:length|len|window|size))?|max[_ ]seq(?:uence)?[_ ]len(?:gth)?)"
+                         rf"{_IS}{_NUMBER}\b")),
     (EPISODES_PER_STEP, re.compile(  # episodes an update, groups x tasks: "16 games per step"
         r"\b(\d+)\s+(?:games?|episodes?|rollouts?|samples?|completions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
@@ -90,7 +95,8 @@ def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
 
 _THINGS = (  # "24 shopping lists", "8 receipts"
     r"(?:(?:shopping|grocery|math|word|countdown|werewol(?:f|ves))\s+)?(?:games?|deals?|items?|problems?|puzzles?|"
-    r"questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|samples?|cases?|receipts?|baskets?|carts?|orders?)"
+    r"questions?|words?|lists?|episodes?|examples?|tasks?|prompts?|samples?|cases?|receipts?|baskets?|carts?|orders?|"
+    r"bills?)"
 )
 _NOT_PER_STEP = r"(?!\s+(?:per|an|a|each|every)\s+(?:training\s+)?(?:step|update|iteration)\b)"  # "2 puzzles per step"
 _HELD_SET = r"(?:held[- ]out|eval(?:uation)?|test|validation)\s+(?:set|split)"
@@ -100,7 +106,7 @@ _EVAL_COUNT = re.compile(
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
     rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
-    r"\b(?:eval(?:uation)?|held[- ]out)\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "..., eval 8"
+    r"\b(?:eval(?:uation)?|held[- ]out)(?:[_ ]items)?\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "eval 8"
     rf"\b(?:eval(?:uation)?|held[- ]out|test)\s+{_THINGS}\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?]))|"  # "eval items 20"
     rf"\bheld[- ]out\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"  # "held out 12 lists"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
@@ -114,6 +120,9 @@ _EVAL_COUNT = re.compile(
     rf"\beval(?:uate|uation)?\s*:?\s+{_ABOUT}(\d+)\s+(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b"
     rf"{_NOT_PER_STEP}|"
     rf"\b{_HELD_SET}\s+(?:of|with)\s+{_ABOUT}(\d+)\b|"  # "a held-out set of 128 problems"
+    rf"\b(?:(?:try|tries|trying|check|checks|checking)\s+(?:it|them)|(?:how\s+)?(?:it|they)\s+(?:does|do|did))\s+"
+    rf"(?:\w+\s+){{0,3}}?on\s+{_ABOUT}(\d+)\s+"
+    rf"(?:[\w-]+\s+)?{_THINGS}\b{_NOT_PER_STEP}|"  # "check it afterwards on 30 bills it has never seen"
     rf"\b(\d+)[\s-]+(?:{_THINGS}[\s-]+)?{_HELD_SET}\b"  # "a 100-item test set"
 )
 
@@ -198,9 +207,10 @@ def read_minutes(text: str) -> float | None:
 
 _NOT_BUDGET = rf"(?!\s+{PROBLEM_NOUNS}|\s+each\b|\s+(?:per|a|an|in each|for each)\s+{PROBLEM_NOUNS})"
 _STEPS = re.compile(
-    r"\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
+    r"(?<![\d.])\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
     r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
+    r"\b(\d+)\s+(?:practice|training)\s+(?:rounds?|sessions?)\b|"  # "fifty practice rounds"
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b|"  # "steps: 10"
     r"\b(?:steps?|training steps)\s+(\d+)(?=\s*(?:$|[,.;!?]))"  # "..., step 30"
 )
@@ -250,3 +260,23 @@ def read_steps_note(text: str) -> str | None:
 def read_epochs(text: str) -> int | None:
     """"3 epochs" -> 3 (no pass over a dataset in vibe: the planner reads it as steps and says so)."""
     return int(epochs.group(1) or epochs.group(2)) if (epochs := _EPOCHS.search(text)) else None
+
+
+# ---- numbers no run can have ---------------------------------------------------------------------------------
+
+_NEGATIVE = re.compile(  # "-5 minutes", "minus 3 steps"; not a dash between clauses ("easy - 10 steps")
+    r"(?:(?<![\w.])-(?=\d)|\bminus\s+)\d+(?:\.\d+)?\s*(?:minutes?|mins?|hours?|hrs?|steps?|iterations?|updates?)\b"
+)
+_FRACTION_OF_A_STEP = re.compile(r"\b\d+\.\d+\s+(?:training\s+)?(?:steps?|iterations?|updates?)\b")  # "1.5 steps"
+_NEGATIVE_LEVEL = re.compile(r"\b(?:level|difficulty)(?:\s+|\s*[=:]\s*)(?:-|minus\s)\s*\d+")  # not "level-2"
+
+
+def impossible_budget(text: str) -> str | None:
+    """Why a number the sentence gives cannot be run ("-5 minutes", "1.5 steps", "level -2"), or None."""
+    if found := _NEGATIVE.search(text):
+        return f"'{found.group(0)}' is negative: say a step count or a time limit above 0"
+    if found := _FRACTION_OF_A_STEP.search(text):
+        return f"'{found.group(0)}' is no whole number of steps: a step is one update"
+    if found := _NEGATIVE_LEVEL.search(text):
+        return f"'{found.group(0)}' is no level: levels start at 1"
+    return None

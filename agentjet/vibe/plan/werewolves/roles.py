@@ -52,7 +52,7 @@ _ONLY_MARK_AFTER = re.compile(
     r"^\s+(?:only\b|(?:should\s+|will\s+|must\s+|gets?\s+to\s+)?(?:learns?|trains?|improves?|gets?\s+trained|"
     r"is\s+trained|are\s+trained|updates?)\b)"
 )
-_GAME_BEFORE = re.compile(r"\b(?:in|at|of|on|for|playing|play|plays|played|into)\s+$")
+_GAME_BEFORE = re.compile(r"\b(?:(?:in|at|of|on|for|playing|play|plays|played|into)|of the)\s+$")  # "of the werewolf"
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
     r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
@@ -70,7 +70,7 @@ _SCRIPTED_AFTER = re.compile(
     r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|being|get|gets|play|plays|act|acts|"
     r"(?:should|must|will|can|shall)\s+(?:be|stay|remain))\s+)?"
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
-    r"(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
+    r"(?:(?:simple|dumb|basic|plain)\s+)?(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
 )
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = (  # a role, or the rest of them ("the wolves and the others are bots")
@@ -106,7 +106,7 @@ _LEFT_OUT_BEFORE = re.compile(
     r"leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|aside from|besides|"
     r"(?:everyone|everybody|anyone|anybody|all|every role|all roles|every player|all players)\s+but)|"
     r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+(?:bother\s+(?:to\s+)?)?"
-    r"(?:train|training|improve|teach|touch|update|change))$"
+    r"(?:train|training|improve|teach|touch|update|change))$|\b(?:don't|dont|do not|never)\s+care\s+(?:about|for)$"
 )
 # "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
 _ONLY_BEFORE = re.compile(
@@ -122,7 +122,8 @@ _LEFT_OUT_AFTER = re.compile(
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
     r"(?:it is|they are|is))\b|"
-    r"^\s+(?:(?:does|do|is|are|should|will)\s+not|doesn't|don't|isn't|aren't|shouldn't|won't)(?=\s*(?:$|[,.;!?]))"
+    r"^\s+(?:(?:does|do|is|are|should|will)\s+not|doesn't|don't|isn't|aren't|shouldn't|won't)(?=\s*(?:$|[,.;!?]))|"
+    r"^\s+(?:no|not)(?=\s*(?:$|[.;!?]))"  # "..., but the seer no"
 )
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
 _LOSES_AFTER = re.compile(
