@@ -2771,3 +2771,4 @@ def test_round_34_settings_and_held_out_counts_of_a_researcher_and_a_teacher_are
     turns = _plan("a helper that looks up prices, and it should never take more than eight turns to finish a list")
     assert turns.params == {"difficulty": 1, "max_turns": 8}
     assert "'hard'" not in _text(_plan("word problems for my fourth graders, nothing too hard please"))
+    assert "also fits word" in _text(_plan("make it say banana and also play werewolves as the seer"))

@@ -43,7 +43,7 @@ SAYS_A_WORD = (
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud))?"
     r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
-    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:\u2013\u2014]|-\s|$)"
+    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:\u2013\u2014]|-\s|$|and also\b)"  # "say banana and also play ..."
 )
 _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thinks", "say it again")
     r"(?:it|its|something|anything|nothing|everything|more|less|fewer|so|that|this|them|me|much|what|who|which|how|"
