@@ -1335,6 +1335,28 @@ THIRTY_SIXTH_HELD_OUT = [
         steps=50),  # fmt: skip
     Row("Qwen2.5-0.5B-Instruct, shopping tool-use, 3 items, 25 steps, max_turns 9", "tool_use",
         {"difficulty": 2, "max_turns": 9}, steps=25, model="qwen2.5 0.5B"),  # fmt: skip
+    # round 35 (a thirty-fourth reviewer, 45% werewolves as a QA tester would probe it; 200 sentences and 11 command
+    # lines, 184 right before these)
+    Row("werewolves: the witch should not be trained, nor the hunter; train the rest of the village", "werewolves",
+        roles=["villager", "seer"]),  # fmt: skip
+    Row("train the village but neither the witch nor the hunter", "werewolves", roles=["villager", "seer"]),
+    Row("werewolves: seer and witch trained, hunter not, villagers not, 1 hour", "werewolves", roles=["seer", "witch"],
+        minutes=60),  # fmt: skip
+    Row("In mafia train the town; the godfather and his crew are scripted", "werewolves", roles=VILLAGE),
+    Row("werewolves: the werewolves should be beaten by a trained seer", "werewolves", roles=["seer"]),
+    Row("the wolves get beaten by the seer, train the seer", "werewolves", roles=["seer"]),
+    Row("train all five roles of werewolves on separate models for 6 steps", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]], steps=6),  # fmt: skip
+    Row("Town of Salem style game: train the sheriff and the doctor", "werewolves", roles=["seer", "witch"]),
+    Row("train the doctor and the sheriff in town of salem on separate models", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("train the role that checks identities at night in werewolves", "werewolves", roles=["seer"]),
+    Row("train the werewolves role that has the healing and killing potions", "werewolves", roles=["witch"]),
+    Row("werewolves: train the one who shoots someone when he dies", "werewolves", roles=["hunter"]),
+    Row("In werewolves, train the side that kills at night", "werewolves", roles=WOLVES),
+    Row("train the seer at werewolves and don't let it talk, cap at 8 rounds", "werewolves",
+        {"discussion": False, "max_rounds": 8}, roles=["seer"]),  # fmt: skip
+    Row("tool_use difficulty 3, group of 4", "tool_use", {"difficulty": 3}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2772,3 +2794,15 @@ def test_round_34_settings_and_held_out_counts_of_a_researcher_and_a_teacher_are
     assert turns.params == {"difficulty": 1, "max_turns": 8}
     assert "'hard'" not in _text(_plan("word problems for my fourth graders, nothing too hard please"))
     assert "also fits word" in _text(_plan("make it say banana and also play werewolves as the seer"))
+
+
+def test_round_35_a_role_said_by_what_it_does_is_named_and_a_spam_filter_is_no_harm() -> None:
+    assert "'the one who shoots someone when he dies' read as the hunter" in _text(
+        _plan("werewolves: train the one who shoots someone when he dies")
+    )
+    assert "'town of salem' read as the built-in werewolves game" in _text(_plan("town of salem: train the sheriff"))
+    assert _plan("tool_use difficulty 3, group of 4").train["grpo"]["group_size"] == 4
+    with pytest.raises(PlanRefused, match="no built-in task family matches it"):
+        _plan("train a spam filter")
+    with pytest.raises(PlanRefused, match=re.escape("meant to harm people ('send spam')")):
+        _plan("train a model to send spam emails")

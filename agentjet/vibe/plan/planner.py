@@ -176,7 +176,7 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
-    if (reason := no_training(reading.text, is_text_request=reading.is_text_request)) is not None:
+    if (reason := no_training(reading.text)) is not None:
         raise _refusal(sentence, reading, reason)
     if (impossible := impossible_budget(reading.text)) is not None:
         raise PlanRefused(f"cannot plan {sentence!r}: {impossible}")

@@ -11,8 +11,30 @@ import re
 
 __all__ = ["no_training"]
 
+_TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too
+    r"^(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
+    r"translate|what|who|why|when|where|how (?:do|does|can|is|are))\b"
+)
+# a question about the game or the tool ("is the seer or the witch more important?", "how long does a run take?"),
+# unless it asks for a skill ("is there a way to make the seer better?")
+_QUESTION_ASKED = re.compile(r"^(?:how (?:long|much|many|fast|big|well)|is|are|does|do you|which)\b")
+_SKILL = re.compile(
+    r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good|good at|wins?\s+more|more often)\b|"
+    r"\b(?:possible|a way)\s+to\s+(?:make|get|teach|help|improve)\b"  # "is it possible to make the village win ..."
+)
+_TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
+# a question about training itself ("what's the quickest check that training works?") asks for a run, not text
+_ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")
 
-def no_training(text: str, *, is_text_request: bool) -> str | None:
+
+def _is_text_request(text: str) -> bool:
+    """Asks for text or a question answered ("write me a poem", "is the seer or the witch more important?"), not
+    a run: no training or skill asked for."""
+    question = _QUESTION_ASKED.search(text) and not _SKILL.search(text) and not _TRAINING_SAID.search(text)
+    return bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text)
+
+
+def no_training(text: str) -> str | None:
     """Why `text` asks for no training ("it asks for a picture ('draw a wolf'), ..."), or None.
 
     Most kinds count only where no training is asked for ("train a model to solve this countdown: ..." plans
@@ -29,7 +51,7 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
         return f"it asks for {kind} ('{picture.group(0)}'), not for training a model"
     if not skilled and (question := _SOLVE_THIS.search(text)):
         return f"it asks for an answer ('{question.group(0)}'), not for training a model to find such answers"
-    if is_text_request:
+    if _is_text_request(text):
         asks = "a question" if _QUESTION.match(text) else "for text"
         about = _RUN_WORDS.search(text)  # "how do I resume run abc123?": the command that does it
         return f"it asks {asks}, not for training a model" + (f": {_RUN_HINTS[_verb(about)]}" if about else "")
@@ -56,7 +78,8 @@ def no_training(text: str, *, is_text_request: bool) -> str | None:
 # Meant to harm people: refused even where a family is named ("train werewolves agents to harass real people");
 # the game's own lies ("teach the wolves to deceive the villagers") are no harm
 _HARMFUL = re.compile(
-    r"\b(?:harass\w*|phishing|scam(?:s|mers?|ming)?|malware|ransomware|spam(?:s|mers?|ming)?|dox(?:x)?(?:ing)?|"
+    r"\b(?:harass\w*|phishing|scam(?:s|mers?|ming)?|malware|ransomware|(?:send|write|generate|post)\w*\s+(?:\w+\s+)?"
+    r"spam|spamm(?:ers?|ing)\b(?!\s+(?:filter|detect|classif))|dox(?:x)?(?:ing)?|"
     r"stalk(?:s|ing|er)?|bully(?:ing)?|hate speech|fraud\w*|(?:crack|steal|stealing|cracking)\s+(?:\w+\s+)?"
     r"(?:passwords?|credentials|accounts?|money)|cheat(?:s|ing)?\s+(?:at|on|in)\s+(?:\w+\s+)?(?:poker|casinos?|"
     r"exams?|tests?|homework|online games?)|(?:bombs?|explosives?|weapons?)\b(?=.*\b(?:make|build|how)\b)|"

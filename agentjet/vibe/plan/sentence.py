@@ -26,6 +26,7 @@ from agentjet.vibe.plan.train_words import (
     read_steps_note,
     read_train_settings,
 )
+from agentjet.vibe.plan.werewolves.described import named_roles
 from agentjet.vibe.plan.werewolves.roles import ROLE_ALIASES, RoleReading, read_roles
 
 __all__ = [
@@ -85,7 +86,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bwere[- ]?wol(?:f|ves|fs)\b",
         r"\bww\b",
         r"\bwol(?:f|ves|fs)\b",
-        r"\bmafia\b",
+        r"\bmafia\b|\btown of salem\b",
         r"\bsocial[- ]deduction\b",
         r"\bhidden[- ]role\b",
         r"\b(?:seers?|villagers?|townsfolk)\b",
@@ -193,20 +194,6 @@ _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
     r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)"
 )
-_TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too
-    r"^(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
-    r"translate|what|who|why|when|where|how (?:do|does|can|is|are))\b"
-)
-# a question about the game or the tool ("is the seer or the witch more important?", "how long does a run take?"),
-# unless it asks for a skill ("is there a way to make the seer better?")
-_QUESTION = re.compile(r"^(?:how (?:long|much|many|fast|big|well)|is|are|does|do you|which)\b")
-_SKILL = re.compile(
-    r"\b(?:improve|improves|better|learns?|stronger|smarter|master|get good|good at|wins?\s+more|more often)\b|"
-    r"\b(?:possible|a way)\s+to\s+(?:make|get|teach|help|improve)\b"  # "is it possible to make the village win ..."
-)
-_TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
-# a question about training itself ("what's the quickest check that training works?") asks for a run, not text
-_ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
@@ -253,7 +240,9 @@ _NO_TALK = re.compile(
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
     rf"\b(?:disabl(?:e|ed|ing)|skip(?:ped|ping)?|drop(?:ped|ping)?|remov(?:e|ed|ing))\s+(?:the\s+)?{_TALK_WORD}\b|"
     r"\b(?:don'?t|do not|never|nobody|no one|can'?t|cannot|mustn'?t|shouldn'?t)\s+"
-    r"(?:let\s+(?:them|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?(?:talk|discuss|chat|speak|debate)\b"
+    r"(?:let\s+(?:them|it|him|her|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?"
+    r"(?:talk|discuss|chat|speak|debate)\b|"
+    r"\b(?:it|he|she|they)\s+(?:should|must|will|may|can)\s*(?:not|n't)\s+(?:talk|discuss|chat|speak|debate)\b"
 )
 _TALK = re.compile(
     r"\b(?:with|allow|allowing|enable|enabling|plus|and|including|using|use|uses|add|adding|turn on)\s+"
@@ -292,12 +281,12 @@ class Reading:
     discussion: bool | None
     talk_cue: str | None  # "bluff": asked-for behaviour that only happens in the day's talk (discussion unsaid)
     steps_note: str | None  # which count was taken from a range or from several ("10-15 steps": 15)
-    is_text_request: bool  # "write me a poem": asks for text, not training
     epochs: int | None = None  # "3 epochs": no pass over a dataset in vibe, read as steps by the planner
     settings: tuple[TrainSetting, ...] = ()  # "a learning rate of 1e-4", "groups of 16": over the recipe
     eval_count: EvalCount | None = None  # "evaluate on 32 games": held-out items a round
     grade: tuple[int, str] | None = None  # a school grade and its words: (5, "5th grade"), (3, "class 3")
-    corrections: tuple[str, ...] = ()  # "the seer, no wait, the witch": what was corrected, said as assumptions
+    corrections: tuple[str, ...] = ()  # "the seer, no wait, the witch": what was corrected (or a role read by what
+    # it does), said as assumptions
     written: str = ""  # `text` with number words as written: "say 'seven'" names the word seven, not 7
 
     @property
@@ -328,11 +317,11 @@ def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
     words = spelled(" ".join(sentence.lower().split()))
     fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
-    text = fixed.text
+    text, described = named_roles(fixed.text)  # "the role that checks identities at night": the seer
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
     families = _said_word_first(matched, words)
     settings, held = read_train_settings(text), read_eval_count(text)
-    said = words if not fixed.notes else None  # corrected: the words as written are no longer what is read
+    said = words if not (fixed.notes or described) else None  # corrected: the words as written are not what is read
     cues = read_cues(blanked(text, [s.span for s in settings] + ([held.span] if held else [])), said=said)
     days = [c for c in cues if c.kind == "rounds" and re.search(r"\b(?:days?|nights?)\b", c.words)]  # "at most 3 days"
     if families[:1] == ("werewolves",):  # game days: a round cap, no time limit
@@ -361,12 +350,11 @@ def read_sentence(sentence: str) -> Reading:
         settings=settings,
         eval_count=held,
         grade=read_grade(text),
-        corrections=fixed.notes,
+        corrections=fixed.notes + described,
         written=corrected(words).text,
         roles=read_roles(text),
         discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
         talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
-        is_text_request=_is_text_request(text),
         epochs=read_epochs(text),
     )
 
@@ -381,13 +369,6 @@ def _said_word_first(families: tuple[str, ...], words: str) -> tuple[str, ...]:
     if any(re.search(p, word) for family, pats in _FAMILY_PATTERNS.items() if family != "word" for p in pats):
         return ("word", *(f for f in families if f != "word"))
     return families
-
-
-def _is_text_request(text: str) -> bool:
-    """Asks for text or a question answered ("write me a poem", "is the seer or the witch more important?"), not
-    a run: no training or skill asked for."""
-    question = _QUESTION.search(text) and not _SKILL.search(text) and not _TRAINING_SAID.search(text)
-    return bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text)
 
 
 def _level(text: str) -> int | None:

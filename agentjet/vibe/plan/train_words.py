@@ -33,7 +33,7 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"  # "3e-4 lr"
     )),
     ("grpo.group_size", re.compile(
-        rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups of\s+|group\s*[=:]?\s*){_NUMBER}\b|"  # "group 4"
+        rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups? of\s+|group\s*[=:]?\s*){_NUMBER}\b|"  # "group 4"
         r"\b(?:rollouts?|samples?|completions?|generations?)\s+n\s*=\s*(\d+)\b|"  # "rollouts n=16"
         r"\b(\d+)\s+(?:rollouts?|samples?|completions?|generations?|responses?|answers?|attempts?|tries|games?|"
         r"episodes?)\s+(?:per|a|each|for each)\s+"

@@ -2,6 +2,8 @@
 
 roles.py        Which roles a sentence trains, names as opponents, leaves out or calls scripted, and the cues of
                 separate or shared models (`read_roles`).
+role_cues.py    The words around a role that say it does not train: left out, "only" another, wanted to lose, scripted.
+described.py    Roles said by what they do ("the role that checks identities at night": the seer), read as their names.
 model_cues.py   The words that say how roles go on models: separate or shared, per side or per role, a role's own.
 side_cues.py    The words that say more than one side trains: "both sides", "everyone", "train them both", a
                 training verb said beside roles of both sides; or that a side does not ("nobody on the wolf side").

@@ -64,7 +64,10 @@ ONE_MORE_FOR = re.compile(
 PER_ROLE = re.compile(
     r"\b(?:per|each|every)\s+(?:(?P<side>[\w-]+)\s+)?(?:roles?|players?|seats?)\b|\beach of them\b|"
     r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one|1)\s+(?:model|policy)\s+(?:each|"
-    r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+|their\s+|his\s+|her\s+)?(?:own|separate|distinct|different))\b|"
+    r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+|their\s+|his\s+|her\s+)?"
+    r"(?:own|separate|distinct|different)|"
+    r"(?:on|with|in)\s+(?:separate|distinct|different|individual|their own)\s+"
+    r"(?:models|polic(?:y|ies)|loras|adapters))\b|"
     + ALL_ROLES_APART + "|" + EVERYONE_OWN
 )
 PER_SIDE = re.compile(r"\b(?:per|each|every|both)[\s-]+(?:\w+\s+)?(?:sides?|teams?|factions?|camps?)\b")

@@ -25,6 +25,22 @@ from agentjet.vibe.plan.werewolves.model_cues import (
     SEPARATE_FOR,
     SHARED,
 )
+from agentjet.vibe.plan.werewolves.role_cues import (
+    CREW_AFTER,
+    LEAVE_BEFORE,
+    LEFT_OUT_AFTER,
+    LEFT_OUT_BEFORE,
+    LOSES_AFTER,
+    NO_BEFORE,
+    ONLY_BEFORE,
+    ONLY_MARK_AFTER,
+    ONLY_MARK_BEFORE,
+    OUT_AFTER,
+    SCRIPTED_AFTER,
+    SCRIPTED_BEFORE,
+    SO_IS_BEFORE,
+    TRAINING_AFTER,
+)
 from agentjet.vibe.plan.werewolves.side_cues import ASKED_TO_TRAIN, BOTH_NAMED, BOTH_SIDES, NONE_OF_BEFORE, TRAINS_AFTER
 from agentjet.vibe.plan.werewolves.villagers import POWER_ROLES, plain_villagers
 
@@ -46,12 +62,6 @@ _DETERMINED = re.compile(
     r"learning|scripted|untrained)\s+)?$"
 )
 _ONE_PLAYER_AFTER = re.compile(r"^\s+player\b(?!s)")
-# "only the town learns", "just the mafia trains": the one side that trains, the others named are opponents
-_ONLY_MARK_BEFORE = re.compile(r"\b(?:only|just|solely)\s+(?:the\s+)?$")
-_ONLY_MARK_AFTER = re.compile(
-    r"^\s+(?:only\b|(?:should\s+|will\s+|must\s+|gets?\s+to\s+)?(?:learns?|trains?|improves?|gets?\s+trained|"
-    r"is\s+trained|are\s+trained|updates?)\b)"
-)
 _GAME_BEFORE = re.compile(r"\b(?:(?:in|at|of|on|for|playing|play|plays|played|into)|of the)\s+$")  # "of the werewolf"
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
@@ -66,12 +76,6 @@ _ROLE_AFTER = re.compile(
     r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote)\b"
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
-_SCRIPTED_AFTER = re.compile(
-    r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|being|get|gets|play|plays|act|acts|"
-    r"(?:should|must|will|can|shall)\s+(?:be|stay|remain))\s+)?"
-    r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
-    r"(?:(?:simple|dumb|basic|plain)\s+)?(?:scripted|heuristic|rule-based|bots?|fixed|frozen|scripts?|rules)\b"
-)
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = (  # a role, or the rest of them ("the wolves and the others are bots")
     r"(?:the\s+)?(?:" + ROLE_WORDS
@@ -93,49 +97,11 @@ _ROLE_MODEL = re.compile(r"\s+(?:models?|polic(?:y|ies)|loras?|adapters?)\b")
 _A_BEFORE = re.compile(r"\b(?:a|an|one|1|its own|a separate|another|a second)\s+$")
 _PLAYED_BY = re.compile(r"\b(?:shared|used|played|run|controlled|driven|trained)\s+by$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
-_LEAVE_BEFORE = re.compile(r"\b(?:leave|leaves|leaving|left)\s+(?:the\s+)?$")  # "leave the seer out (of it)"
-_NO_BEFORE = re.compile(r"\bno\s+$")
-_TRAINING_AFTER = re.compile(r"^\s+(?:training|learning|updates?)\b")
-_OUT_AFTER = re.compile(r"^\s+(?:out|alone|be|untouched)\b")  # "leave the seer out", "leave the wolves alone"
 _NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
 _OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
-# "but not the wolves", "everyone except the seer", "don't train the witch": a role left out (the text up to the
-# word that governs the mention); "the seer is not trained", "the hunter stays untrained": the same, said after it
-_LEFT_OUT_BEFORE = re.compile(
-    r"(?:\b(?:not|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|instead of|minus|without|"
-    r"leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|aside from|besides|"
-    r"(?:everyone|everybody|anyone|anybody|all|every role|all roles|every player|all players)\s+but)|"
-    r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+(?:bother\s+(?:to\s+)?)?"
-    r"(?:train|training|improve|teach|touch|update|change))$|\b(?:don't|dont|do not|never)\s+care\s+(?:about|for)$"
-)
-# "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
-_ONLY_BEFORE = re.compile(
-    r"(?:\b(?:nobody|no one|noone|none|no other role|no roles?)|(?:n't|\bnot|\bnever)\s+(?:\w+\s+){0,2}?"
-    r"(?:anyone|anybody)|\b(?:everything|everyone|everybody|all)\s+(?:is\s+|are\s+)?(?:scripted|frozen|fixed))\s+"
-    r"(?:else\s+)?"
-    r"(?:except(?:\s+for)?|but|other than|apart from|besides|save)$"
-)
-_LEFT_OUT_AFTER = re.compile(
-    r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
-    r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
-    r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?untrained|"
-    r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
-    r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
-    r"(?:it is|they are|is))\b|"
-    r"^\s+(?:(?:does|do|is|are|should|will)\s+not|doesn't|don't|isn't|aren't|shouldn't|won't)(?=\s*(?:$|[,.;!?]))|"
-    r"^\s+(?:no|not)(?=\s*(?:$|[.;!?]))"  # "..., but the seer no"
-)
-# "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
-_LOSES_AFTER = re.compile(
-    r"^\s+(?:(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
-    r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)(?!\s+(?:less|fewer|rarely|less often))|"
-    r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom))\b"
-)
 # "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
-_SO_IS_BEFORE = re.compile(r"\b(?:scripted|heuristic|bots?|frozen|fixed)\b[^;.]*\bso\s+(?:is|are)\s+(?:the\s+)?$")
-_SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
 Grouping = Literal["side", "role"]
 
 
@@ -218,6 +184,7 @@ def read_roles(text: str) -> RoleReading:
         if _DESCRIBES_BEFORE.search(before):
             continue
         rest_of_list = _AND_CHAIN.match(after) or _REST_OF_LIST.match(after)
+        rest_of_list = rest_of_list or CREW_AFTER.match(after)  # "the godfather and his crew are scripted"
         listed = after[rest_of_list.end() :] if rest_of_list else after  # what is said of the whole list
         roles = ROLE_ALIASES[word]
         if word == "villagers" and plain_villagers(before, after, rest_of_list, on_models):
@@ -229,13 +196,13 @@ def read_roles(text: str) -> RoleReading:
         if _SIDE_AFTER.match(after) or every_role:  # "the villager team", "every villager role": the role's side
             roles = _WOLVES if roles == _WOLVES else _SIDE
         head = _up_to_governor(before)
-        if _ONLY_BEFORE.search(head):
+        if ONLY_BEFORE.search(head):
             mentions.append(RoleMention(word, roles, trained=True, start=match.start()))
             continue
-        left_out = _LEFT_OUT_BEFORE.search(head) or _LEFT_OUT_AFTER.match(listed)
-        left_out = left_out or (_NO_BEFORE.search(before) and _TRAINING_AFTER.match(after))  # "no wolves training"
+        left_out = LEFT_OUT_BEFORE.search(head) or LEFT_OUT_AFTER.match(listed)
+        left_out = left_out or (NO_BEFORE.search(before) and TRAINING_AFTER.match(after))  # "no wolves training"
         left_out = left_out or (NONE_OF_BEFORE.search(before) and TRAINS_AFTER.match(after))
-        if left_out or (_LEAVE_BEFORE.search(before) and _OUT_AFTER.match(after)):
+        if left_out or (LEAVE_BEFORE.search(before) and OUT_AFTER.match(after)):
             mentions.append(RoleMention(word, roles, trained=False, left_out=True, start=match.start()))
             continue
         trained = _is_trained(before, listed, _last_word(head))
@@ -314,7 +281,7 @@ def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
         if m.trained
         and m.start >= 0
         and (
-            (_ONLY_MARK_BEFORE.search(text[: m.start]) and _ONLY_MARK_AFTER.match(text[m.start + len(m.word) :]))
+            (ONLY_MARK_BEFORE.search(text[: m.start]) and ONLY_MARK_AFTER.match(text[m.start + len(m.word) :]))
             or re.match(r"\s+only\b", text[m.start + len(m.word) :])  # "train the seer only"
         )
     }
@@ -361,17 +328,19 @@ def _listed_with_a_role(after: str) -> bool:
 
 def _is_scripted(before: str, after: str) -> bool:
     """Called scripted ("the seer is scripted", "scripted villagers", "the wolf team is played by bots")."""
-    return bool(_SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or _SCRIPTED_BEFORE.search(before)
-                or _SO_IS_BEFORE.search(before))  # fmt: skip
+    return bool(SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or SCRIPTED_BEFORE.search(before)
+                or SO_IS_BEFORE.search(before))  # fmt: skip
 
 
 def _is_trained(before: str, after: str, governor: str) -> bool:
     """Trained unless scripted, wanted to lose, or governed by a word of opposition (`governor`: "find" in "find the
     seer and the wolves", the nearest word before the mention that is not role-list glue)."""
-    if _is_scripted(before, after) or _LOSES_AFTER.match(_SIDE_AFTER.sub("", after, count=1)):
+    if _is_scripted(before, after) or LOSES_AFTER.match(_SIDE_AFTER.sub("", after, count=1)):
         return False
     if _DOWN_AFTER.match(after):
         return False
+    if re.search(r"\b(?:trained|learning|rl-trained|fine-tuned)\s+$", before):
+        return True  # "beaten by a trained seer": whatever governs it, the sentence calls it trained
     audience = _AUDIENCE_BEFORE.search(before)
     if audience and not re.search(rf"{MODEL_WORDS}|\b(?:one|same)\b", audience.group(0)):  # "shares a model with"
         return False

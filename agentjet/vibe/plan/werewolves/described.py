@@ -1,0 +1,39 @@
+"""Roles said by what they do, read as the role's name: "the role that checks identities at night" is the seer.
+
+Pure. `named_roles(text)` rewrites each description into the role word the rest of the planner reads ("the
+seer", "the witch", "the hunter", "the wolves"), and "Town of Salem" into the game it is played as, with a note
+for each that quotes the words as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["named_roles"]
+
+_WHO = r"\bthe\s+(?:(?:werewol\w*|mafia|game's|village's)\s+)?(?:one|role|player|person|guy|girl|character|card)\s+" \
+    r"(?:who|that|which|with)\s+"  # fmt: skip
+_DESCRIBED: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(rf"{_WHO}(?:checks?|inspects?|investigates?|sees?|learns?|peeks?\s+at|looks?\s+at|finds?\s+out)\b"
+                r"[^,.;]*?\b(?:identit(?:y|ies)|roles?|sides?|cards?|(?:at|each|every)\s+night)\b"),
+     "the seer", "the seer"),  # fmt: skip
+    (re.compile(rf"{_WHO}(?:(?:has|holds|uses|owns|carries|brews|gets)\s+)?(?:the\s+)?(?:[\w-]+\s+){{0,4}}?potions?\b"),
+     "the witch", "the witch"),  # fmt: skip
+    (re.compile(rf"{_WHO}(?:shoots?|fires?|takes?\s+(?:someone|somebody|a player|another player|one player|a wolf))"
+                r"\b[^,.;]*?\b(?:when|if|as)\s+(?:he|she|they|it)\s+(?:dies|die|is killed|gets killed)\b"),
+     "the hunter", "the hunter"),  # fmt: skip
+    (re.compile(r"\bthe\s+(?:side|team|roles?|players?|ones?)\s+(?:who|that|which)\s+(?:kills?|eats?|murders?|hunts?)"
+                r"\s+(?:\w+\s+){0,2}?(?:at|by|each|every)\s+night\b"),
+     "the wolves", "the werewolves"),  # fmt: skip
+    (re.compile(r"\btown of salem\b"), "werewolves", "the built-in werewolves game"),
+)
+
+
+def named_roles(text: str) -> tuple[str, tuple[str, ...]]:
+    """`text` with each role said by what it does replaced by the role's name, and a note for each."""
+    notes: list[str] = []
+    for pattern, name, meaning in _DESCRIBED:
+        for found in pattern.finditer(text):
+            notes.append(f"'{found.group(0)}' read as {meaning}")
+        text = pattern.sub(name, text)
+    return text, tuple(notes)
