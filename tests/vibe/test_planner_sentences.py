@@ -1357,6 +1357,45 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train the seer at werewolves and don't let it talk, cap at 8 rounds", "werewolves",
         {"discussion": False, "max_rounds": 8}, roles=["seer"]),  # fmt: skip
     Row("tool_use difficulty 3, group of 4", "tool_use", {"difficulty": 3}),
+    # round 37 (a thirty-sixth reviewer, 200 werewolves sentences in grammar a parser finds hard, 151 right before)
+    Row("train the players who aren't wolves to win at werewolves", "werewolves", roles=VILLAGE),
+    Row("werewolves: train whoever gets to shoot a player when they die", "werewolves", roles=["hunter"]),
+    Row("in werewolves I'd like the roles that have no special power to be trained", "werewolves", roles=["villager"]),
+    Row("werewolves: train the players that the wolves are trying to eat", "werewolves", roles=VILLAGE),
+    Row("make the side that wins when every wolf is dead better at werewolves", "werewolves", roles=VILLAGE),
+    Row("in mafia, train the players the godfather is hunting", "werewolves", roles=VILLAGE),
+    Row("werewolves: fewer wolves should survive to the end of the game", "werewolves", roles=VILLAGE),
+    Row("more games of werewolves should end with every wolf dead", "werewolves", roles=VILLAGE),
+    Row("every single player in werewolves should learn", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
+    Row("werewolves: the wolves are to be beaten by a trained village", "werewolves", roles=VILLAGE),
+    Row("werewolves, my model versus the built-in wolves, as the hunter", "werewolves", roles=["hunter"]),
+    Row("why not train the wolves to lie better in werewolves?", "werewolves", roles=WOLVES),
+    Row("I don't want the wolves trained, just the seer, in werewolves", "werewolves", roles=["seer"]),
+    Row("train werewolves without touching the seer", "werewolves", roles=["villager", "witch", "hunter"]),
+    Row("train werewolves but keep the hunter and the witch as they are", "werewolves", roles=["villager", "seer"]),
+    Row("I want the mafia to get voted out less in a mafia game", "werewolves", roles=WOLVES),
+    Row("werewolves vs a random village", "werewolves", roles=WOLVES),
+    Row("werewolves where the opponent wolves are run by gpt-4, train the village", "werewolves", roles=VILLAGE),
+    Row("the villagers, who keep losing to the wolves, need training in werewolves", "werewolves", roles=VILLAGE),
+    Row("werewolves: no training for the wolves, no training for the witch, train the others", "werewolves",
+        roles=["villager", "seer", "hunter"]),  # fmt: skip
+    Row("teach the hunter to aim and the witch to poison the right wolf in werewolves", "werewolves",
+        roles=["witch", "hunter"]),  # fmt: skip
+    Row("train a werewolves model with 4 wolves and 2 seers", "werewolves", roles=WOLVES),
+    Row("werewolves: not the wolves, not the villagers, just the special roles", "werewolves",
+        roles=["seer", "witch", "hunter"]),  # fmt: skip
+    Row("train the village side in werewolves; the witch stays untouched", "werewolves",
+        roles=["villager", "seer", "hunter"]),  # fmt: skip
+    Row("train the village in werewolves - hunter excluded", "werewolves", roles=["villager", "seer", "witch"]),
+    Row("let the hunter practise shooting and the seer practise checking at werewolves for 12 steps", "werewolves",
+        roles=["seer", "hunter"], steps=12),  # fmt: skip
+    Row("mafia game - doc + cop on separate models thx", "werewolves", roles=["seer", "witch"],
+        policies=[["seer"], ["witch"]]),  # fmt: skip
+    Row("werewolves with two adapters: one wolf adapter, one village adapter", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("werewolves, the wolves, cap each game at 4 nights", "werewolves", {"max_rounds": 4}, roles=WOLVES),
+    Row("train the village in werewolves; the players are mute", "werewolves", {"discussion": False}, roles=VILLAGE),
+    Row("traine the whitch n hunter, werewolve game, 5 stepz", "werewolves", roles=["witch", "hunter"], steps=5),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2806,3 +2845,13 @@ def test_round_35_a_role_said_by_what_it_does_is_named_and_a_spam_filter_is_no_h
         _plan("train a spam filter")
     with pytest.raises(PlanRefused, match=re.escape("meant to harm people ('send spam')")):
         _plan("train a model to send spam emails")
+
+
+def test_round_37_nothing_left_to_train_a_costume_and_a_lineup_note_are_one_line_each() -> None:
+    with pytest.raises(PlanRefused, match="no role is left to train"):
+        _plan("werewolves: not the wolves, not the village")
+    with pytest.raises(PlanRefused, match=re.escape("a thing to make by hand ('pick a werewolf costume')")):
+        _plan("help me pick a werewolf costume for halloween")
+    adapters = _plan("werewolves with two adapters: one wolf adapter, one village adapter")
+    assert "'1 wolf' is ignored" not in _text(adapters)
+    assert "'single player'" not in _text(_plan("every single player in werewolves should learn"))

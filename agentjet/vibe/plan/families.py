@@ -29,7 +29,7 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "investigator": ("seer",), "investigators": ("seer",), "cops": ("seer",), "prophets": ("seer",),
     "witch": ("witch",), "witches": ("witch",), "doctor": ("witch",), "healer": ("witch",), "medic": ("witch",),
     "bodyguard": ("witch",), "guardian angel": ("witch",), "protector": ("witch",), "doctors": ("witch",),
-    "healers": ("witch",), "medics": ("witch",),
+    "healers": ("witch",), "medics": ("witch",), "doc": ("witch",), "docs": ("witch",),
     "hunter": ("hunter",), "hunters": ("hunter",),
     "villager": ("villager",), "plain villager": ("villager",), "ordinary villager": ("villager",),
     "plain villagers": ("villager",), "ordinary villagers": ("villager",), "simple villagers": ("villager",),
@@ -53,8 +53,8 @@ _WITCH = "the witch (the role that can save the night's victim)"
 _READ_AS = {  # a role word of another variant -> the role or side it is read as
     **dict.fromkeys(("detective", "detectives", "cop", "cops", "prophet", "prophets", "oracle", "fortune teller",
                      "sheriff", "investigator", "investigators"), _SEER),
-    **dict.fromkeys(("doctor", "doctors", "healer", "healers", "medic", "medics", "bodyguard", "guardian angel",
-                     "protector"), _WITCH),
+    **dict.fromkeys(("doctor", "doctors", "doc", "docs", "healer", "healers", "medic", "medics", "bodyguard",
+                     "guardian angel", "protector"), _WITCH),
     **dict.fromkeys(("town", "townsfolk", "townspeople", "non-wolves", "non-werewolves", "non-wolf", "non-werewolf",
                      "non wolf", "non werewolf", "non-wolf roles", "non-werewolf roles", "wolves' opponents",
                      "werewolves' opponents"), "the village side"),
@@ -95,7 +95,8 @@ PLAYERS = 9
 DEALS = {"werewolf": 3, "villager": 3, "seer": 1, "witch": 1, "hunter": 1}
 LINEUP = re.compile(  # "2 wolves", "6 villagers": a count of one role, named by the group it matches
     r"\b(\d+)\s+(?:(?P<werewolf>(?:were)?wol(?:f|fs|ves))|(?P<villager>villagers?)|(?P<seer>seers?)|"
-    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?|players)\b)"
+    r"(?P<witch>witch(?:es)?)|(?P<hunter>hunters?))\b"
+    r"(?!\s+(?:games?|matches|rounds?|deals?|episodes?|runs?|players|adapters?|models?|polic(?:y|ies)|loras?)\b)"
 )
 DEALT = "the built-in game deals 3 werewolves, 3 villagers, a seer, a witch and a hunter"
 

@@ -76,6 +76,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     )),
     ("rounds", re.compile(  # a werewolves round is a night and a day: "3 nights max", "at most 4 days"
         r"\b(\d+)[\s-]*(?:nights?|days?)\s+(?:max(?:imum)?|at most|per game|a game|each game|cap|limit)\b|"
+        r"\bcap(?:ped)?\s+(?:each\s+game\s+|every\s+game\s+|games?\s+|it\s+)?at\s+(\d+)\s+(?:nights?|days?)\b|"
         r"\b(?:at most|max(?:imum)?(?: of)?|up to|no more than|within|only|capped at|caps at|cap(?:ped)? of|limited to|"
         r"limit of)\s+(\d+)\s+(?:nights?|days?|"
         r"night[- ]day cycles?)\b"
@@ -179,6 +180,7 @@ def with_digits(text: str) -> str:
             number *= 100 if match.group("hundred") == "hundred" else 1000
         return str(number)
 
+    text = re.sub(r"\b(every|each)\s+single\b", r"\1", text)  # "every single player": no count
     text = _DOZENS.sub(_dozens, text)
     text = _NUMBER_WORDS.sub(_value, text)
     text = _HUNDREDS.sub(_times, text).replace("\0", "one")

@@ -164,12 +164,15 @@ _MODEL_NAME = re.compile(
     r"claude|gemini)(?:[-_.]?\d[\w.-]*|[-_.][a-z][\w.-]*)?(?![a-z/])"  # not "phishing", "llamas", an owner "qwen/"
     r"(?:\s+\d+(?:\.\d+)*(?![\d.]*\s*(?:b|bn|billion|m|million)\b))?"  # "llama 3.1 8b": 3.1
 )
+_OPPONENTS_BY = re.compile(r"\b(?:run|played|controlled|driven|powered|handled)\s+by\s+$")
 _SMALL = re.compile(r"\b(?:small|tiny|little|smallest|toy|mini|baby)\s+(?:\w+\s+)?(?:model|llm|lm|agent|one)\b")
 
 
 def model_name_said(text: str) -> str | None:
-    """The model name a sentence names, with its version ("phi-3", "qwen2.5"), if any."""
-    name = _MODEL_NAME.search(text)
+    """The model name a sentence names, with its version ("phi-3", "qwen2.5"), if any; not one said to play the
+    opponents ("the wolves are run by gpt-4")."""
+    names = (m for m in _MODEL_NAME.finditer(text) if not _OPPONENTS_BY.search(text[: m.start()]))
+    name = next(names, None)
     return _name_as_written(name.group(0)) if name else None
 
 

@@ -155,7 +155,8 @@ _EVALUATION_ONLY = re.compile(
 )
 # Something made by hand: "make a werewolf costume", "bake a countdown cake"
 _PHYSICAL = re.compile(
-    r"\b(?:make|making|build|building|sew|sewing|craft|crafting|bake|baking|knit|knitting|carve|print)\s+(?:me\s+)?"
+    r"\b(?:make|making|build|building|sew|sewing|craft|crafting|bake|baking|knit|knitting|carve|print|pick|choose|buy|"
+    r"find|design)\s+(?:me\s+)?"
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,2}?(?:costumes?|masks?|cakes?|cookies|toys?|dolls?|figurines?|"
     r"posters?|t-?shirts?|shirts?|board game|card deck|cards|props?|decorations?|pumpkins?)\b"
 )

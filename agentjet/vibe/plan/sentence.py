@@ -234,7 +234,7 @@ _NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crac
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
     rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day(?:[- ]?time)?\s+|table\s+)?{_TALK_WORD}\b|"
-    r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|"
+    r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|\bmute\b|"
     rf"\b{_TALK_WORD}\s*[:=]?\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled|no)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"

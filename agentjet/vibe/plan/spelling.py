@@ -36,7 +36,8 @@ _COMMON_SLIPS = {
     "seperately": "separately", "modles": "models", "modle": "model", "trian": "train", "tarin": "train",
     "trainig": "training", "traning": "training", "mathh": "math", "maht": "math", "problms": "problems",
     "probelms": "problems", "porblems": "problems", "problmes": "problems", "puzzels": "puzzles", "puzles": "puzzles",
-    "puzzel": "puzzle", "lernrate": "learning rate", "learnrate": "learning rate", "learningrate": "learning rate",
+    "puzzel": "puzzle", "stepz": "steps", "traine": "train", "lernrate": "learning rate", "learnrate": "learning rate",
+    "learningrate": "learning rate",
 }  # fmt: skip
 _SLIPS = re.compile(r"\b(?:" + "|".join(_COMMON_SLIPS) + r")\b")
 _SHORT_ROLE_SLIPS = {"sear": "seer", "wich": "witch"}  # four letters: too short for the ratio

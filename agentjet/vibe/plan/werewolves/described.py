@@ -11,8 +11,11 @@ import re
 
 __all__ = ["named_roles"]
 
-_WHO = r"\bthe\s+(?:(?:werewol\w*|mafia|game's|village's)\s+)?(?:one|role|player|person|guy|girl|character|card)\s+" \
-    r"(?:who|that|which|with)\s+"  # fmt: skip
+_WHO = (  # "the role that ...", "the one who ...", "whoever gets to ..."
+    r"(?:\bthe\s+(?:(?:werewol\w*|mafia|game's|village's)\s+)?(?:one|role|player|person|guy|girl|character|card)\s+"
+    r"(?:who|that|which|with)\s+|\bwhoever\s+)(?:gets?\s+to\s+|can\s+)?"
+)
+_VILLAGE = "the village side"
 _DESCRIBED: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(rf"{_WHO}(?:checks?|inspects?|investigates?|sees?|learns?|peeks?\s+at|looks?\s+at|finds?\s+out)\b"
                 r"[^,.;]*?\b(?:identit(?:y|ies)|roles?|sides?|cards?|(?:at|each|every)\s+night)\b"),
@@ -26,6 +29,19 @@ _DESCRIBED: tuple[tuple[re.Pattern[str], str, str], ...] = (
                 r"\s+(?:\w+\s+){0,2}?(?:at|by|each|every)\s+night\b"),
      "the wolves", "the werewolves"),  # fmt: skip
     (re.compile(r"\btown of salem\b"), "werewolves", "the built-in werewolves game"),
+    (re.compile(r"\bthe\s+(?:roles?|players?|ones?|villagers?)\s+(?:that|who|which|with)\s+(?:have|has)\s+no\s+"
+                r"(?:special\s+)?(?:powers?|abilit(?:y|ies))\b|\bthe\s+(?:roles?|players?)\s+without\s+(?:a\s+)?"
+                r"(?:special\s+)?(?:powers?|abilit(?:y|ies))\b"),
+     "the plain villagers", "the plain villagers"),  # fmt: skip
+    (re.compile(r"\bthe\s+(?:players|side|ones|team|people)\s+(?:(?:that|who|whom)\s+)?the\s+(?:wolves|werewolves|"
+                r"godfather|mafia|killers)\s+(?:are|is)\s+(?:trying\s+to\s+)?(?:eat|kill|hunt|murder)\w*|"
+                r"\bthe\s+(?:side|team|players|ones)\s+(?:that|who)\s+wins?\s+when\s+(?:every|each|all(?:\s+the)?|the\s+"
+                r"last)\s+(?:wol\w+|werewol\w+)\s+(?:is|are)\s+(?:dead|gone|killed|out)"),
+     "the village", _VILLAGE),  # fmt: skip
+    (re.compile(r"\bfewer\s+(?:wolves|werewolves)\s+(?:should\s+)?surviv\w*|\b(?:more|most)\s+games\s+(?:of\s+"
+                r"werewol\w+\s+)?(?:should\s+)?end\s+with\s+(?:every|each|all(?:\s+the)?)\s+(?:wol\w+|werewol\w+)\s+"
+                r"dead"),
+     "the village should win", _VILLAGE),  # fmt: skip
 )
 
 

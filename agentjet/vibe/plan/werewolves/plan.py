@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.families import ALIAS_NOTES, DEALS, DEALT, LINEUP, PLAYERS, VILLAGE_ROLES, WEREWOLF_ROLES
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
@@ -252,6 +253,8 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
     grouped = _grouped(reading.roles, read_groups(reading.text, reading.roles.mentions), assumptions)
     policies = grouped or _policies(chosen, reading.roles, assumptions)
     roles = [r for r in WEREWOLF_ROLES if any(r in p.roles for p in policies)]
+    if not roles:  # every role named is left out ("not the wolves, not the village"): nothing to train
+        raise PlanRefused("no role is left to train: say which of werewolf, villager, seer, witch, hunter should learn")
     split_village = grouped and not any(p.roles == list(VILLAGE_ROLES) for p in policies)  # "the villagers and
     others = {r for m in reading.roles.mentions if len(m.roles) == 1 for r in m.roles}  # the hunter share one"
     read_as_side = set(roles) & set(VILLAGE_ROLES[1:]) and not split_village and not set(VILLAGE_ROLES[1:]) <= others

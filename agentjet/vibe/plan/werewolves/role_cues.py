@@ -20,6 +20,7 @@ __all__ = [
 ONLY_MARK_BEFORE = re.compile(r"\b(?:only|just|solely)\s+(?:the\s+)?$")
 
 ONLY_MARK_AFTER = re.compile(
+    r"^\s*(?=$|[.;!?])|"  # "..., just the special roles"
     r"^\s+(?:only\b|(?:should\s+|will\s+|must\s+|gets?\s+to\s+)?(?:learns?|trains?|improves?|gets?\s+trained|"
     r"is\s+trained|are\s+trained|updates?)\b)"
 )
@@ -42,11 +43,16 @@ OUT_AFTER = re.compile(r"^\s+(?:out|alone|be|untouched)\b")  # "leave the seer o
 # "but not the wolves", "everyone except the seer", "don't train the witch": a role left out (the text up to the
 # word that governs the mention); "the seer is not trained", "the hunter stays untrained": the same, said after it
 LEFT_OUT_BEFORE = re.compile(
-    r"(?:\b(?:not|nor|neither|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|instead of|minus|"
-    r"without|leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|aside from|besides|"
+    r"(?:(?<!why )\b(?:not|nor|neither|except(?:\s+for)?|excluding|exclude|other than|apart from|rather than|"
+    r"instead of|minus|without|leave out|leaving out|skip|skipping|bar|barring|save for|with the exception(?: of)?|"
+    r"aside from|besides|"
     r"(?:everyone|everybody|anyone|anybody|all|every role|all roles|every player|all players)\s+but)|"
-    r"\b(?:don't|dont|do not|never|not|shouldn't|should not|won't|no need to)\s+(?:bother\s+(?:to\s+)?)?"
-    r"(?:train|training|improve|teach|touch|update|change))$|\b(?:don't|dont|do not|never)\s+care\s+(?:about|for)$"
+    r"(?:\b(?:don't|dont|do not|never|shouldn't|should not|won't|no need to|without)|(?<!why )\bnot)\s+"
+    r"(?:bother\s+(?:to\s+)?)?(?:train(?:ing)?|improv(?:e|ing)|teach(?:ing)?|touch(?:ing)?|updat(?:e|ing)|"
+    r"chang(?:e|ing)))$|"
+    r"\b(?:don't|dont|do not|never)\s+(?:care\s+(?:about|for)|want)$|"  # "I don't want the wolves trained"
+    r"\bno\s+(?:training|learning|updates?)\s+for$|"  # "no training for the wolves"
+    r"\b(?:who|that|which)\s+(?:aren't|are not|isn't|is not)$"  # "the players who aren't wolves"
 )
 
 # "nobody except the wolves", "no one but the seer": the one role that trains, not one left out
@@ -60,7 +66,8 @@ ONLY_BEFORE = re.compile(
 LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
-    r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?untrained|"
+    r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?(?:untrained|untouched|excluded|exempt(?:ed)?)|"
+    r"as\s+(?:it is|they are|is)\b|"  # "keep the hunter and the witch as they are"
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
     r"(?:it is|they are|is))\b|"
@@ -73,8 +80,9 @@ LOSES_AFTER = re.compile(
     r"^\s+(?:(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
     r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)(?!\s+(?:less|fewer|rarely|less often))|"
     r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom)|"
-    r"(?:(?:should|must|will|can|to|always|more often|often|keep|keeps)\s+)*(?:be|get|gets|getting|being)\s+"
+    r"(?:(?:should|must|will|can|to|always|more often|often|keep|keeps|are|is)\s+)*(?:be|get|gets|getting|being)\s+"
     r"(?:beaten|defeated|caught|outplayed|outsmarted|outwitted|found|exposed|unmasked|voted out|lynched|eliminated)"
+    r"(?!\s+(?:less|fewer|rarely|less often|seldom))"
     r")\b"  # "the werewolves should be beaten by a trained seer"
 )
 # "and his crew", "and their gang": the rest of a role's side, said with it ("the godfather and his crew are scripted")
@@ -85,4 +93,7 @@ CREW_AFTER = re.compile(
 
 SO_IS_BEFORE = re.compile(r"\b(?:scripted|heuristic|bots?|frozen|fixed)\b[^;.]*\bso\s+(?:is|are)\s+(?:the\s+)?$")
 
-SCRIPTED_BEFORE = re.compile(r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing)\s+(?:\w+\s+)?$")
+SCRIPTED_BEFORE = re.compile(
+    r"\b(?:scripted|heuristic|rule-based|fixed|frozen|bot|freeze|freezing|built-in|builtin|random|default|stock|"
+    r"opponent|opposing|enemy)\s+(?:\w+\s+)?$"
+)

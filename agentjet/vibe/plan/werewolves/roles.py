@@ -54,7 +54,8 @@ _ROLE = re.compile(rf"\b(?:{ROLE_WORDS})\b")
 _GLUE = frozenset(
     "the a an all both each every its their our my your his her this these those other whole entire 1 2 3 4 5 and or "
     "& + , / scripted heuristic rule-based fixed frozen enemy opposing rival evil good bad clever smart sneaky actual "
-    "better best stronger strong great sharper smarter more of team side roles role players player to real".split()
+    "better best stronger strong great sharper smarter more of team side roles role players player to real right "
+    "wrong correct".split()
 )
 _DETERMINED = re.compile(
     r"(?:\b(?:the|a|an|as|each|every|both|all|other|one|vs|versus|against|\d+)|[,&+]|\band|\bor)\s+(?:(?:better|best|"
@@ -98,7 +99,9 @@ _A_BEFORE = re.compile(r"\b(?:a|an|one|1|its own|a separate|another|a second)\s+
 _PLAYED_BY = re.compile(r"\b(?:shared|used|played|run|controlled|driven|trained)\s+by$")
 _DOWN_AFTER = re.compile(r"^\s+down\b")  # "take a wolf down", "bring the wolves down": an opponent
 _NEW_CLAUSE_BEFORE = re.compile(r"(?:,\s*|\b)and\s+(?:the\s+|a\s+|its\s+|their\s+)?$")
-_OWN_VERB_AFTER = re.compile(r"^\s+to\s+(?!the\b|a\b|an\b)[a-z]+")
+_OWN_VERB_AFTER = re.compile(  # "..., and the witch to heal them", "... and the seer practise checking"
+    r"^\s+(?:to\s+(?!the\b|a\b|an\b)[a-z]+|(?:practi[sc]es?|learns?|should|must|needs?|gets?\s+better|improves?)\b)"
+)
 # "lower the wolves' win rate": a side's wins made fewer (not "reduce the seer's mistakes", which trains the seer)
 _LOWER = frozenset("lower lowering reduce reducing decrease decreasing cut cutting minimise minimize drop hurt".split())
 _WINS_AFTER = re.compile(r"^(?:'s|')?\s+(?:win(?:ning)?\s+(?:rate|chances?|percentage)|wins|chances|odds|success)\b")
@@ -150,8 +153,8 @@ class RoleReading:
         """Roles left out; a side left out keeps roles named alone to train ("the seer; villagers untrained")."""
         named = {r for m in self.mentions if m.trained and len(m.roles) == 1 for r in m.roles}
         plain = any(m.roles[0] in POWER_ROLES for m in self.left_out if len(m.roles) == 1) or any(
-            m.trained and m.roles == _SIDE for m in self.mentions
-        )  # "except the villagers and the hunter", "the village roles except the villagers": the plain ones
+            m.trained and (m.roles == _SIDE or set(m.roles) <= set(POWER_ROLES)) for m in self.mentions
+        )  # "except the villagers and the hunter", "not the villagers, just the special roles": the plain ones
 
         def meant(m: RoleMention) -> tuple[str, ...]:
             return ("villager",) if plain and m.word == "villagers" else m.roles
@@ -233,7 +236,7 @@ def read_roles(text: str) -> RoleReading:
         mentions=tuple(mentions),
         both_sides=bool(BOTH_SIDES.search(text)) or (both_named and _sides(mentions) == 0),
         both_named=both_named and _sides(mentions) == 2,
-        asked_to_train=bool(ASKED_TO_TRAIN.search(text)),
+        asked_to_train=bool(ASKED_TO_TRAIN.search(text)) and not _lineup_only(text, mentions),
         separate=separate,
         shared=bool(SHARED.search(text)) and not separate,
         grouping=grouping,
@@ -270,6 +273,12 @@ def _without_descriptions(text: str, mentions: list[RoleMention]) -> list[RoleMe
     if any(m.trained and not describes(m) and _TOLD.search(text[: m.start]) for m in mentions if m.start >= 0):
         return [m for m in mentions if m.start < 0 or not describes(m)]
     return mentions
+
+
+def _lineup_only(text: str, mentions: list[RoleMention]) -> bool:
+    """Every role said is counted ("train a werewolves model with 4 wolves and 2 seers"): a lineup, none asked to
+    train, so a training verb beside it asks for no role of both sides."""
+    return bool(mentions) and all(m.start >= 0 and _DESCRIBED_BEFORE.search(text[: m.start]) for m in mentions)
 
 
 def _only_marked(text: str, mentions: list[RoleMention]) -> list[RoleMention]:
@@ -341,6 +350,8 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
         return False
     if re.search(r"\b(?:trained|learning|rl-trained|fine-tuned)\s+$", before):
         return True  # "beaten by a trained seer": whatever governs it, the sentence calls it trained
+    if re.search(r"\b(?:los(?:e|es|ing|t)|fall(?:s|ing)?|fell)\s+to\s+(?:the\s+)?$", before):
+        return False  # "the villagers, who keep losing to the wolves": the side they lose to
     audience = _AUDIENCE_BEFORE.search(before)
     if audience and not re.search(rf"{MODEL_WORDS}|\b(?:one|same)\b", audience.group(0)):  # "shares a model with"
         return False

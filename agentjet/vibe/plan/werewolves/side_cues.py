@@ -16,7 +16,8 @@ __all__ = ["ASKED_TO_TRAIN", "BOTH_NAMED", "BOTH_SIDES", "NONE_OF_BEFORE", "TRAI
 
 BOTH_SIDES = re.compile(
     r"\b(?:both|each|either|all|every|the two)\s+(?:of the\s+)?(?:sides?|teams?|factions?|camps?)\b|"
-    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:of the\s+)?(?:(?:werewol\w*|mafia)\s+)?(?:roles?|players?|seats?)\b"
+    r"(?<!for )(?<!per )\b(?:all|every|each)\s+(?:single\s+|of the\s+)?(?:(?:werewol\w*|mafia)\s+)?"
+    r"(?:roles?|players?|seats?)\b"
     r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
     r"polic))|"  # a split
     r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|on|of|from|is|are|stays?|scripted)\b)|"
