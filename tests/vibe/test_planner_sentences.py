@@ -1396,6 +1396,17 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("werewolves, the wolves, cap each game at 4 nights", "werewolves", {"max_rounds": 4}, roles=WOLVES),
     Row("train the village in werewolves; the players are mute", "werewolves", {"discussion": False}, roles=VILLAGE),
     Row("traine the whitch n hunter, werewolve game, 5 stepz", "werewolves", roles=["witch", "hunter"], steps=5),
+    # round 36 (a thirty-fifth reviewer, 200 sentences of the four other families and their look-alikes, 165 right)
+    Row("make it say bonjour in French", "word"),
+    Row("parrot training: it should repeat whatever single word I type", "word"),
+    Row("say-the-word training with weight decay 0.05", "word"),
+    Row("the learn-check task, 12 steps", "word", steps=12),
+    Row("number puzzle game where you combine numbers to reach a goal, easy", "countdown", {"difficulty": 1}),
+    Row("countdown to hit exactly 1000", "countdown", {"difficulty": 4}),
+    Row("Sam has 12 apples and gives away 5. How many are left? Train on problems like this", "arithmetic"),
+    Row("arithmetic for a 10 year old", "arithmetic", {"difficulty": 3}),
+    Row("arithmetic over the weekend", "arithmetic", minutes=2880),
+    Row("a cashier bot that rings up items with tax", "tool_use", {"difficulty": 1}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2494,7 +2505,7 @@ def test_a_lineup_other_than_the_deal_is_said_as_ignored(sentence: str, ignored:
         ("countdown, a 100-puzzle test set", "'100-puzzle test set': 100 held-out items a round"),
         ("werewolves with a round limit of 5", "'round limit of 5' -> max_rounds=5"),
         ("help my model get better at subtracting", "'subtracting' alone cannot be asked for"),
-        ("sums of three-digit numbers", "'sums of' alone cannot be asked for"),
+        ("sums of three-digit numbers", "'sums' alone cannot be asked for"),
         ("train villagers (plain ones, not the special roles)", "left out, as asked: villager trains"),
         ("train on GSM8K-style problems", "'gsm8k-style' math means the generated word problems"),
     ],
@@ -2530,7 +2541,7 @@ def test_a_picture_is_refused_as_a_picture_before_text(sentence: str, said: str)
         ("Werewolves, wolves trained, village talk off, lr=3e-4", None, "named too"),
         ("werewolves, train the wolves, eval 8", "'eval 8': 8 held-out items a round", None),
         ("tool use, evaluate on 24 receipts", "'evaluate on 24 receipts': 24 held-out items", None),
-        ("Sums with numbers up to 50", "'sums with' alone cannot be asked for", None),
+        ("Sums with numbers up to 50", "'sums' alone cannot be asked for", None),
         ("train a model for 8 werewolf games", None, "is ignored: the built-in game deals"),
         ("arithmetic for at most 3 days", None, "ignored: the arithmetic family has no setting"),
         ("werewolves. train: hunter. eval: 24 games. steps: 5.", "'eval: 24 games': 24 held-out items", None),
@@ -2700,7 +2711,15 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      ("countdown timer for my kitchen", "build software ('countdown timer')"),
      ("make a werewolves logo", "a picture ('make a werewolves logo')"),
      ("train a model to write werewolves fan fiction", "train writing ('write werewolves fan fiction')"),
-     ("train a math model that can prove theorems in Lean", "another skill ('prove theorems')")],
+     ("train a math model that can prove theorems in Lean", "another skill ('prove theorems')"),
+     # round 36
+     ("build a word count tool", "build software ('word count')"),
+     ("make a countdown to new year's eve", "a countdown in time ('countdown to new year's eve')"),
+     ("train a model to count down from 10 to 1", "a countdown in time ('count down from 10')"),
+     ("a rocket launch countdown voice bot", "a countdown in time ('launch countdown')"),
+     ("make 20 printable math worksheets", "writing ('make 20 printable math worksheets')"),
+     ("shopping list for a birthday party please", "a list to be written ('shopping list for')"),
+     ("take an inventory of my tool shed", "no built-in task family matches it")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2855,3 +2874,20 @@ def test_round_37_nothing_left_to_train_a_costume_and_a_lineup_note_are_one_line
     adapters = _plan("werewolves with two adapters: one wolf adapter, one village adapter")
     assert "'1 wolf' is ignored" not in _text(adapters)
     assert "'single player'" not in _text(_plan("every single player in werewolves should learn"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("countdown using exponents and square roots", "'exponents' cannot be asked for: every countdown puzzle allows"),
+     ("countdown where it must use all the numbers", "'use all the numbers' is not the rule here"),
+     ("long division with remainders", "'remainders' cannot be asked for: every division in a problem comes out exact"),
+     ("arithmetic word problems written in German", "'written in german' cannot be asked for: the family's prompts"),
+     ("sums and differences up to 1000", "'sums' and 'differences' alone cannot be asked for"),
+     ("a cashier bot that rings up items with tax", "'tax' cannot be asked for"),
+     ("countdown to hit exactly 1000", "a target fixed at 1000 cannot be asked for"),
+     ("countdown for a 10 year old", "'10 year old' (an age) is no level of countdown"),
+     ("arithmetic over the weekend", "'over the weekend' read as a time limit of 48 hours")],
+)  # fmt: skip
+def test_round_36_what_a_family_does_not_pose_is_said(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+    assert "'after'" not in _text(_plan("teach it Simon Says: repeat the word after me"))

@@ -22,8 +22,8 @@ _BARE_OPERATIONS = re.compile(
 )
 # The four operations, each as a sentence may name it: naming some but not all asks for what is not posed alone
 _OPERATION_KINDS = (
-    re.compile(r"\b(?:adds?|adding|addition|plus|sums? (?:of|with))\b"),
-    re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus)\b"),
+    re.compile(r"\b(?:adds?|adding|addition|plus|sums?(?= (?:of|with|and)\b))\b"),
+    re.compile(r"\b(?:subtract(?:s|ing|ion)?|minus|differences?)\b"),
     re.compile(r"\b(?:multipl(?:y|ies|ying|ication)|times tables?)\b"),
     re.compile(r"\b(?:divid(?:e|es|ing)|division)\b"),
 )
@@ -48,11 +48,25 @@ _NOT_A_NAMED_WORD = frozenset(
     | {"exercise", "problem", "is", "that", "which", "in", "for", "of", "to", "from", "it", "list", "level"}
     | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
     | {"twice", "more", "better", "well", "on", "at", "with", "by", "as", "when", "if", "then", "now", "each"}
+    | {"after", "before", "me", "you", "said", "typed", "shown", "written"}  # "repeat the word after me"
 )
 _SAYS_A_PHRASE = re.compile(SAYS_A_PHRASE)
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
 _NOT_IN_THE_SHOP = re.compile(
-    r"\b(?:decimal|fractional)\s+(?:prices?|quantities)\b|\bcents?\b|\bdiscounts?\b|\bcoupons?\b"
+    r"\b(?:decimal|fractional)\s+(?:prices?|quantities)\b|\bcents?\b|\bdiscounts?\b|\bcoupons?\b|\btax(?:es)?\b|"
+    r"\bvat\b"
+)
+_NOT_COUNTDOWN_OPS = re.compile(  # countdown allows + - x / only
+    r"\b(?:exponents?|exponentiation|powers? of|square roots?|roots?|factorials?|logarithms?|logs?|modulo)\b"
+)
+_ALL_NUMBERS = re.compile(  # "it must use all the numbers": not countdown's rule
+    r"\b(?:use|using|uses)\s+(?:all|every one of|each of|every)\s+(?:the\s+|\d+\s+)?numbers?\b|"
+    r"\ball\s+(?:the\s+|\d+\s+)?numbers\s+(?:must|should|have to)\s+be\s+used\b"
+)
+_REMAINDERS = re.compile(r"\bremainders?\b")
+_LANGUAGE = re.compile(  # "word problems in German": the prompts are English
+    r"\b(?:in|written in|into)\s+(?:french|german|spanish|italian|portuguese|dutch|russian|chinese|japanese|korean|"
+    r"arabic|hindi|polish|turkish|swedish|another language|other languages)\b"
 )
 _NOT_THE_SHOP = re.compile(  # prices that are no shopping list
     r"\b(?:stock|stocks|share|flight|flights|hotel|hotels|crypto|bitcoin|gas|fuel|house|housing|rent|market)\s+prices?\b"
@@ -61,6 +75,7 @@ _FIXED_TARGET = re.compile(
     r"\btargets?(?:\s+(?:number|value))?\s+(?:is\s+|are\s+)?(?:always|fixed at|fixed to|set to|=)\s+(\d+)|"
     r"\balways\s+(?:reach|reaches|hit|hits|make|makes|get|gets)\s+(\d+)\b|"
     r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b|"  # "make 500 from six numbers"
+    r"\b(?:reach|make|hit|get to)\s+exactly\s+(\d+)\b|"
     r"\bnumbers\s+\d+(?:\s*,\s*\d+)+(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+(?!24\b)(\d+)\b|"
     r"\btarget(?:\s+(?:number|value))?\s*(?:of|is|=|:)?\s*(\d+)\b(?!\s*(?:[-\u2013]|to\b|and\b))"  # "a target of 999"
 )
@@ -111,6 +126,15 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
             f"{' and '.join(repr(word) for word in operations)} alone cannot be asked for: every countdown puzzle "
             "allows +, -, x and /"
         )
+    if family == "countdown" and (op := _NOT_COUNTDOWN_OPS.search(text)):
+        notes.append(f"'{op.group(0)}' cannot be asked for: every countdown puzzle allows +, -, x and / only")
+    if family == "countdown" and (every := _ALL_NUMBERS.search(text)):
+        notes.append(f"'{every.group(0)}' is not the rule here: each number may be used at most once, and not all "
+                     "need be")
+    if family == "arithmetic" and (rest := _REMAINDERS.search(text)):
+        notes.append(f"'{rest.group(0)}' cannot be asked for: every division in a problem comes out exact")
+    if family != "werewolves" and (language := _LANGUAGE.search(text)):
+        notes.append(f"'{language.group(0)}' cannot be asked for: the family's prompts are in English")
     if family == "countdown" and re.search(r"\bletters?\b", text):
         notes.append("countdown here is the numbers round only: there is no letters round")
     if family == "arithmetic" and (kind := _UNKNOWNS.search(text)):

@@ -128,6 +128,7 @@ LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b
 _TARGET = re.compile(
     r"\btarget(?:\s+(?:number|value|total))?\s*(?:of|is|=|:)?\s*(?:always\s+|fixed at\s+)?(\d+)\b|"
     r"\b(?:reach|make|get to|hit)\s+(\d+)\s+(?:from|with|using|out of)\b|"
+    r"\b(?:reach|make|get to|hit)\s+exactly\s+(\d+)\b|"  # "countdown to hit exactly 1000"
     r"\bnumbers\s+\d+(?:\s*,\s*\d+)+(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+(\d+)\b"  # numbers first
 )
 _SIZE_WORDS = re.compile(
@@ -295,6 +296,9 @@ _GRADE_ORDINALS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
     "tenth": 10,
 }  # fmt: skip
+_AGE = re.compile(  # "for a 10 year old", "kids aged 7": a child's age, read as the grade of that age
+    r"\b([5-9]|1[0-7])[- ]years?[- ]olds?\b|\b(?:aged?|age of)\s+([5-9]|1[0-7])\b(?!\s*(?:steps?|minutes?))"
+)
 _GRADE = re.compile(  # "grade 5", "class 3 level", "year 4", "5th grade", "fifth graders": a school grade
     r"\b(?:grade|class|year|standard)\s+(\d{1,2})\b(?![\s-]*(?:steps?|minutes?|hours?|levels?\s+\d))|"
     rf"\b(\d{{1,2}}(?=st|nd|rd|th)|{'|'.join(_GRADE_ORDINALS)})(?:st|nd|rd|th)?[- ](?:grade|graders?|class)\b"
@@ -302,7 +306,10 @@ _GRADE = re.compile(  # "grade 5", "class 3 level", "year 4", "5th grade", "fift
 
 
 def read_grade(text: str) -> tuple[int, str] | None:
-    """A school grade the sentence names and its words ("5th grade" -> (5, "5th grade")), if any."""
+    """A school grade the sentence names and its words ("5th grade" -> (5, "5th grade")), if any; a child's age
+    is the grade of that age ("for a 10 year old": grade 5)."""
+    if age := _AGE.search(text):
+        return max(1, min(12, int(age.group(1) or age.group(2)) - 5)), age.group(0)
     if not (match := _GRADE.search(text)):
         return None
     number = match.group(1) or match.group(2)

@@ -285,7 +285,8 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         grade, words = reading.grade
         level = min(max((grade + 1) // 2, 1), top)
         assumptions.append(
-            f"'{words}' (a school grade) read as level {level} of 1-{top}: grades 1-2 are level 1, 3-4 level 2, 5-6 "
+            f"'{words}' ({f'an age, grade {grade}' if 'old' in words or 'age' in words else 'a school grade'}) read as "
+            f"level {level} of 1-{top}: grades 1-2 are level 1, 3-4 level 2, 5-6 "
             "level 3, 7-8 level 4, 9 and up level 5 (each level one more operation, larger amounts)"
         )
         if reading.level_word is not None and _LEVEL_OF_WORD[reading.level_word](top) != level:
@@ -296,7 +297,9 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         assumptions.append(f"'{reading.level_phrase}' read as difficulty {level} of 1-{top}")
         return level
     if reading.grade is not None:
-        assumptions.append(f"'{reading.grade[1]}' (a school grade) is no level of {info.name}: level 1 of 1-{top}")
+        said = reading.grade[1]
+        kind = "an age" if "old" in said or "age" in said else "a school grade"
+        assumptions.append(f"'{said}' ({kind}) is no level of {info.name}: level 1 of 1-{top}")
         return 1
     assumptions.append(f"no difficulty given: level 1 of 1-{top} (the easiest, where a small model starts to learn)")
     return 1
@@ -354,8 +357,8 @@ def _budget(
         steps = default
         limit = f", or fewer if {minutes:g} minutes run out first (a limit, not a length)" if minutes else ""
         assumptions.append(f"no step count given: {default} training steps (the family's default){limit}")
-    if minutes is not None and minutes == reading.minutes and OVERNIGHT.search(reading.text):
-        assumptions.append(f"'overnight' read as a time limit of {minutes / 60:g} hours")
+    if minutes is not None and minutes == reading.minutes and (night := OVERNIGHT.search(reading.text)):
+        assumptions.append(f"'{night.group(0)}' read as a time limit of {minutes / 60:g} hours")
     if clock := _CLOCK.search(reading.text):  # "until lunch": a time of day, no length vibe can know
         limit = f"{minutes:g} minutes" if minutes is not None else "no time limit"
         assumptions.append(f"'{clock.group(0)}' is a time of day, not a length: {limit} (say one: 'for 2 hours')")

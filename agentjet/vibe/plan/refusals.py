@@ -68,6 +68,10 @@ def no_training(text: str) -> str | None:
         return f"it asks to play a game with you ('{game.group(0)}'), not to train a model"
     if not trained and (data := _DATASET.search(text)):
         return f"it asks for a dataset ('{data.group(0)}'), not for training a model"
+    if timed := _A_COUNTDOWN_IN_TIME.search(text):
+        return f"it asks for a countdown in time ('{timed.group(0)}'), not the numbers game countdown"
+    if not trained and (listed := _A_LIST.search(text)):
+        return f"it asks for a list to be written ('{listed.group(0).strip()}'), not for training a model"
     if writing := _WRITING.search(text):
         verb = "to train writing" if trained else "for writing"
         tail = "which no built-in family trains" if trained else "not for training a model"
@@ -75,6 +79,19 @@ def no_training(text: str) -> str | None:
     return None
 
 
+# A countdown in time, not the numbers game: "make a countdown to new year's eve", "count down from 10 to 1"
+_A_COUNTDOWN_IN_TIME = re.compile(
+    r"\bcount(?:ing|s)?[- ]?down\s+from\s+\d+\b|"
+    r"\bcountdown\s+(?:to|until|till|for)\s+(?:the\s+|my\s+|our\s+)?(?:new year(?:'s)?(?:\s+eve)?|christmas|midnight|"
+    r"launch|lift-?off|"
+    r"(?:\w+\s+)?(?:wedding|birthday|party|holidays?|deadline|vacation|trip|exam|event|release))|"
+    r"\b(?:rocket|launch|new year'?s?|christmas|wedding|event|party|birthday|holiday)\s+countdowns?\b"
+)
+# A list to write, with no training: "shopping list for a birthday party please"
+_A_LIST = re.compile(
+    r"^(?:(?:please\s+)?(?:make|write|give|create)\s+(?:me\s+)?)?(?:a|my)?\s*(?:shopping|grocery|packing|to-?do)\s+"
+    r"list\s+for\s+(?!(?:each|every|the\s+agent|it\b))"
+)
 # Meant to harm people: refused even where a family is named ("train werewolves agents to harass real people");
 # the game's own lies ("teach the wolves to deceive the villagers") are no harm
 _HARMFUL = re.compile(
@@ -125,7 +142,7 @@ def _verb(found: re.Match[str]) -> str:
 # A skill no family trains: writing ("write haiku about werewolves" names the game, but trains no play)
 _WRITING = re.compile(
     r"\b(?:write|writes|writing|compose|composing|generate|generating|make|making|create|creating|print|printing)\s+"
-    r"(?:\w+\s+){0,2}?(?:poems?|poetry|"
+    r"(?:\w+\s+){0,3}?(?:poems?|poetry|"
     r"haikus?|stories|story|essays?|songs?|lyrics|jokes?|articles?|novels?|limericks?|sonnets?|worksheets?|quizz(?:es)?|"
     r"lesson plans?|flashcards?|fan ?fic(?:tion)?s?|fiction|screenplays?)\b(?!\s+problems?)|"  # not "a story problem"
     r"\b(?:an?|the)\s+(?:essay|poem|article|blog post|haiku|limerick|song|short story)\s+(?:on|about)\b"  # no verb
@@ -192,7 +209,8 @@ _SOFTWARE = re.compile(
     r"\b(?:build|building|create|creating|make|making|write|writing|code|coding|develop|developing)\s+(?:me\s+)?"
     r"(?:an?\s+|the\s+|some\s+)?(?:[\w-]+\s+){0,3}?(?:app|apps|application|website|web ?site|web ?page|timer|script|"
     r"program|plugin|extension|spreadsheet|calculator app|(?:discord|slack|telegram|twitch|twitter|chat)\s+bots?)\b|"
-    r"\bcountdown\s+(?:timers?|clocks?|widgets?)\b"  # "a countdown timer for my kitchen": no numbers game
+    r"\bcountdown\s+(?:timers?|clocks?|widgets?)\b|"  # "a countdown timer for my kitchen": no numbers game
+    r"\bword[- ]count(?:er|ing)?\b"  # "build a word count tool"
 )
 # What an `_IMAGES` match asks for, when it is no picture
 _MEDIA = (("music", r"music|melod|soundtrack|audio"), ("a 3D model", r"3-?d|mesh|render"),

@@ -42,7 +42,7 @@ SAYS_A_WORD = (
     r"(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
-    r"out loud|aloud))?"
+    r"out loud|aloud|in [a-z]+(?:ish|ese|ian|ch|an)))?"
     r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
     r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:\u2013\u2014]|-\s|$|and also\b)"  # "say banana and also play ..."
 )
@@ -97,7 +97,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
     ),
     "tool_use": (
-        r"\btools?\b",
+        r"\btools?\b(?!\s*(?:shed|box|kit|belt|bench)s?\b)",
+        r"\bcashiers?\b|\bring(?:s|ing)?\s+up\b",
         r"\btool[-_ ]?(?:use|using|calling|calls?)\b|\bto{1,4}l{1,3}[sz]\b",
         r"\bcalculators?\b",
         r"\blook[- ]?ups?\b",
@@ -127,6 +128,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:make|reach|hit|get to)\s+\d+\s+(?:from|with|using|out of)\s+\d+(?:\s*,\s*\d+){2,}",  # a puzzle
         r"\b(?:use|using|with|combine|combining)\s+(?:the\s+)?numbers\s+\d+(?:\s*,\s*\d+){2,}(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+\d+",
         r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
+        r"\bcombin\w*\s+(?:\w+\s+)?numbers\s+to\s+(?:reach|make|get to|hit|form)\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
         GAME_OF_24,
@@ -139,6 +141,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bmath(?:s|ematics|ematical)?\b",
         r"\bword problems?\b",
         r"\bstory problems?\b",
+        r"\bhow many\b[^?]*\b(?:left|in total|altogether|remain|remaining|more|each|does \w+ have)\b",  # a problem
         r"\b(?:multi|two|three|one|several|many|\d+)[- ]step\s+(?:\w+\s+)?problems?\b|"
         r"\bproblems?\s+(?:that|which)\s+(?:take|takes|need|needs)\s+(?:several|many|multiple|a few|\d+)\s+steps\b",
         r"\bgsm(?:8k)?\b",
@@ -181,7 +184,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:exactly\s+|just\s+|only\s+)?(?:one|1|a single)\s+word\b",
         r"\bword (?:echo|repetition|game|task|family|thing)\b",
         r"\brepeat(?:s|ing)? after me\b",
-        r"\brepeat(?:s|ing)?\s+(?:the\s+|back\s+)?words?\b",
+        r"\brepeat(?:s|ing)?\s+(?:\w+\s+){0,3}?words?\b|\bsay[- ]the[- ]word\b|\blearn[- ]check\b",
         r"\b(?:always|only)\s+(?:answers?|says?|repl(?:y|ies)|respond(?:s)?)\s+(?:with\s+)?(?:yes|no|ok|okay|hello|hi)\b",
         r"\b(?:say|says|saying)\s+the\s+(?:magic|secret|special|code|given|right|asked)\s+word\b",
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",

@@ -170,7 +170,7 @@ _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of
     rf"\bbudget\s*(?:of\s+|:\s*|=\s*)?{_SPAN}\b|(?:^|[,;]\s*){_SPAN}(?=\s*(?:$|[,.;!?]))"  # "countdown, 2 days"
 )
 _QUARTERS = re.compile(r"\b(\d+|an?)\s+quarters?\s+of\s+an\s+hour\b|\b(\d+|an)\s+hours?\s+and\s+a\s+quarter\b")
-OVERNIGHT = re.compile(r"\bovernight\b")
+OVERNIGHT = re.compile(r"\bovernight\b|\bover the weekend\b")
 _MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
 
 
@@ -195,8 +195,8 @@ def read_minutes(text: str) -> float | None:
         return value / 60.0 if unit.startswith("s") else value
     if re.search(r"\b(?:an|1) hour\b", text):
         return 60.0
-    if OVERNIGHT.search(text):  # a night's run: 8 hours (the planner says how it read it)
-        return 8 * 60.0
+    if night := OVERNIGHT.search(text):  # a night's run: 8 hours; a weekend's: 48 (the planner says how it read it)
+        return (48 if "weekend" in night.group(0) else 8) * 60.0
     if match := _DAYS.search(text):
         count, unit = next((g, u) for g, u in zip(match.groups()[::2], match.groups()[1::2], strict=True) if u)
         return (1.0 if count in ("a", "an") else float(count)) * _MINUTES_IN[unit.rstrip("s")]
