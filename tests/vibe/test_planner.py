@@ -252,6 +252,22 @@ def test_gpu_but_no_local_copy_falls_back(tmp_path: Path) -> None:
     assert "no local copy of a qwen 7B model" in choice.note and "nothing is downloaded" in choice.note
 
 
+def test_a_local_model_matches_the_version_asked_and_its_config_gives_its_size(tmp_path: Path) -> None:
+    _model_folder(tmp_path, "Meta-Llama-3-8B-Instruct")
+    _model_folder(tmp_path, "gemma-2b-it")  # Gemma 1
+    medium = _model_folder(tmp_path, "Phi-3-medium-4k-instruct")  # 14B, no size in its name: the config says it
+    (medium / "config.json").write_text(
+        '{"hidden_size": 5120, "num_hidden_layers": 40, "intermediate_size": 17920, "vocab_size": 32064}'
+    )
+    mini = _model_folder(tmp_path, "Phi-3-mini-4k-instruct")
+    assert choose_model("llama 3.1 8B", gpu=True, roots=[tmp_path]).model == EMBEDDED  # Llama 3 is no 3.1
+    assert choose_model("gemma 2 2B", gpu=True, roots=[tmp_path]).model == EMBEDDED  # Gemma 1's 2B is no Gemma 2
+    assert choose_model("llama3", gpu=True, roots=[tmp_path]).model.endswith("Meta-Llama-3-8B-Instruct")
+    assert choose_model("phi-3 mini", gpu=True, roots=[tmp_path]).model == str(mini)
+    on_cpu = choose_model("phi-3 medium", gpu=False, roots=[tmp_path])
+    assert on_cpu.model == EMBEDDED and "has 15.4B parameters and there is no CUDA GPU" in on_cpu.note
+
+
 def test_hf_hub_snapshot_is_found(tmp_path: Path) -> None:
     snapshot = tmp_path / "models--Qwen--Qwen2.5-0.5B-Instruct" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)

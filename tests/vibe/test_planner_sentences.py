@@ -1407,6 +1407,14 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("arithmetic for a 10 year old", "arithmetic", {"difficulty": 3}),
     Row("arithmetic over the weekend", "arithmetic", minutes=2880),
     Row("a cashier bot that rings up items with tax", "tool_use", {"difficulty": 1}),
+    # round 38 (a thirty-seventh reviewer: the first sentences new users type after the quick start; 187 of 200 right)
+    Row("let's train the villagers to catch the wolves, separate model for the seer", "werewolves", roles=VILLAGE,
+        policies=[["villager", "witch", "hunter"], ["seer"]]),  # fmt: skip
+    Row("werewolves with phi-3 mini", "werewolves", roles=WOLVES, model="phi-3 mini"),
+    Row("train gpt-oss-20b at werewolves", "werewolves", roles=WOLVES, model="gpt-oss 20B"),
+    Row("help me train a model that just says hi \U0001f44b", "word"),
+    Row("smoke test", "word", steps=QUICK_STEPS),
+    Row("run a smoke test", "word", steps=QUICK_STEPS),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,

@@ -198,8 +198,8 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
     elsewhere, other = _NOT_THE_SHOP.search(text), _OTHER_TOOL.search(text)
     if family == "tool_use" and (elsewhere or other or not _SHOPPING.search(text)):  # "check the weather and total"
         notes.append(
-            "tool use is trained on the tool_use family's one task: total a shopping list with its three tools "
-            "(lookup a price, calculator, write a note)"
+            "tool use is trained on the tool_use family's one task: total a shopping list with its tools (lookup a "
+            "price, calculator, write a note, read the notes)"
             + (f"; its lookup knows the shop's prices, not '{elsewhere.group(0)}'" if elsewhere else "")
             + (f"; '{other.group(0)}' is not among them" if other else "")
         )

@@ -84,7 +84,7 @@ def choose_model(
         return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")
     size_b = size_in_billions(requested)
     name = _name_hint(requested)
-    if name and any(_squashed(name).startswith(hosted) for hosted in _HOSTED):
+    if name and any(_squashed(name).startswith(hosted) for hosted in _HOSTED) and "oss" not in name:
         return _fallback(f"{requested} is a hosted model whose weights are not available to train")
     embedded = name in _EMBEDDED_HINTS and (size_b is None or _same_size(size_b, _EMBEDDED_B))
     if embedded or requested == "a small model" or (size_b is not None and size_b <= 0.2):
@@ -95,9 +95,9 @@ def choose_model(
     if found is None:
         where = ", ".join(str(r) for r in (roots if roots is not None else default_roots()))
         return _fallback(f"no local copy of a {requested} model was found (looked in {where}; nothing is downloaded)")
-    found_b = size_in_billions(found.name) or size_in_billions(str(found))
+    found_b = size_in_billions(found.name) or size_in_billions(str(found)) or _config_billions(found)
     if found_b is not None and found_b >= _GPU_FLOOR_B and not gpu:
-        return _fallback(f"the local {requested} model {found} has {found_b:g}B parameters and there is no CUDA GPU")
+        return _fallback(f"the local {requested} model {found} has {found_b:.3g}B parameters and there is no CUDA GPU")
     device = "on the GPU" if gpu else "on the CPU"
     return ModelChoice(str(found), f"found a local {requested} model at {found}: training it {device}")
 
@@ -112,8 +112,9 @@ _PASS_MODEL = " (pass --model to choose another)"
 
 
 def _name_hint(requested: str) -> str | None:
+    """The name and version of a request ("llama 3.1" of "llama 3.1 8B", "phi-3 mini"), without its size."""
     words = [w for w in requested.lower().split() if size_in_billions(w) is None and w not in {"a", "small", "model"}]
-    return words[0] if words else None
+    return " ".join(words) if words else None
 
 
 def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -> Path | None:
@@ -121,7 +122,7 @@ def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -
     matches: list[tuple[bool, str, Path]] = []
     for label, folder in _local_models(roots):
         low = label.lower()
-        if name and _squashed(name) not in _squashed(low):  # "llama-3.2" finds "Llama-3.2-1B", "llama3" too
+        if name and not _names(name).search(low):  # "llama-3.2" finds "Llama-3.2-1B", "llama3" too; not "llama-3-8b"
             continue
         if size_b is not None and not _same_size(size_in_billions(low), size_b):
             continue
@@ -129,9 +130,34 @@ def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -
     return min(matches)[2] if matches else None
 
 
+def _names(name: str) -> re.Pattern[str]:
+    """A folder name that holds `name` word for word, each separator optional, and no more digits of a version after
+    it: "llama 3.1" finds "Meta-Llama-3.1-8B" but not "Meta-Llama-3-8B"; "gemma 2" finds "gemma-2-2b-it", not
+    "gemma-2b-it" (Gemma 1's 2B)."""
+    parts = [re.escape(part) for part in re.findall(r"\d+(?:\.\d+)*|[a-z]+", name)]  # "llama3": "llama", "3"
+    end = r"(?![\d.]|b(?![a-z]))" if name[-1:].isdigit() else ""  # a version: no more of it after
+    return re.compile("[-_ ]?".join(parts) + end)
+
+
 def _squashed(name: str) -> str:
     """A model name without separators, so "gpt-4o" is "gpt4o" and "llama3" matches "llama-3"; dots kept (2.5)."""
     return re.sub(r"[-_ ]", "", name)
+
+
+def _config_billions(folder: Path) -> float | None:
+    """About how many billion parameters a model folder's config.json describes (per layer 4 x hidden^2 of
+    attention and 3 x hidden x intermediate of a gated MLP, plus the embeddings), for a folder whose name gives no
+    size ("Phi-3-medium-4k-instruct"); None when it cannot say."""
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        hidden, layers = int(config["hidden_size"]), int(config["num_hidden_layers"])
+        inner = int(config.get("intermediate_size") or 4 * hidden)
+        vocab = int(config.get("vocab_size") or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (layers * (4 * hidden * hidden + 3 * hidden * inner) + vocab * hidden) / 1e9
 
 
 def _same_size(found: float | None, wanted: float) -> bool:
@@ -160,8 +186,9 @@ def _local_models(roots: Sequence[Path]) -> list[tuple[str, Path]]:
 # What a sentence says of the model: "qwen2.5 0.5b", "a 7 billion parameter model", "a tiny model"
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)\b")
 _MODEL_NAME = re.compile(
-    r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|chatgpt|"
-    r"claude|gemini)(?:[-_.]?\d[\w.-]*|[-_.][a-z][\w.-]*)?(?![a-z/])"  # not "phishing", "llamas", an owner "qwen/"
+    r"\b(qwen|llama|mistral|gemma|phi|smollm|deepseek|olmo|gpt-?oss|gpt-?2|gpt-?3\.5|gpt-?4o|gpt-?4\.1|gpt-?4|gpt-?5|"
+    r"chatgpt|claude|gemini)(?:[-_.]?\d[\w.-]*|[-_.][a-z][\w.-]*)?(?![a-z/])"  # not "phishing", "llamas", "qwen/"
+    r"(?:[- ](?:mini|small|medium|large|nano)\b)?"  # "phi-3 mini"
     r"(?:\s+\d+(?:\.\d+)*(?![\d.]*\s*(?:b|bn|billion|m|million)\b))?"  # "llama 3.1 8b": 3.1
 )
 _OPPONENTS_BY = re.compile(r"\b(?:run|played|controlled|driven|powered|handled)\s+by\s+$")

@@ -165,6 +165,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:say|says|saying|output|print|{REPLY_VERB} with)\s+(?:just\s+|only\s+)?the\s+(?:number|digit)\s+"
         r"(?!of\b|that\b|it\b)(?:\d+|[a-z]+)\b",  # "say the number seven"
         r"\bfirst word\b",
+        r"^(?:(?:please\s+)?(?:run|do|start|try)\s+)?(?:a\s+|the\s+)?smoke[- ]test\b|"  # "run a smoke test"
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
         r"\bsanity[- ](?:check(?:s|ing)?|tests?)\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
@@ -197,6 +198,7 @@ _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
     r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)"
 )
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")  # "says hi 👋": no word of the request
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
@@ -318,7 +320,7 @@ class Reading:
 
 def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
-    words = spelled(" ".join(sentence.lower().split()))
+    words = spelled(" ".join(_EMOJI.sub(" ", sentence.lower()).split()))
     fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
     text, described = named_roles(fixed.text)  # "the role that checks identities at night": the seer
     matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))

@@ -71,8 +71,9 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
         roles.separate and roles.grouping == "role" and not roles.split_within_side and not chosen
         and bool(roles.left_out) and not roles.opponents
     )  # fmt: skip
-    # separate models for a match train the opponents too, unless the split is within one side ("each villager role")
-    with_opponents = roles.separate and not roles.split_within_side
+    # separate models for a match train the opponents too, unless the split is within one side ("each villager role",
+    # "train the village against the wolves, a separate model for the seer")
+    with_opponents = roles.separate and not roles.split_within_side and not roles.apart
     rivals = list(dict.fromkeys(_side(m.roles) for m in roles.opponents if not m.scripted))  # not "wolves scripted"
     for side in (_WOLVES, _VILLAGE) if every_side else rivals if with_opponents else ():
         if side not in chosen or roles.both_sides:  # "both sides": every role of each
