@@ -1415,6 +1415,20 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("help me train a model that just says hi \U0001f44b", "word"),
     Row("smoke test", "word", steps=QUICK_STEPS),
     Row("run a smoke test", "word", steps=QUICK_STEPS),
+    # round 39 (a thirty-eighth reviewer hunting false notes: words in other senses, numbers that could be confused,
+    # settings said twice; 159 of 200 right before)
+    Row("arithmetic on a medium-sized model, easy problems", "arithmetic", {"difficulty": 1}),
+    Row("make it say 'hard drive' for 3 steps", "word", steps=3),
+    Row("arithmetic, numbers up to 100, don't use the calculator, 20 steps", "arithmetic", {"difficulty": 4}, steps=20),
+    Row("repeat after me: calculator", "word"),
+    Row("play werewolves as the seer, don't use discussion, 6 steps", "werewolves", {"discussion": False},
+        roles=["seer"], steps=6),  # fmt: skip
+    Row("train werewolves; the hunter is a role I don't care about; train the seer", "werewolves", roles=["seer"]),
+    Row("in werewolves, train the wolves; the seer is a game role that should stay scripted", "werewolves",
+        roles=WOLVES),  # fmt: skip
+    Row("train werewolves as the hunter for 5 minutes, not 5 steps", "werewolves", roles=["hunter"], minutes=5),
+    Row("werewolves: train the wolves, 4 steps... make that 6", "werewolves", roles=WOLVES, steps=6),
+    Row("arithmetic, level 3, step size (learning rate) 1e-4", "arithmetic", {"difficulty": 3}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2727,7 +2741,10 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      ("a rocket launch countdown voice bot", "a countdown in time ('launch countdown')"),
      ("make 20 printable math worksheets", "writing ('make 20 printable math worksheets')"),
      ("shopping list for a birthday party please", "a list to be written ('shopping list for')"),
-     ("take an inventory of my tool shed", "no built-in task family matches it")],
+     ("take an inventory of my tool shed", "no built-in task family matches it"),
+     # round 39
+     ("train a model to hit a target in a shooting game", "no built-in task family matches it"),
+     ("train a model to answer trivia questions about wolves", "another skill ('trivia')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2899,3 +2916,24 @@ def test_round_37_nothing_left_to_train_a_costume_and_a_lineup_note_are_one_line
 def test_round_36_what_a_family_does_not_pose_is_said(sentence: str, said: str) -> None:
     assert said in _text(_plan(sentence))
     assert "'after'" not in _text(_plan("teach it Simon Says: repeat the word after me"))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["werewolves with a medium-sized model, train the seer",
+     "train the wolves in werewolves, and keep it easy on the CPU", "train the hunter in werewolves, a simple setup, 5 steps", "say the word 'easy', 7 steps",
+     "train the wolves at werewolves; the hard drive is small, so few checkpoints"],
+)  # fmt: skip
+def test_round_39_a_level_word_in_another_sense_is_no_difficulty(sentence: str) -> None:
+    assert "difficulty" not in _text(_plan(sentence)).replace("no difficulty given", "")
+
+
+def test_round_39_a_setting_said_twice_a_word_to_say_and_a_negated_tool_are_said_as_read() -> None:
+    twice = _plan("train the wolves at werewolves with lr 1e-4 and then lr 3e-4")
+    assert twice.train["optim"]["lr"] == pytest.approx(1e-4) and "'lr 3e-4' also said: the first" in _text(twice)
+    assert "also fits" not in _text(_plan("werewolves: train the seer; don't use the calculator"))
+    assert "also fits" not in _text(_plan("make it say 'tool', 6 steps"))
+    assert "'game' among others" in _text(_plan("say the word 'game', 10 steps"))
+    games = _plan("werewolves: train the seer in 5 steps, each step with 4 games")
+    assert games.train["grpo"]["group_size"] == 4 and games.train["collect"]["tasks"] == 1
+    assert "discussion off, as asked" in _text(_plan("play werewolves as the seer, don't use discussion, 6 steps"))

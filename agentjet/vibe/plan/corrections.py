@@ -19,6 +19,7 @@ __all__ = ["Corrected", "corrected"]
 
 _MARKER = re.compile(
     r"\b(?:no,?\s+wait|wait,?\s+no|no,?\s+sorry|i mean|i meant|or rather|scratch that|correction)\b\s*[,:]?|"
+    r"(?:\.{2,}|\u2026|[,;-])\s*(?=make (?:that|it)\s+\d)|"  # "4 steps... make that 6"
     r"(?:^|(?<=[.,;!?])|(?<=[.,;!?]\s)|(?<=\s[\u2013\u2014-]\s))(?:no|sorry)\s*,|"  # "the seer. no, the hunter",
     # "12 steps - no, 16"
     r"(?:^|(?<=[.,;!?\u2013\u2014-])|(?<=[.,;!?\u2013\u2014-]\s)|(?<=\bbut\s))actually\b\s*,?"

@@ -213,6 +213,7 @@ def named_word(text: str) -> str | None:
     """The one word a word-family sentence names ("say the word banana", 'always say "ok"'), if any."""
     for match in _NAMED_WORD.finditer(text):
         word = next(w for w in match.group(*_WORD_GROUPS) if w)
-        if word not in _NOT_A_NAMED_WORD:
+        quoted = re.search(rf"[\"'\u2018\u201c]{re.escape(word)}\b", match.group(0))  # "the word 'game'": a word
+        if word not in _NOT_A_NAMED_WORD or quoted:
             return str(word)
     return None

@@ -162,6 +162,9 @@ def _said_settings(
             continue
         overrides = merge_overrides(overrides, checked)
         notes.append(f"'{setting.words}' {how} over " + ("the family's recipe" if recipe else "vibe's defaults"))
+        if setting.others:  # "lr 1e-4 and then lr 3e-4": the first is planned
+            also = ", ".join(repr(w) for w in setting.others)
+            notes.append(f"{also} also said: the first, '{setting.words}', is used")
     return overrides, notes
 
 

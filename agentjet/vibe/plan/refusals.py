@@ -196,7 +196,7 @@ _TRAINING_ASKED = re.compile(r"(?<!\bno )(?<!\bwithout )(?<!\bnot )(?<!n't )\b(?
 _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules of werewolves", "classify receipts"
     r"\b(?:to|at)\s+(?:explain(?:ing)?|describ(?:e|ing)|summari[sz](?:e|ing)|translat(?:e|ing)|classify(?:ing)?|"
     r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
-    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?)\b|"
+    r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?|trivia)\b|"
     r"\bprov(?:e|es|ing)\s+(?:\w+\s+){0,2}?(?:theorems?|lemmas?)\b|\btheorem[- ]prov(?:ing|ers?)\b|"
     r"\bformal proofs?\b"
 )

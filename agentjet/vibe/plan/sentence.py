@@ -65,7 +65,8 @@ SAYS_A_PHRASE = (
     r"(?:[\"'\u2018\u201c](?P<quoted_phrase>[a-z]+(?: [a-z]+){1,3})[\"'\u2019\u201d]|"
     rf"(?(bare_reply)(?!)|(?P<phrase>(?!{_NOT_SAID}\b)[a-z]+(?: (?!(?!much\b|so\b){_NOT_SAID}\b)[a-z]+){{1,3}})))"
     r"(?:\s+to\s+(?:me|us|them|you|users?|people|everyone|everybody))?"  # "say 'good night' to me"
-    r"(?:\s+(?:every time|each time|whenever)\b[^.;!?,]*)?\s*(?:[.!,;:]|$)"  # "... every time I greet it"
+    r"(?:\s+(?:every time|each time|whenever)\b[^.;!?,]*)?"  # "... every time I greet it"
+    r"(?:\s+(?:for|in)\s+\d+\s+(?:steps?|minutes?|mins?|hours?))?\s*(?:[.!,;:]|$)"  # "..., for 3 steps"
 )
 # "the simplest task", "whatever task is easiest": the word family, whose level words are no difficulty
 SIMPLEST_TASK = (
@@ -97,7 +98,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
     ),
     "tool_use": (
-        r"\btools?\b(?!\s*(?:shed|box|kit|belt|bench)s?\b)",
+        r"\btools?\b(?!\s*(?:shed|box|kit|belt|bench)s?\b)(?!\s+for\s+(?:my|our|your|the)\b)",
         r"\bcashiers?\b|\bring(?:s|ing)?\s+up\b",
         r"\btool[-_ ]?(?:use|using|calling|calls?)\b|\bto{1,4}l{1,3}[sz]\b",
         r"\bcalculators?\b",
@@ -127,7 +128,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bnumbers? (?:game|round)\b",
         r"\b(?:make|reach|hit|get to)\s+\d+\s+(?:from|with|using|out of)\s+\d+(?:\s*,\s*\d+){2,}",  # a puzzle
         r"\b(?:use|using|with|combine|combining)\s+(?:the\s+)?numbers\s+\d+(?:\s*,\s*\d+){2,}(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+\d+",
-        r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b",
+        r"\b(?:reach|hit|make|hitting|reaching|making|get to) (?:the|a) target\b"
+        r"(?!\s+(?:in|with|on)\s+(?:a|an|the)\s+(?:shooting|shooter|archery|darts|fps|video|first-person)\b)",
         r"\bcombin\w*\s+(?:\w+\s+)?numbers\s+to\s+(?:reach|make|get to|hit|form)\b",
         r"\btarget (?:numbers?|values?|totals?)\b",
         r"\btargets?\b.*\bnumbers\b|\bnumbers\b.*\btargets?\b",
@@ -196,7 +198,12 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
 
 _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
-    r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)"
+    r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)|"
+    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?([a-z-]+)"  # "repeat after me: calculator"
+)
+_NOT_USED = re.compile(
+    r"\b(?:don't|dont|do not|no|without|never|not)\s+(?:use\s+|using\s+|need\s+)?(?:the\s+|a\s+|any\s+)?"
+    r"(?:calculators?|tools?|look-?ups?)\b"
 )
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")  # "says hi 👋": no word of the request
 _QUICK = re.compile(
@@ -234,7 +241,11 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
              r"beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
 # "harder to detect", "easy to beat": the word describes how a player is to others, not the puzzle's level
-_NOT_A_LEVEL_AFTER = r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crack|work)\w+)"
+_NOT_A_LEVEL_AFTER = (  # "hard to detect", "a hard drive", "a medium-sized model", "easy on the CPU": no level
+    r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crack|work)\w+)"
+    r"(?![- ](?:sized?|drives?|ware|disks?)\b|\s+(?:on|setup|set-up|config\w*|models?|llms?|gpus?|cpus?|machines?)\b)"
+)
+_QUOTED = re.compile("(?<![a-z])[\"'\u2018\u201c][^\"'\u2019\u201d]{1,40}[\"'\u2019\u201d](?![a-z])")  # 'easy': a word
 
 _TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
 _NO_TALK = re.compile(
@@ -244,6 +255,7 @@ _NO_TALK = re.compile(
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
     rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
     rf"\b(?:disabl(?:e|ed|ing)|skip(?:ped|ping)?|drop(?:ped|ping)?|remov(?:e|ed|ing))\s+(?:the\s+)?{_TALK_WORD}\b|"
+    rf"\b(?:don'?t|do not|never|no need to)\s+(?:use|add|have|enable|want|need)\s+(?:any\s+|the\s+)?{_TALK_WORD}\b|"
     r"\b(?:don'?t|do not|never|nobody|no one|can'?t|cannot|mustn'?t|shouldn'?t)\s+"
     r"(?:let\s+(?:them|it|him|her|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?"
     r"(?:talk|discuss|chat|speak|debate)\b|"
@@ -323,7 +335,8 @@ def read_sentence(sentence: str) -> Reading:
     words = spelled(" ".join(_EMOJI.sub(" ", sentence.lower()).split()))
     fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
     text, described = named_roles(fixed.text)  # "the role that checks identities at night": the seer
-    matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, words) for p in pats))
+    keywords = _NOT_USED.sub(" ", words)  # "don't use the calculator": no tool asked for
+    matched = tuple(f for f, pats in _FAMILY_PATTERNS.items() if any(re.search(p, keywords) for p in pats))
     families = _said_word_first(matched, words)
     settings, held = read_train_settings(text), read_eval_count(text)
     said = words if not (fixed.notes or described) else None  # corrected: the words as written are not what is read
@@ -335,8 +348,9 @@ def read_sentence(sentence: str) -> Reading:
     else:  # a time limit, no round cap
         minutes = read_minutes(text)
         cues = tuple(c for c in cues if c not in days or read_minutes(c.words) is None)
+    unquoted = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)  # "say the word 'easy'": no level word
     phrase = next(
-        ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, text))), None
+        ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, unquoted))), None
     )
     return Reading(
         text=text,
@@ -369,10 +383,12 @@ def _said_word_first(families: tuple[str, ...], words: str) -> tuple[str, ...]:
     "make it say countdown"): the word is what to say, not the task."""
     said = _SAID.search(words)
     word = said and next((w for w in said.groups() if w), None)
-    if "word" not in families or word is None:
+    if "word" not in families or said is None or word is None:
         return families
     if any(re.search(p, word) for family, pats in _FAMILY_PATTERNS.items() if family != "word" for p in pats):
-        return ("word", *(f for f in families if f != "word"))
+        rest = words[: said.start()] + words[said.end() :]  # the families that match without the word to say
+        others = (f for f in families if f != "word" and any(re.search(p, rest) for p in _FAMILY_PATTERNS[f]))
+        return ("word", *others)
     return families
 
 

@@ -29,7 +29,7 @@ _NUMBER = r"(\d+(?:\.\d+)?(?:e-?\d+)?)"
 _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("optim.lr", re.compile(
-        rf"\b(?:learning[ -]rate|lr){_IS}{_NUMBER}|"
+        rf"\b(?:learning[ -]rate|lr)\)?{_IS}{_NUMBER}|"
         rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"  # "3e-4 lr"
     )),
     ("grpo.group_size", re.compile(
@@ -60,7 +60,8 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BATCH_SIZE, re.compile(rf"\b(?:batch[ -]size|batches of|mini-?batch(?: size)?|bs){_IS}{_NUMBER}\b")),
     (CONTEXT, re.compile(rf"\b(?:ctx|context(?:[ _-](?:length|len|window|size))?|max[_ ]seq(?:uence)?[_ ]len(?:gth)?)"
                          rf"{_IS}{_NUMBER}\b")),
-    (EPISODES_PER_STEP, re.compile(  # episodes an update, groups x tasks: "16 games per step"
+    (EPISODES_PER_STEP, re.compile(  # episodes an update, groups x tasks: "16 games per step", "each step with 4 games"
+        r"\b(?:each|every|a|per)\s+(?:training\s+)?step\s+(?:with|of|has|plays)\s+(\d+)\s+(?:games?|episodes?)\b|"
         r"\b(\d+)\s+(?:games?|episodes?|rollouts?|samples?|completions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
     )),
@@ -78,19 +79,26 @@ class TrainSetting:
     value: float | int
     words: str
     span: tuple[int, int]
+    others: tuple[str, ...] = ()  # the same setting said again with another value ("lr 1e-4 and then lr 3e-4")
 
 
 def read_train_settings(text: str) -> tuple[TrainSetting, ...]:
     """The settings `text` (lowercase, number words as digits) states, first mention of each key."""
     found: dict[str, TrainSetting] = {}
     for key, pattern in _SETTINGS:
-        match = pattern.search(text)
-        if match is None or key in found:
+        matches = list(pattern.finditer(text))
+        if not matches or key in found:
             continue
-        raw = next(group for group in match.groups() if group is not None)
-        value: float | int = float(raw) if key in _FRACTIONS else int(float(raw))
-        found[key] = TrainSetting(key, value, match.group(0).strip(), match.span())
+        values = [_value(key, m) for m in matches]
+        said = [re.sub(r"\s*[()]\s*", " ", m.group(0)).strip() for m in matches]  # "(learning rate) 1e-4"
+        others = tuple(dict.fromkeys(w for w, v in zip(said, values, strict=True) if v != values[0]))
+        found[key] = TrainSetting(key, values[0], said[0], matches[0].span(), others)
     return tuple(found.values())
+
+
+def _value(key: str, match: re.Match[str]) -> float | int:
+    raw = next(group for group in match.groups() if group is not None)
+    return float(raw) if key in _FRACTIONS else int(float(raw))
 
 
 _THINGS = (  # "24 shopping lists", "8 receipts"
@@ -207,7 +215,8 @@ def read_minutes(text: str) -> float | None:
 
 _NOT_BUDGET = rf"(?!\s+{PROBLEM_NOUNS}|\s+each\b|\s+(?:per|a|an|in each|for each)\s+{PROBLEM_NOUNS})"
 _STEPS = re.compile(
-    r"(?<![\d.])\b(\d+)[\s-]*(?:more\s+)?(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
+    r"(?<![\d.])(?<!not )(?<!no )\b(\d+)[\s-]*(?:more\s+)?"  # not "for 5 minutes, not 5 steps"
+    r"(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
     r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
     r"\b(\d+)\s+(?:practice|training)\s+(?:rounds?|sessions?)\b|"  # "fifty practice rounds"

@@ -284,6 +284,11 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
             "and the wolves win nearly every game, so the village's reward would be flat; say 'without discussion' "
             "to drop talk"
         )
+    elif reading.discussion is False and village:
+        assumptions.append(
+            "discussion off, as asked: without talk the seer's findings reach no one and the wolves win nearly every "
+            "game, so the village's reward may stay flat"
+        )
     elif reading.discussion is None:
         assumptions.append(
             "discussion off (the default): players only kill, check, heal and vote, about 30 short calls a game, "

@@ -26,6 +26,8 @@ ONLY_MARK_AFTER = re.compile(
 )
 
 SCRIPTED_AFTER = re.compile(
+    r"^\s+(?:is|are)\s+(?:a\s+|the\s+)?(?:\w+\s+){0,2}?(?:that|which|who)\s+(?:should|must|will|can)\s+"
+    r"(?:stay|be|remain)\s+(?:scripted|heuristic|bots?|frozen|fixed)\b|"  # "the seer is a game role that should stay"
     r"^\s*:?\s+(?:(?:are|is|stay|stays|remain|remains|being|get|gets|play|plays|act|acts|"
     r"(?:should|must|will|can|shall)\s+(?:be|stay|remain))\s+)?"
     r"(?:(?:left|kept|played by|run by|driven by|controlled by)\s+)?(?:as\s+)?(?:the\s+(?:only\s+)?|a\s+)?"
@@ -67,6 +69,7 @@ LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
     r"(?:(?:is|are|stays?|remains?|left|kept)\s+)?(?:untrained|untouched|excluded|exempt(?:ed)?)|"
+    r"(?:is|are)\s+(?:a\s+)?(?:\w+\s+)?roles?\s+(?:i|we)\s+(?:don't|do not)\s+care\s+(?:about|for)|"
     r"as\s+(?:it is|they are|is)\b|"  # "keep the hunter and the witch as they are"
     r"(?:(?:does|do)\s*(?:n't|not)|don't|doesn't)\s+need\s+(?:any\s+|more\s+)?(?:training|to be trained|to learn|"
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
