@@ -2921,7 +2921,8 @@ def test_round_36_what_a_family_does_not_pose_is_said(sentence: str, said: str) 
 @pytest.mark.parametrize(
     "sentence",
     ["werewolves with a medium-sized model, train the seer",
-     "train the wolves in werewolves, and keep it easy on the CPU", "train the hunter in werewolves, a simple setup, 5 steps", "say the word 'easy', 7 steps",
+     "train the wolves in werewolves, and keep it easy on the CPU",
+     "train the hunter in werewolves, a simple setup, 5 steps", "say the word 'easy', 7 steps",
      "train the wolves at werewolves; the hard drive is small, so few checkpoints"],
 )  # fmt: skip
 def test_round_39_a_level_word_in_another_sense_is_no_difficulty(sentence: str) -> None:
