@@ -35,6 +35,11 @@ from agentjet.nightly.invariants import (
 
 Curve = dict[str, list[float]]
 STEPS = 2
+# How far inside its tolerance every member stays, in tolerance units: float rounding alone, with headroom. The
+# references were recorded on an AVX2 CPU; on an AVX-512/AMX Xeon (2026-12-05) the same float32 steps on one thread
+# land up to 0.36 units off (micro-1x8's kl[1], a KL of 3.6e-4, off by about 6e-7), from other kernels, not other
+# arithmetic. A wrong normalisation is hundreds of units off (the tests below).
+FAR_INSIDE = 0.5
 
 
 class Trained:
@@ -148,13 +153,14 @@ def test_every_member_matches_its_class_reference_far_inside_the_tolerance(curve
         for variant in members:
             check = check_curve(curves(variant), expected, **tolerance)
             assert check.passed, f"{variant}: {check.reason}"
-            assert check.dev_units < 0.1, f"{variant}: {check.reason}"  # ~100x headroom over float rounding
+            assert check.dev_units < FAR_INSIDE, f"{variant}: {check.reason}"
 
 
-# How closely members agree, per entry: the gradient norm to 1e-5; the loss and the KL to 1e-4, since
+# How closely members agree, per entry: the gradient norm to 1e-4 (3.4e-5 seen between prefix-on and prefix-off on
+# an AVX-512/AMX CPU, below 1e-5 on AVX2); the loss to 1e-4 and the KL to 3e-4 (1.4e-4 seen there), since
 # both are small differences of order-1 terms (the loss a mean of +-advantage x ratio that nearly cancels,
 # about 1e-3 net; the KL a k3 of logprob gaps of about 1e-2), so their rounding is large relative to them.
-AGREE = {"loss": 1e-4, "grad_norm": 1e-5, "kl": 1e-4}
+AGREE = {"loss": 1e-4, "grad_norm": 1e-4, "kl": 3e-4}
 
 
 def test_members_of_a_class_agree_to_float_rounding(curves: Trained) -> None:
@@ -235,7 +241,8 @@ def test_check_curve_edge_cases() -> None:
 
 def test_measure_invariants_trains_each_configuration_once(reuse: list[str]) -> None:
     samples, details = measure_invariants(steps=STEPS)
-    assert set(samples) == {m.name for m in METRICS} and all(len(v) == 1 and v[0] < 0.1 for v in samples.values())
+    assert set(samples) == {m.name for m in METRICS}
+    assert all(len(v) == 1 and v[0] < FAR_INSIDE for v in samples.values()), samples
     for cls, members in CLASSES.items():
         assert list(details[cls]) == list(members)
         for variant in members:
@@ -274,7 +281,7 @@ def test_record_references_writes_what_is_committed(reuse: list[str], tmp_path: 
         committed, tolerance = _reference(written["class"])
         assert written["reason"] == "a test re-recording" and written["steps"] == STEPS
         assert written["tolerance"] == tolerance and written["variants"] == list(CLASSES[written["class"]])
-        assert check_curve(written["curve"], committed, **tolerance).dev_units < 0.1
+        assert check_curve(written["curve"], committed, **tolerance).dev_units < FAR_INSIDE
     with pytest.raises(ValueError, match="reason"):
         record_references("  ", out_dir=tmp_path)
 
@@ -294,7 +301,7 @@ def test_the_nightly_measurement_passes_on_this_commit() -> None:
     """The nightly's own run: every member trained for the references' 4 steps, each within tolerance."""
     samples, details = measure_invariants()
     failed = {v: e["check"]["reason"] for d in details.values() for v, e in d.items() if not e["check"]["passed"]}
-    assert not failed and all(v[0] < 0.1 for v in samples.values()), (samples, failed)
+    assert not failed and all(v[0] < FAR_INSIDE for v in samples.values()), (samples, failed)
 
 
 def _first(curve: Curve, steps: int) -> Curve:
