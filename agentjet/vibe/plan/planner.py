@@ -17,11 +17,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentjet.core import ConfigError
-from agentjet.llm.chat import ENV_LLM, HOW_TO_CONFIGURE, ChatLLM
+from agentjet.llm.chat import ENV_LLM, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
-from agentjet.vibe.plan.families import CATALOG, FamilyInfo, family_list
+from agentjet.vibe.plan.families import CATALOG, FamilyInfo
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda, sizes_said
@@ -81,8 +81,8 @@ def plan(
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
-            f"the task sentence is empty: say what to train, e.g. {_EXAMPLES}. "
-            f"Built-in families: {family_list()}. Or {HOW_TO_CONFIGURE}."
+            f"the task sentence is empty: say what to train, e.g. {_EXAMPLES} (the built-in families: "
+            f"{', '.join(CATALOG)}), or pass --llm MODEL_OR_URL or set {ENV_LLM} to have a new task generated"
         )
     requested = reading.requested_model
     if llm is not None:

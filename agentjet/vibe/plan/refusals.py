@@ -217,7 +217,8 @@ _MEDIA = (("music", r"music|melod|soundtrack|audio"), ("a 3D model", r"3-?d|mesh
           ("a video", r"vid|anim|gif|movie|film|clip"))  # fmt: skip
 # Not training at all: a picture ("generate images of wolves" names the game, but asks for an image)
 _IMAGES = re.compile(
-    r"\b(?:generates?|generating|creates?|creating|makes?|draws?|drawing|paints?|renders?|sketch(?:es)?|compose)\s+"
+    r"\b(?:generates?|generating|creates?|creating|makes?|draws?|drawing|paints?|renders?|sketch(?:es)?|compose|"
+    r"design(?:s|ing)?)\s+"
     r"(?:an?\s+|some\s+|the\s+|me\s+)?(?:[\w-]+\s+){0,2}?"  # "make a werewolves logo"
     r"(?:images?|pictures?|photos?|drawings?|illustrations?|artwork|logos?|icons?|diagrams?|charts?|sketch(?:es)?|"
     r"paintings?|portraits?|memes?|videos?|animations?|gifs?|movies?|films?|clips?|music|melod(?:y|ies)|"

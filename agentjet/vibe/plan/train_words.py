@@ -175,7 +175,7 @@ _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of
     rf"(?:about\s+|around\s+|roughly\s+)?{_SPAN}\b|"
     r"\b(\d+(?:\.\d+)?)[\s-]+(day|week)\s+(?:run|budget|training|job|limit)\b|"
     rf"\b{_SPAN}\s+of\s+(?:training|compute|gpu|cpu|time|rl)\b|"
-    rf"\bbudget\s*(?:of\s+|:\s*|=\s*)?{_SPAN}\b|(?:^|[,;]\s*){_SPAN}(?=\s*(?:$|[,.;!?]))"  # "countdown, 2 days"
+    rf"\bbudget\s*(?:of\s+|:\s*|=\s*)?{_SPAN}\b|(?:^|[,;.]\s*){_SPAN}(?=\s*(?:$|[,.;!?]))"  # "countdown, 2 days"
 )
 _QUARTERS = re.compile(r"\b(\d+|an?)\s+quarters?\s+of\s+an\s+hour\b|\b(\d+|an)\s+hours?\s+and\s+a\s+quarter\b")
 OVERNIGHT = re.compile(r"\bovernight\b|\bover the weekend\b")

@@ -67,6 +67,9 @@ def _chosen(roles: RoleReading, assumptions: list[str], text: str) -> dict[str, 
         assumptions.append(f"{words} {how} and no role to train: the policy plays the other side, {_describe(other)}")
         chosen[other] = set(WEREWOLF_ROLES[:1]) if other == _WOLVES else set(VILLAGE_ROLES)
     every_side = roles.both_sides or roles.separate and roles.grouping == "side"  # "a model per side"
+    every_side = every_side or (  # "separate models" alone: a model a side ("a model per role": every role, below)
+        roles.separate and not roles.mentions and not roles.apart and roles.grouping != "role"
+    )
     every_side = every_side or (  # "every role gets its own model, except the hunter": all the rest, a model each
         roles.separate and roles.grouping == "role" and not roles.split_within_side and not chosen
         and bool(roles.left_out) and not roles.opponents
