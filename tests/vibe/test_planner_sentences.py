@@ -1429,6 +1429,10 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train werewolves as the hunter for 5 minutes, not 5 steps", "werewolves", roles=["hunter"], minutes=5),
     Row("werewolves: train the wolves, 4 steps... make that 6", "werewolves", roles=WOLVES, steps=6),
     Row("arithmetic, level 3, step size (learning rate) 1e-4", "arithmetic", {"difficulty": 3}),
+    # a check of docs/vibe.md's 924 claims against the planner (915 true before these)
+    Row("train werewolves, with separate models", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
+    Row("train werewolves, models not shared", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
+    Row("train a model on countdown. 2 days.", "countdown", minutes=2880),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2744,7 +2748,8 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      ("take an inventory of my tool shed", "no built-in task family matches it"),
      # round 39
      ("train a model to hit a target in a shooting game", "no built-in task family matches it"),
-     ("train a model to answer trivia questions about wolves", "another skill ('trivia')")],
+     ("train a model to answer trivia questions about wolves", "another skill ('trivia')"),
+     ("design a logo for werewolves", "a picture ('design a logo')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):
@@ -2938,3 +2943,9 @@ def test_round_39_a_setting_said_twice_a_word_to_say_and_a_negated_tool_are_said
     games = _plan("werewolves: train the seer in 5 steps, each step with 4 games")
     assert games.train["grpo"]["group_size"] == 4 and games.train["collect"]["tasks"] == 1
     assert "discussion off, as asked" in _text(_plan("play werewolves as the seer, don't use discussion, 6 steps"))
+
+
+def test_an_empty_sentence_is_refused_in_the_short_line() -> None:
+    with pytest.raises(PlanRefused, match="the task sentence is empty") as refused:
+        _plan("   ")
+    assert len(str(refused.value)) < 450 and "--llm" in str(refused.value)
