@@ -1433,6 +1433,43 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train werewolves, with separate models", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
     Row("train werewolves, models not shared", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE]),
     Row("train a model on countdown. 2 days.", "countdown", minutes=2880),
+    # round 41 (a fortieth reviewer: requests pasted from tickets, markdown, JSON/YAML and command lines; 176 right)
+    Row("## Countdown - level 2 - steps: 15", "countdown", {"difficulty": 2}, steps=15),
+    Row("vibe --task countdown --difficulty 4 --steps 12", "countdown", {"difficulty": 4}, steps=12),
+    Row("task=arithmetic level=5 steps=60", "arithmetic", {"difficulty": 5}, steps=60),
+    Row("countdown training - difficulty: 1 - eval_items: 16 - minutes: 20", "countdown", {"difficulty": 1},
+        minutes=20),  # fmt: skip
+    Row("tool use training - items: 4 - steps: 15", "tool_use", {"difficulty": 3}, steps=15),
+    Row("{task: tool_use, items: 3}", "tool_use", {"difficulty": 2}),
+    Row('{"task": "werewolves", "train": ["seer", "hunter"], "steps": 9}', "werewolves", roles=["seer", "hunter"],
+        steps=9),  # fmt: skip
+    Row("**Task:** werewolves **Role:** seer **Steps:** 10", "werewolves", roles=["seer"], steps=10),
+    Row("task=werewolves role=hunter steps=5", "werewolves", roles=["hunter"], steps=5),
+    Row("task=werewolves role=seer eval_items=40 lr=5e-5", "werewolves", roles=["seer"]),
+    Row("Please run the werewolves thing again but this time the seer", "werewolves", roles=["seer"]),
+    Row("{task: word, steps: 12}", "word", steps=12),
+    Row("vibe --task word --steps 10", "word", steps=10),
+    Row("Hi! Could you train a bot that says hello? Thanks, Sam", "word"),
+    Row("I'd like the village to get better at recognising the werewolves", "werewolves", roles=VILLAGE),
+    # round 42 (a forty-first reviewer: how roles go on models; 160 of 200 right before)
+    Row("give the wolves one model and the village another in werewolves", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("werewolves: first adapter for the wolves, second adapter for the seer and the hunter", "werewolves",
+        roles=["werewolf", "seer", "hunter"], policies=[WOLVES, ["seer", "hunter"]]),  # fmt: skip
+    Row("werewolves, the wolves on one LoRA and everyone else on another", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("werewolves: a 3B for the wolves and a 7B for the village", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE], model="3B"),  # fmt: skip
+    Row("improve the village at werewolves, no separate models, one policy", "werewolves", roles=VILLAGE),
+    Row("train the werewolves and the villagers in werewolves with one set of weights", "werewolves", roles=WOLVES),
+    Row("werewolves, train the village so each villager votes independently of the crowd", "werewolves",
+        roles=VILLAGE),  # fmt: skip
+    Row("train all five roles of werewolves on five separate models", "werewolves", roles=BOTH,
+        policies=[["werewolf"], ["villager"], ["seer"], ["witch"], ["hunter"]]),  # fmt: skip
+    Row("werewolves: hunter and seer together on one model, wolves on a different model, witch not trained",
+        "werewolves", roles=["werewolf", "seer", "hunter"], policies=[WOLVES, ["seer", "hunter"]]),  # fmt: skip
+    Row("train the seer at werewolves, evaluating every 2 steps on a different set of deals", "werewolves",
+        roles=["seer"]),  # fmt: skip
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2949,3 +2986,12 @@ def test_an_empty_sentence_is_refused_in_the_short_line() -> None:
     with pytest.raises(PlanRefused, match="the task sentence is empty") as refused:
         _plan("   ")
     assert len(str(refused.value)) < 450 and "--llm" in str(refused.value)
+
+
+def test_round_41_and_42_key_value_settings_and_a_held_out_count_said_with_an_adjective_are_read() -> None:
+    spec = _plan("task=werewolves role=seer eval_items=40 lr=5e-5")
+    assert spec.dataset.eval_items == 40 and spec.train["optim"]["lr"] == pytest.approx(5e-5)
+    assert _plan("werewolves --roles seer,witch --steps 4 --eval-items 24").dataset.eval_items == 24
+    assert _plan("train the seer in werewolves and evaluate on 32 separate games").dataset.eval_items == 32
+    rounds = _plan("train the witch in werewolves, report each round separately")
+    assert "separate models asked for" not in _text(rounds)

@@ -88,7 +88,8 @@ OPPOSING_WORDS = frozenset(
     "hunts protects saves heals guards defends shields outplays outsmarts outwits outvotes defeated beaten tracks "
     "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
     "inspecting investigate investigates investigating poisoning poisons potion potions shot shots hit hits "
-    "decieve decieves decieving stop stops stopping prevent prevents preventing take takes taking".split()  # typo too
+    "decieve decieves decieving stop stops stopping prevent prevents preventing take takes taking recognise "
+    "recognising recognize recognizing recognises recognizes".split()  # a misspelling too
 )
 # The werewolves deal: a lineup a sentence asks for ("with 2 wolves") is said to be ignored
 PLAYERS = 9

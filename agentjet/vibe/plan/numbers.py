@@ -66,7 +66,8 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     )),
     ("operations", re.compile(r"\b(\d+)[\s-]+(?:arithmetic\s+)?(?:operations?|ops)\b")),
     ("count", re.compile(
-        rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|source|small|big|random)\s+)?{_COUNT_NOUNS}\b"
+        rf"\b(\d+)[\s-]+(?:(?:given|different|starting|input|source|small|big|random)\s+)?{_COUNT_NOUNS}\b|"
+        r"\b(?:items|numbers|operands)\s*[:=]\s*(\d+)\b"  # "items: 4"
     )),
     ("rounds", re.compile(r"\b(\d+)[\s-]*rounds?\b(?!\s+of\s+(?:[\w-]+\s+)?(?:training|rl|grpo|updates?))")),
     ("rounds", re.compile(
@@ -159,7 +160,7 @@ class Cue:
     @property
     def noun(self) -> str:
         """The counted noun of a count cue ("numbers", "items"), else ''."""
-        found = re.search(r"[a-z]+$", self.words)
+        found = re.search(r"[a-z]+$|^[a-z]+(?=\s*[:=]\s*\d+$)", self.words)  # "6 numbers", "items: 4"
         return found.group(0) if found and self.kind == "count" else ""
 
 

@@ -28,6 +28,7 @@ from agentjet.vibe.plan.train_words import (
 )
 from agentjet.vibe.plan.werewolves.described import named_roles
 from agentjet.vibe.plan.werewolves.roles import ROLE_ALIASES, RoleReading, read_roles
+from agentjet.vibe.plan.werewolves.talk_cues import NO_TALK, TALK, TALK_BEHAVIOUR
 
 __all__ = [
     "GAME_OF_24", "REPLY_VERB", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading",
@@ -44,7 +45,7 @@ SAYS_A_WORD = (
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
     r"out loud|aloud|in [a-z]+(?:ish|ese|ian|ch|an)))?"
     r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
-    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!,;:\u2013\u2014]|-\s|$|and also\b)"  # "say banana and also play ..."
+    r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!?,;:\u2013\u2014]|-\s|$|and also\b)"  # "say banana and also play ..."
 )
 _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thinks", "say it again")
     r"(?:it|its|something|anything|nothing|everything|more|less|fewer|so|that|this|them|me|much|what|who|which|how|"
@@ -163,7 +164,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |asked |chosen |specified |named |"
         r"same )*word\b",
-        r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b",  # "word, 20 steps": the family's name
+        r"^(?:the\s+)?word\s*[,:;-]|^(?:the\s+)?word\s+(?:training|rl|run)\b|"  # "word, 20 steps": the family's name
+        r"\b(?:task|family)\s*[:=]?\s*[\"']?word\b",  # "task=word", "--task word"
         rf"\b(?:say|says|saying|output|print|{REPLY_VERB} with)\s+(?:just\s+|only\s+)?the\s+(?:number|digit)\s+"
         r"(?!of\b|that\b|it\b)(?:\d+|[a-z]+)\b",  # "say the number seven"
         r"\bfirst word\b",
@@ -205,6 +207,7 @@ _NOT_USED = re.compile(
     r"\b(?:don't|dont|do not|no|without|never|not)\s+(?:use\s+|using\s+|need\s+)?(?:the\s+|a\s+|any\s+)?"
     r"(?:calculators?|tools?|look-?ups?)\b"
 )
+_KEYS = re.compile(r"[\"'`](\w+)[\"'`](?=\s*:)")  # '{"steps": 9}': a key as a word ("steps: 9")
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")  # "says hi 👋": no word of the request
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
@@ -246,37 +249,6 @@ _NOT_A_LEVEL_AFTER = (  # "hard to detect", "a hard drive", "a medium-sized mode
     r"(?![- ](?:sized?|drives?|ware|disks?)\b|\s+(?:on|setup|set-up|config\w*|models?|llms?|gpus?|cpus?|machines?)\b)"
 )
 _QUOTED = re.compile("(?<![a-z])[\"'\u2018\u201c][^\"'\u2019\u201d]{1,40}[\"'\u2019\u201d](?![a-z])")  # 'easy': a word
-
-_TALK_WORD = r"(?:discussions?|talk(?:ing)?|chat(?:ting)?|speech|debate|conversation)"
-_NO_TALK = re.compile(
-    rf"\b(?:without|no|not? any|zero)\s+(?:any\s+|the\s+)?(?:day(?:[- ]?time)?\s+|table\s+)?{_TALK_WORD}\b|"
-    r"(?<!not )(?<!not in )\bsilent(?:ly)?\b|\bno[- ]talk\b|\bwithout talking\b|\bmute\b|"
-    rf"\b{_TALK_WORD}\s*[:=]?\s+(?:(?:is|are|turned|switched|set|kept|left|disabled)\s+)*(?:off|disabled|no)\b|"
-    rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut|leave|leaving|kept|keep)\s+(?:the\s+)?{_TALK_WORD}\s+(?:off|out)\b|"
-    rf"\b(?:turn(?:ed|ing)?|switch(?:ed|ing)?|shut)\s+off\s+(?:the\s+)?{_TALK_WORD}\b|"
-    rf"\b(?:disabl(?:e|ed|ing)|skip(?:ped|ping)?|drop(?:ped|ping)?|remov(?:e|ed|ing))\s+(?:the\s+)?{_TALK_WORD}\b|"
-    rf"\b(?:don'?t|do not|never|no need to)\s+(?:use|add|have|enable|want|need)\s+(?:any\s+|the\s+)?{_TALK_WORD}\b|"
-    r"\b(?:don'?t|do not|never|nobody|no one|can'?t|cannot|mustn'?t|shouldn'?t)\s+"
-    r"(?:let\s+(?:them|it|him|her|anyone|anybody|the\s+\w+|players?)\s+|allow\s+\w+\s+to\s+)?"
-    r"(?:talk|discuss|chat|speak|debate)\b|"
-    r"\b(?:it|he|she|they)\s+(?:should|must|will|may|can)\s*(?:not|n't)\s+(?:talk|discuss|chat|speak|debate)\b"
-)
-_TALK = re.compile(
-    r"\b(?:with|allow|allowing|enable|enabling|plus|and|including|using|use|uses|add|adding|turn on)\s+"
-    r"(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
-    r"\b(?:players|they|everyone|wolves|werewolves|villagers|the village|roles)\s+(?:can\s+|may\s+|get to\s+)?"
-    r"(?:talk|discuss|chat|debate|speak)\b|"
-    r"\b(?:discussion|talk|chat)\s*[:=]?\s*(?:(?:is|turned|switched|kept|left)\s+)*(?:on|enabled)\b|\btalking\b|"
-    r"\bnot (?:in )?silent\b|"
-    r"\b(?:during|in|at|through|throughout)\s+(?:the\s+)?(?:day(?:time)?\s+|table\s+)?(?:discussions?|debates?|talk)\b"
-)
-# What players only do in the day's talk ("bluff", "persuade the village"): asking for it asks for discussion
-_TALK_BEHAVIOUR = re.compile(
-    r"\b(?:bluff(?:s|ed|ing|ers?)?|lie|lies|lying|liars?|persuad(?:e|es|ed|ing)|persuasive|convinc(?:e|es|ed|ing)|"
-    r"dec(?:ei|ie)v(?:e|es|ed|ing)|decepti(?:on|ve)|argu(?:e|es|ed|ing|ments?)|accus(?:e|es|ed|ing|ations?)|speeches|"
-    r"mislead(?:s|ing)?|manipulat(?:e|es|ed|ing|ion))\b"
-)
-
 
 @dataclass(frozen=True)
 class Reading:
@@ -332,7 +304,7 @@ class Reading:
 
 def read_sentence(sentence: str) -> Reading:
     """The facts a sentence states; pure."""
-    words = spelled(" ".join(_EMOJI.sub(" ", sentence.lower()).split()))
+    words = spelled(" ".join(_KEYS.sub(r"\1", _EMOJI.sub(" ", sentence.lower())).replace("**", "").split()))
     fixed = corrected(with_digits(words))  # "level 4, no wait, level 2": the later words are read
     text, described = named_roles(fixed.text)  # "the role that checks identities at night": the seer
     keywords = _NOT_USED.sub(" ", words)  # "don't use the calculator": no tool asked for
@@ -372,8 +344,8 @@ def read_sentence(sentence: str) -> Reading:
         corrections=fixed.notes + described,
         written=corrected(words).text,
         roles=read_roles(text),
-        discussion=False if _NO_TALK.search(text) else True if _TALK.search(text) else None,
-        talk_cue=talk.group(0) if (talk := _TALK_BEHAVIOUR.search(text)) else None,
+        discussion=False if NO_TALK.search(text) else True if TALK.search(text) else None,
+        talk_cue=talk.group(0) if (talk := TALK_BEHAVIOUR.search(text)) else None,
         epochs=read_epochs(text),
     )
 

@@ -30,7 +30,8 @@ _IS = r"\s*(?:of|=|:|at|is|to|set to)?\s*"
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("optim.lr", re.compile(
         rf"\b(?:learning[ -]rate|lr)\)?{_IS}{_NUMBER}|"
-        rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"  # "3e-4 lr"
+        rf"(?<![\w.-]){_NUMBER}\s+(?:as\s+(?:the\s+|a\s+)?|for\s+(?:the\s+)?)?(?:learning[ -]rate|lr)\b"
+        r"(?!\s*[=:])"  # "3e-4 lr", not the 40 of "eval_items=40 lr=5e-5"
     )),
     ("grpo.group_size", re.compile(
         rf"\b(?:(?:grpo )?group[ -]size{_IS}|(?:grpo )?groups? of\s+|group\s*[=:]?\s*){_NUMBER}\b|"  # "group 4"
@@ -112,9 +113,10 @@ _ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"
-    rf"(?:(?:held[- ]out|new|unseen|fresh|test)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
+    rf"(?:(?:held[- ]out|new|unseen|fresh|test|separate|different)\s+)?{_THINGS}\b{_NOT_PER_STEP}|"
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?)\s+(?:it\s+)?(?:on|over)\s+{_ABOUT}(\d+)(?=\s*(?:$|[,.;!?]))|"
-    r"\b(?:eval(?:uation)?|held[- ]out)(?:[_ ]items)?\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s))|"  # "eval 8"
+    r"\b(?:eval(?:uation)?|held[- ]out)(?:[-_ ]items)?\s*[:=]?\s*(\d+)"
+    r"(?=\s*(?:$|[,.;!?\u2013\u2014]|-\s|\s+[a-z_-]+\s*[=:]|\s+--))|"  # "eval 8", "eval_items=40 lr=..."
     rf"\b(?:eval(?:uation)?|held[- ]out|test)\s+{_THINGS}\s*[:=]?\s*(\d+)(?=\s*(?:$|[,.;!?]))|"  # "eval items 20"
     rf"\bheld[- ]out\s+{_ABOUT}(\d+)\s+{_THINGS}\b|"  # "held out 12 lists"
     rf"\b(\d+)\s+(?:held[- ]out|eval(?:uation)?|test)\s+{_THINGS}\b|"
@@ -167,7 +169,7 @@ _HOURS_AND_A_HALF = re.compile(
 )
 _HALF_HOUR = re.compile(r"\b(?:half an hour|(?:a\s+)?half[- ]hour)\b")
 _MINUTES = re.compile(  # "20 minutes", "5-minute", "1h30"
-    r"\b(\d+(?:\.\d+)?)(?:\s*-\s*|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
+    r"\b(\d+(?:\.\d+)?)(?:-|\s*)(minutes?|mins?|hours?|hrs?|h|seconds?|secs?)(?:(\d+)(?:m|mins?)?)?\b"
 )
 _SPAN = r"(\d+(?:\.\d+)?|an?)\s+(?:whole\s+|full\s+)?(days?|weeks?)"
 _DAYS = re.compile(  # a budget in days: "for 2 days", "a 3-day run", "a week of training"; not "survive 3 days"
@@ -184,6 +186,8 @@ _MINUTES_IN = {"day": 24 * 60.0, "week": 7 * 24 * 60.0}
 
 def read_minutes(text: str) -> float | None:
     """The run's time limit in minutes, if the sentence states one."""
+    if said := re.search(r"\b(?:minutes|mins|budget|time[_ ]limit)\s*[:=]\s*(\d+(?:\.\d+)?)\b(?!\s*[a-z])", text):
+        return float(said.group(1))  # "minutes: 20", "budget=30"
     if match := _QUARTERS.search(text):  # "3 quarters of an hour", "a quarter of an hour", "an hour and a quarter"
         if hours := match.group(2):
             return (1.0 if hours == "an" else float(hours)) * 60.0 + 15.0
@@ -215,12 +219,12 @@ def read_minutes(text: str) -> float | None:
 
 _NOT_BUDGET = rf"(?!\s+{PROBLEM_NOUNS}|\s+each\b|\s+(?:per|a|an|in each|for each)\s+{PROBLEM_NOUNS})"
 _STEPS = re.compile(
-    r"(?<![\d.])(?<!not )(?<!no )\b(\d+)[\s-]*(?:more\s+)?"  # not "for 5 minutes, not 5 steps"
+    r"(?<![\d.=:])(?<!not )(?<!no )(?<!every )\b(\d+)(?:\s+|-)?(?:more\s+)?"  # not "not 5 steps", "level=5 steps=60"
     r"(?:training\s+|rl\s+|grpo\s+|gradient\s+|optimi[sz]er\s+|update\s+)?"
     rf"(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
     r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
     r"\b(\d+)\s+(?:practice|training)\s+(?:rounds?|sessions?)\b|"  # "fifty practice rounds"
-    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b|"  # "steps: 10"
+    r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b|--steps\s+(\d+)\b|"  # "steps: 10", "--steps 10"
     r"\b(?:steps?|training steps)\s+(\d+)(?=\s*(?:$|[,.;!?]))"  # "..., step 30"
 )
 _STEP_RANGE = re.compile(

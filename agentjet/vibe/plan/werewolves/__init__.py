@@ -7,6 +7,7 @@ described.py    Roles said by what they do ("the role that checks identities at 
 model_cues.py   The words that say how roles go on models: separate or shared, per side or per role, a role's own.
 side_cues.py    The words that say more than one side trains: "both sides", "everyone", "train them both", a
                 training verb said beside roles of both sides; or that a side does not ("nobody on the wolf side").
+talk_cues.py    The words that turn the day's talk on or off ("no discussion", "mute") or ask for it ("bluff").
 villagers.py    Which roles "villagers" means: the whole village side, or the three plain villagers.
 groups.py       The groups of roles a sentence puts on models ("the seer and the witch share one, the wolves
                 another"): `read_groups`.

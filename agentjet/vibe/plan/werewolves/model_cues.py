@@ -23,7 +23,16 @@ MODEL_WORDS = _MODEL = (
 )
 PLAYS = _PLAYS = r"(?:plays|play|playing|runs|controls|handles|drives)"  # "one model plays the wolves, another ..."
 _NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
+_GAME_AFTER = r"\s(?:in|at|for|of)\s+(?:the\s+)?(?:werewol\w*|mafia)\b"  # "... the village another in werewolves"
+_SIZE = r"\d+(?:\.\d+)?\s*[bm]\b"
+_FOR_A_ROLE = rf"{_SIZE}(?:\s+model)?\s+(?:for|playing|plays|to play|as)\b"  # "a 3B for the wolves"
 SEPARATE = re.compile(
+    r"\b(?:first|1st)\s+(?:\w+\s+)?(?:models?|polic(?:y|ies)|loras?|adapters?)\b.*\b(?:second|2nd)\b|"  # "first LoRA"
+    rf"\b{_FOR_A_ROLE}.*\b{_FOR_A_ROLE}|"  # a model size per side: one size trains (the note says), two policies
+    rf"\bon\s+(?:\w+\s+)?{_SIZE}.*\bon\s+(?:\w+\s+)?{_SIZE}|"  # "wolves on qwen 0.5B, seer on qwen 1.5B"
+    rf"\b{_SIZE}\s+for\s+(?:the\s+)?\w+.*\b{_SIZE}\s+for\b|"
+    r"\bseparate\s*[:=]\s*(?:true|yes|1)\b|"  # "separate: true"
+    r"(?<!no )(?<!not )(?<!without )"
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
     rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
@@ -34,18 +43,21 @@ SEPARATE = re.compile(
     rf"\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    r"\b(?:separately|independently)\b|" + ALL_ROLES_APART + "|"
+    r"\b(?:train(?:ed|s|ing)?|learn(?:s|ing|ed)?),?\s+(?:\w+,?\s+){0,4}?(?:separately|independently)\b|"  # not "vote
+    r"\b(?:separately|independently)\s+(?:trained|train|learn(?:s|ing)?)\b|" + ALL_ROLES_APART + "|"  # independently"
     rf"\b{_MODEL}\s*[:=]\s*(?:separate|distinct|independent|unshared|not shared|non-?shared|own|apart)\b|"  # "models:
     # separate"
     r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
     rf"\b(?:(?:gets?|has|have|with|on|be|is|are)\s+|(?:give|gives|giving)\s+(?:[\w-]+\s+){{1,4}}?)(?:1|one|a)\s+"
-    rf"{_MODEL}\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?])"  # "give X one model"
+    rf"{_MODEL}\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?]|{_GAME_AFTER})"
 )
 SHARED = re.compile(
     rf"{_NOT_RANK}\b(?:shared|same|single|1|one)\s+(?:shared\s+)?{_MODEL}\b(?!\s+(?:per|for each|for every|each)\b)|"
     rf"\bshar(?:e|es|ing)\s+(?:the\s+|one\s+|a\s+)?(?:same\s+)?{_MODEL}\b|"
+    r"\b(?:1|one|a single|the same)\s+set\s+of\s+(?:weights|parameters|params)\b|"
+    r"\bno\s+separate\s+(?:models|polic(?:y|ies)|loras|adapters)\b|"
     rf"\b{_MODEL}\s*[:=]\s*(?:shared|one|same|single|1)\b"  # "models: shared"
 )
 SEPARATE_FOR = re.compile(  # "a separate model for the seer": that role apart from the rest of its side
@@ -66,7 +78,7 @@ PER_ROLE = re.compile(
     r"\b(?:all|every)\s+(?:the\s+)?(?:\w+\s+)?(?:roles|players)\b[^.;]*\b(?:(?:a|one|1)\s+(?:model|policy)\s+(?:each|"
     r"apiece)|each\s+(?:(?:with|on|gets?|getting|has|having)\s+)?(?:an?\s+|its\s+|their\s+|his\s+|her\s+)?"
     r"(?:own|separate|distinct|different)|"
-    r"(?:on|with|in)\s+(?:separate|distinct|different|individual|their own)\s+"
+    r"(?:on|with|in)\s+(?:\d+\s+)?(?:separate|distinct|different|individual|their own)\s+"
     r"(?:models|polic(?:y|ies)|loras|adapters))\b|"
     + ALL_ROLES_APART + "|" + EVERYONE_OWN
 )

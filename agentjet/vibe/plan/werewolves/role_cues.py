@@ -75,7 +75,8 @@ LEFT_OUT_AFTER = re.compile(
     r"to improve)|(?:is|are)\s+fine(?:\s+as\s+(?:it is|they are|is))?|(?:(?:can|should|will)\s+)?stays?\s+as\s+"
     r"(?:it is|they are|is))\b|"
     r"^\s+(?:(?:does|do|is|are|should|will)\s+not|doesn't|don't|isn't|aren't|shouldn't|won't)(?=\s*(?:$|[,.;!?]))|"
-    r"^\s+(?:not(?=\s*(?:$|[,.;!?]))|no(?=\s*(?:$|[.;!?])))"  # "..., but the seer no", "hunter not, villagers not"
+    r"^\s+(?:not(?=\s*(?:$|[,.;!?]))|no(?=\s*(?:$|[.;!?])))|"  # "..., but the seer no", "hunter not, villagers not"
+    r"^\s+not\s+(?:trained|training|learning|updated)\b"  # "witch not trained"
 )
 
 # "the wolves do not win", "make the wolves lose": the side the sentence wants beaten

@@ -63,12 +63,14 @@ _DETERMINED = re.compile(
     r"learning|scripted|untrained)\s+)?$"
 )
 _ONE_PLAYER_AFTER = re.compile(r"^\s+player\b(?!s)")
-_GAME_BEFORE = re.compile(r"\b(?:(?:in|at|of|on|for|playing|play|plays|played|into)|of the)\s+$")  # "of the werewolf"
+_GAME_BEFORE = re.compile(  # "of the werewolf", "task=werewolves": the game
+    r"\b(?:(?:in|at|of|on|for|playing|play|plays|played|into)|of the)\s+$|\b(?:task|game|family|env)\s*[:=]\s*$"
+)
 _NOT_A_ROLE_AFTER = re.compile(
     r"^\s+(?:(?:party|board|card|social|deduction|video|online)\s+)*"
     r"(?:games?|match(?:es)?|rounds?|models?|agents?|bots?|polic(?:y|ies)|tasks?|env(?:ironment)?s?|"
     r"benchmark|setting|village|town|rules|simulation|variant|runs?|sessions?|experiments?|jobs?|tournaments?|"
-    r"leagues?)\b|"
+    r"leagues?|thing|stuff)\b|"
     r"^(?:-|\s+)(?:style|like|type|esque|inspired|themed|flavou?red)\b|"  # "a mafia-style game": the game's kind
     r"^-(?:playing|player|players|bot|bots|agent|agents|game|games)\b"  # "a werewolf-playing LLM": the game
 )
