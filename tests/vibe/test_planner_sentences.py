@@ -1470,6 +1470,14 @@ THIRTY_SIXTH_HELD_OUT = [
         "werewolves", roles=["werewolf", "seer", "hunter"], policies=[WOLVES, ["seer", "hunter"]]),  # fmt: skip
     Row("train the seer at werewolves, evaluating every 2 steps on a different set of deals", "werewolves",
         roles=["seer"]),  # fmt: skip
+    # round 43 (a forty-second reviewer, a balanced product-QA set in many users' voices; 188 of 200 right before)
+    Row("werewolves, 20 games held out, seer, talk off", "werewolves", {"discussion": False}, roles=["seer"]),
+    Row("Can the AI learn to catch werewolves?", "werewolves", roles=VILLAGE),
+    Row("train the villagers in werewolves (the plain ones only)", "werewolves", roles=["villager"]),
+    Row("werewolves: wolves vs village, both trained, same weights", "werewolves", roles=WOLVES),
+    Row("say yes plz", "word"),
+    Row("what's the quickest test that RL actually works here?", "word", steps=QUICK_STEPS),
+    Row("agent that checks a weather API", "tool_use", {"difficulty": 1}),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2995,3 +3003,10 @@ def test_round_41_and_42_key_value_settings_and_a_held_out_count_said_with_an_ad
     assert _plan("train the seer in werewolves and evaluate on 32 separate games").dataset.eval_items == 32
     rounds = _plan("train the witch in werewolves, report each round separately")
     assert "separate models asked for" not in _text(rounds)
+
+
+def test_round_43_a_side_named_by_its_members_and_a_word_said_politely() -> None:
+    assert "no side or role named" not in _text(_plan("train mafia members to avoid getting voted out"))
+    assert "'yes' among others" in _text(_plan("say yes plz"))
+    both = _plan("werewolves: wolves vs village, both trained, same weights")
+    assert "one model for both sides was asked for" in _text(both)

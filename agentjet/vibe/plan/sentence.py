@@ -43,7 +43,7 @@ SAYS_A_WORD = (
     r"(?!(?:it|something|anything|nothing|everything|more|less|so|that|this|them|me|much|"
     r"what|the|a|an|and|or)\b)(?P<said>[a-z]+)(?:\s+(?:every time|each time|always|to everything|to anything|"
     r"when asked|when prompted|when spoken to|no matter what|in every (?:reply|answer|response)|back|too|again|"
-    r"out loud|aloud|in [a-z]+(?:ish|ese|ian|ch|an)))?"
+    r"out loud|aloud|in [a-z]+(?:ish|ese|ian|ch|an)|plz|pls|please|thanks|thx))?"
     r"(?:\s+(?:in|within|for|under)\s+(?:\d+|an?|half an?|one|two|three|five|ten)\s*(?:minutes?|mins?|hours?|hrs?|"
     r"seconds?|secs?|steps?|m|h)\b)?\s*(?:[.!?,;:\u2013\u2014]|-\s|$|and also\b)"  # "say banana and also play ..."
 )
@@ -112,7 +112,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bcall(?:s|ing)?\s+(?:\w+\s+)?functions?\b",
         r"\btotal(?:s|ing|ling|led)?\s+(?:\w+\s+)?receipts?\b|\breceipt[- ]total",
         r"\bapi calls?\b",
-        r"\b(?:call(?:s|ing)?|use|uses|using)\s+(?:\w+\s+){0,2}apis?\b",
+        r"\b(?:call(?:s|ing)?|use|uses|using|check(?:s|ing)?|quer(?:y|ies|ying))\s+(?:\w+\s+){0,2}apis?\b",
         r"\b(?:check|checks|checking|compare|compares|comparing)\s+prices\b|\bnotes?\s+(?:down\s+)?(?:the\s+)?prices\b",
         r"\b(?:sums?|summing|totals?|totall?ing|adds? up|adding up)\s+(?:up\s+)?(?:the|a|my|their)\s+bills?\b",
         r"\bto{1,4}ls?[- ]?(?:use|using|calling)\b",  # "toool use": too short a keyword for the speller
@@ -172,6 +172,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"^(?:(?:please\s+)?(?:run|do|start|try)\s+)?(?:a\s+|the\s+)?smoke[- ]test\b|"  # "run a smoke test"
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
+        r"\b(?:quick(?:est)?|fast(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+(?:of|that|whether|if)\s+(?:the\s+)?"
+        r"(?:rl|training|pipeline|learning)\s+(?:\w+\s+)?(?:works?|learns?|runs?)\b",
         r"\bsanity[- ](?:check(?:s|ing)?|tests?)\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
         r"(?:of|that|whether|if)\s+(?:the\s+)?(?:rl\s+)?(?:pipeline|trainer|training|setup|learning)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"

@@ -76,7 +76,7 @@ _NOT_A_ROLE_AFTER = re.compile(
 )
 _ROLE_AFTER = re.compile(
     r"^(?:'s)?\s+(?:side|team|faction|camp|players?|roles?|pack|should|must|need|needs|learn|learns|to|get|gets|"
-    r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote)\b"
+    r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote|members?)\b"
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
@@ -325,6 +325,8 @@ def _is_role_use(before: str, after: str) -> bool:
         return False  # "train the seer, werewolves(, 5 steps)": the game named in a clause of its own
     if re.search(r"\b(?:except|excluding|besides|but not|other than|apart from)\s+(?:for\s+)?(?:the\s+)?$", before):
         return True  # "every role except werewolf": the role left out
+    if re.search(r"\b(?:catch|find|spot|detect|unmask|expose|beat|defeat|hunt|identify|lynch)\s+$", before):
+        return True  # "learn to catch werewolves": the wolves, as the opponents
     if re.search(r"\b(?:make|help|get)\s+$", before) and re.match(r"\s+(?:better|stronger|smarter|win)\b", after):
         return True  # "make mafia better at killing the doctor": the mafia, not the game
     return bool(_DETERMINED.search(before)) or bool(_ROLE_AFTER.match(after)) or _listed_with_a_role(after)
@@ -363,6 +365,9 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
         return True  # "... beat the wolves, and the witch to heal them": a clause of its own, not beat's object
     if governor == "by" and _PLAYED_BY.search(_up_to_governor(before)):
         return True  # "one model shared by the witch and the seer": who the model plays
+    held = re.search(r"\b(?:held|hold|holding|kept|keep|turned|switched|talk)\s+\w+\W*$", before)
+    if governor in ("out", "off") and held:
+        governor = ""  # "20 games held out, seer", "talk off, the seer": no opposition
     if governor in ("on", "at", "onto", "upon"):  # "wasting her poison on villagers": what the poison is used on
         governor = _last_word(_up_to_governor(before)[: -len(governor)].rstrip()) or governor
     return governor not in OPPOSING_WORDS

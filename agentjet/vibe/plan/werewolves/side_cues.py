@@ -36,7 +36,8 @@ BOTH_SIDES = re.compile(
 # "train them both", "the seer and the wolves should both improve": both of what is named (both sides if nothing is)
 BOTH_NAMED = re.compile(
     r"\b(?:train|training|trains|learn|improve|teach)\s+(?:them\s+)?both\b|"
-    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better))\b|"
+    r"\bboth\s+(?:of them|(?:(?:should|must|will|can|to)\s+)?(?:learn|train|improve|get better)|"
+    r"(?:are\s+|get\s+)?trained)\b|"
     r"\beach\s+(?:trained|train|learns?|learning|improves?|improving|gets? better)\b|"
     r"\b(?:against|vs|versus)\s+(?:the\s+)?(?:trained|learning|learned)\s+"
 )

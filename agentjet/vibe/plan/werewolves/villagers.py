@@ -24,6 +24,8 @@ def plain_villagers(before: str, after: str, rest_of_list: re.Match[str] | None,
     "the villagers" as the rest of the side)."""
     if _PLAIN_AFTER.match(after) or re.search(r"\bthe\s+3\s+$", before):
         return True
+    if re.search(r"\((?:just |only )?(?:the )?plain ones?(?: only)?\)", after):  # "... in werewolves (the plain ones)"
+        return True
     if on_models or not (rest_of_list or re.search(r"(?:,|\band|&|\+|/)\s*(?:the\s+)?$", before)):
         return False
     beside = (rest_of_list.group(0) if rest_of_list else "") + " " + before[-40:]
