@@ -1478,6 +1478,11 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("say yes plz", "word"),
     Row("what's the quickest test that RL actually works here?", "word", steps=QUICK_STEPS),
     Row("agent that checks a weather API", "tool_use", {"difficulty": 1}),
+    # round 44 (a forty-third reviewer, a final acceptance set; 190 of 200 right before)
+    Row("werewolves with the wolves trained and everyone else run by gpt-4", "werewolves", roles=WOLVES),
+    Row("train werewolves as the wolves but let them talk during the day", "werewolves", {"discussion": True},
+        roles=WOLVES),  # fmt: skip
+    Row("make the seer stronger than the wolves", "werewolves", roles=["seer"]),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -2794,7 +2799,13 @@ def test_round_21_numbers_are_read_and_said(sentence: str, said: str) -> None:
      # round 39
      ("train a model to hit a target in a shooting game", "no built-in task family matches it"),
      ("train a model to answer trivia questions about wolves", "another skill ('trivia')"),
-     ("design a logo for werewolves", "a picture ('design a logo')")],
+     ("design a logo for werewolves", "a picture ('design a logo')"),
+     # round 44
+     ("is the hunter stronger than the witch?", "it asks a question, not for training a model"),
+     ("Before anything else, could you explain to me how the werewolves game works? I would rather not train "
+      "anything yet.", "it asks"),
+     ("help me cheat on my math exam tomorrow", "meant to harm people ('cheat on my math exam')"),
+     ("train an agent to trade stocks on the NASDAQ with a 7B", "another skill ('trade stocks')")],
 )  # fmt: skip
 def test_round_29_an_answer_a_game_with_you_or_an_evaluation_is_refused(sentence: str, said: str) -> None:
     with pytest.raises(PlanRefused, match=re.escape(said)):

@@ -11,8 +11,9 @@ import re
 
 __all__ = ["no_training"]
 
-_TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too
-    r"^(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
+_TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too, and a lead-in before that
+    r"^(?:(?:before anything else|first(?: of all)?|quick question|hey|hi|hello|ok|okay|so)[,:!]?\s+)?"
+    r"(?:(?:could|can|would|will)\s+you\s+)?(?:please\s+)?(?:write|compose|draw|paint|tell|explain|summari[sz]e|"
     r"translate|what|who|why|when|where|how (?:do|does|can|is|are))\b"
 )
 # a question about the game or the tool ("is the seer or the witch more important?", "how long does a run take?"),
@@ -24,13 +25,18 @@ _SKILL = re.compile(
 )
 _TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
 # a question about training itself ("what's the quickest check that training works?") asks for a run, not text
-_ABOUT_TRAINING = re.compile(r"\b(?:train|teach|rl|pipeline)\b|\btraining\s+(?:works?|is working|runs?|loop|setup)\b")
+_ABOUT_TRAINING = re.compile(  # not "I would rather not train anything yet"
+    r"(?<!rather not )(?<!do not )(?<!n't )\b(?:train|teach|rl|pipeline)\b|"
+    r"\btraining\s+(?:works?|is working|runs?|loop|setup)\b"
+)
 
 
 def _is_text_request(text: str) -> bool:
     """Asks for text or a question answered ("write me a poem", "is the seer or the witch more important?"), not
     a run: no training or skill asked for."""
-    question = _QUESTION_ASKED.search(text) and not _SKILL.search(text) and not _TRAINING_SAID.search(text)
+    compared = re.search(r"\b(?:stronger|better|weaker|harder|easier|smarter|more \w+)\s+than\b", text)
+    skill = _SKILL.search(text) and not (compared and text.rstrip().endswith("?"))  # "is X stronger than Y?"
+    question = _QUESTION_ASKED.search(text) and not skill and not _TRAINING_SAID.search(text)
     return bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text)
 
 
@@ -98,7 +104,7 @@ _HARMFUL = re.compile(
     r"\b(?:harass\w*|phishing|scam(?:s|mers?|ming)?|malware|ransomware|(?:send|write|generate|post)\w*\s+(?:\w+\s+)?"
     r"spam|spamm(?:ers?|ing)\b(?!\s+(?:filter|detect|classif))|dox(?:x)?(?:ing)?|"
     r"stalk(?:s|ing|er)?|bully(?:ing)?|hate speech|fraud\w*|(?:crack|steal|stealing|cracking)\s+(?:\w+\s+)?"
-    r"(?:passwords?|credentials|accounts?|money)|cheat(?:s|ing)?\s+(?:at|on|in)\s+(?:\w+\s+)?(?:poker|casinos?|"
+    r"(?:passwords?|credentials|accounts?|money)|cheat(?:s|ing)?\s+(?:at|on|in)\s+(?:\w+\s+){0,2}?(?:poker|casinos?|"
     r"exams?|tests?|homework|online games?)|(?:bombs?|explosives?|weapons?)\b(?=.*\b(?:make|build|how)\b)|"
     r"manipulate\s+real\s+people|real people\s+(?:into|to)\b)"
 )
@@ -198,6 +204,7 @@ _OTHER_SKILL = re.compile(  # another skill no family trains: "explain the rules
     r"categori[sz](?:e|ing)|label(?:ing|ling)?|recommend(?:ing)?)\b|"
     r"\b(?:classify|classifying|classification|categori[sz]e|categori[sz]ing|recommender|recommendations?|trivia)\b|"
     r"\bprov(?:e|es|ing)\s+(?:\w+\s+){0,2}?(?:theorems?|lemmas?)\b|\btheorem[- ]prov(?:ing|ers?)\b|"
+    r"\btrad(?:e|es|ing)\s+(?:\w+\s+)?(?:stocks?|shares|crypto\w*|forex|currenc(?:y|ies)|options)\b|\bstock market\b|"
     r"\bformal proofs?\b"
 )
 # Not training at all: software to build ("create a countdown timer app" names the game, but asks for an app)

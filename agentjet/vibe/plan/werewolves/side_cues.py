@@ -20,7 +20,8 @@ BOTH_SIDES = re.compile(
     r"(?:roles?|players?|seats?)\b"
     r"(?!\s+(?:gets?\s+|getting\s+|has\s+|having\s+|with\s+|on\s+)?(?:its|their|an?|one|1)\s+(?:own|separate|model|"
     r"polic))|"  # a split
-    r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b(?!\s+(?:in|of|from|is|are|stays?|scripted)\b)"
+    r"(?:\+|&|\band|\bfor|\bto)\s*(?:everyone|everybody)\s+else\b"
+    r"(?!\s+(?:in|of|from|is|are|stays?|scripted|run|played|controlled|driven|handled|as\s+bots?|bots?)\b)"
     r"(?!\s+on\s+(?!another|a second|the other|their own|its own|one\b|a\s+\w+\s+(?:model|lora)))|"
     r"\bself[- ]play\b|\bagainst each other\b|" + EVERYONE_OWN + "|"
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"

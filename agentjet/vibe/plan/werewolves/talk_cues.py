@@ -26,6 +26,7 @@ NO_TALK = re.compile(
     r"\b(?:it|he|she|they)\s+(?:should|must|will|may|can)\s*(?:not|n't)\s+(?:talk|discuss|chat|speak|debate)\b"
 )
 TALK = re.compile(
+    r"\blet\s+(?:them|everyone|everybody|the\s+\w+|players)\s+(?:talk|discuss|chat|speak|debate)\b|"  # "let them talk"
     r"\b(?:with|allow|allowing|enable|enabling|plus|and|including|using|use|uses|add|adding|turn on)\s+"
     r"(?:\w+\s+){0,2}(?:discussion|talk(?:ing)?|chat(?:ting)?|debate|speech)\b|"
     r"\b(?:players|they|everyone|wolves|werewolves|villagers|the village|roles)\s+(?:can\s+|may\s+|get to\s+)?"
