@@ -1483,6 +1483,9 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train werewolves as the wolves but let them talk during the day", "werewolves", {"discussion": True},
         roles=WOLVES),  # fmt: skip
     Row("make the seer stronger than the wolves", "werewolves", roles=["seer"]),
+    # round 45 (a forty-fourth reviewer, the plain sentences most users will type; 195 of 200 right before)
+    Row("train a 3B to win as the village", "werewolves", roles=VILLAGE, model="3B"),
+    Row("smoke test werewolves", "werewolves", roles=WOLVES, steps=QUICK_STEPS),
 ]
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
@@ -3021,3 +3024,7 @@ def test_round_43_a_side_named_by_its_members_and_a_word_said_politely() -> None
     assert "'yes' among others" in _text(_plan("say yes plz"))
     both = _plan("werewolves: wolves vs village, both trained, same weights")
     assert "one model for both sides was asked for" in _text(both)
+
+
+def test_round_45_a_smoke_test_of_a_family_is_no_word_run() -> None:
+    assert "also fits word" not in _text(_plan("smoke test werewolves"))

@@ -96,7 +96,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bvillage\s+(?:side|team|roles?|players?)\b|\b(?:all|both)\s+(?:the\s+)?(?:teams|sides)\b",
         r"\btrain(?:s|ing)?\s+(?:all\s+(?:of\s+)?)?the\s+village\b|\ball\s+(?:9|nine)\s+players\b",
         r"\b(?:witch|hunter|doctor|detective|village|town)\b.*"
-        r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b",
+        r"\b(?:game|play|playing|vote|votes|night|lynch|win|wins|winning)\b|"
+        r"\b(?:win|wins|winning|play|plays|playing)\s+as\s+(?:the\s+)?(?:witch|hunter|doctor|detective|village|town)\b",
     ),
     "tool_use": (
         r"\btools?\b(?!\s*(?:shed|box|kit|belt|bench)s?\b)(?!\s+for\s+(?:my|our|your|the)\b)",
@@ -169,7 +170,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:say|says|saying|output|print|{REPLY_VERB} with)\s+(?:just\s+|only\s+)?the\s+(?:number|digit)\s+"
         r"(?!of\b|that\b|it\b)(?:\d+|[a-z]+)\b",  # "say the number seven"
         r"\bfirst word\b",
-        r"^(?:(?:please\s+)?(?:run|do|start|try)\s+)?(?:a\s+|the\s+)?smoke[- ]test\b|"  # "run a smoke test"
+        r"^(?:(?:please\s+)?(?:run|do|start|try)\s+)?(?:a\s+|the\s+)?smoke[- ]test\s*(?:$|[.!?,])|"  # "smoke test"
         r"\bsmoke[- ]test\s+(?:the\s+|my\s+)?(?:training|pipeline|setup|loop|rl)\b|\b(?:does|do|is)\s+(?:the\s+|my\s+)?"
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
         r"\b(?:quick(?:est)?|fast(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+(?:of|that|whether|if)\s+(?:the\s+)?"
