@@ -139,16 +139,8 @@ def _said_settings(
         if key and key in flags.get(section, {}):
             notes.append(f"--train {setting.key}={flags[section][key]} overrides '{setting.words}' in the sentence")
             continue
-        if setting.key == TEMPERATURE:
-            notes.append(f"'{setting.words}' ignored: each family samples at its recipe's temperature, measured to "
-                         "learn (a task parameter, not a training setting)")
-            continue
         if setting.key in _NOT_SETTINGS:
             notes.append(f"'{setting.words}' ignored: {_NOT_SETTINGS[setting.key]}")
-            continue
-        if setting.key == BATCH_SIZE:
-            notes.append(f"'{setting.words}' ignored: a step trains on its GRPO groups x task groups (say 'groups "
-                         "of N' or 'N games per step')")
             continue
         if setting.key == EPISODES_PER_STEP:
             group = int(merge_overrides(recipe, overrides).get("grpo", {}).get("group_size", 8))
@@ -182,7 +174,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
     if (reason := no_training(reading.text)) is not None:
         raise _refusal(sentence, reading, reason)
     if (impossible := impossible_budget(reading.text)) is not None:
-        raise PlanRefused(f"cannot plan {sentence!r}: {impossible}")
+        raise PlanRefused(f"cannot plan {_quoted(sentence)}: {impossible}")
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
     if not reading.families and not game_roles:  # "the cop and doctor": roles of the game, but no game named
         named = ", ".join(dict.fromkeys(m.word for m in reading.roles.mentions))
@@ -252,6 +244,9 @@ _GAME_ROLE_WORDS = frozenset(
     + ["wolf pack", "plain villager", "godfather", "mafioso", "mafiosi", "mafiosos"]  # mafia's own words
 )
 _NOT_SETTINGS = {  # words that look like training settings but are not TrainConfig's, and why
+    TEMPERATURE: "each family samples at its recipe's temperature, measured to learn (a task parameter, not a "
+    "training setting)",
+    BATCH_SIZE: "a step trains on its GRPO groups x task groups (say 'groups of N' or 'N games per step')",
     MAX_TOKENS: "each family's reply length is its recipe's (a task parameter, not a training setting)",
     CONTEXT: "the context window is the model's own (a model property, not a training setting)",
 }
@@ -288,9 +283,8 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         grade, words = reading.grade
         level = min(max((grade + 1) // 2, 1), top)
         assumptions.append(
-            f"'{words}' ({f'an age, grade {grade}' if 'old' in words or 'age' in words else 'a school grade'}) read as "
-            f"level {level} of 1-{top}: grades 1-2 are level 1, 3-4 level 2, 5-6 "
-            "level 3, 7-8 level 4, 9 and up level 5 (each level one more operation, larger amounts)"
+            f"'{words}' ({_grade_said(words, grade)}) read as level {level} of 1-{top}: grades 1-2 are level 1, 3-4 "
+            "level 2, 5-6 level 3, 7-8 level 4, 9 and up level 5 (each level one more operation, larger amounts)"
         )
         if reading.level_word is not None and _LEVEL_OF_WORD[reading.level_word](top) != level:
             assumptions.append(f"'{reading.level_phrase}' gives way to the grade said (level {level})")
@@ -301,11 +295,17 @@ def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> i
         return level
     if reading.grade is not None:
         said = reading.grade[1]
-        kind = "an age" if "old" in said or "age" in said else "a school grade"
-        assumptions.append(f"'{said}' ({kind}) is no level of {info.name}: level 1 of 1-{top}")
+        assumptions.append(f"'{said}' ({_grade_said(said)}) is no level of {info.name}: level 1 of 1-{top}")
         return 1
     assumptions.append(f"no difficulty given: level 1 of 1-{top} (the easiest, where a small model starts to learn)")
     return 1
+
+
+def _grade_said(words: str, grade: int | None = None) -> str:
+    """How a grade was said: a child's age ("10 year old", read as its grade) or a school grade."""
+    if re.search(r"\b(?:olds?|aged?)\b", words):
+        return "an age" + (f", grade {grade}" if grade is not None else "")
+    return "a school grade"
 
 
 def _ignored_cues(reading: Reading, family: str, assumptions: list[str]) -> None:

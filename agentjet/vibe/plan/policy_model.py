@@ -10,6 +10,7 @@ request cannot be honoured the run trains `smollm2-135m` and the note says so in
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -120,9 +121,10 @@ def _name_hint(requested: str) -> str | None:
 def _find_local(roots: Sequence[Path], size_b: float | None, name: str | None) -> Path | None:
     """The first (sorted, instruct models first) local model folder matching the size and the name."""
     matches: list[tuple[bool, str, Path]] = []
+    named = _names(name) if name else None
     for label, folder in _local_models(roots):
         low = label.lower()
-        if name and not _names(name).search(low):  # "llama-3.2" finds "Llama-3.2-1B", "llama3" too; not "llama-3-8b"
+        if named and not named.search(low):  # "llama-3.2" finds "Llama-3.2-1B", "llama3" too; not "llama-3-8b"
             continue
         if size_b is not None and not _same_size(size_in_billions(low), size_b):
             continue
@@ -148,8 +150,6 @@ def _config_billions(folder: Path) -> float | None:
     """About how many billion parameters a model folder's config.json describes (per layer 4 x hidden^2 of
     attention and 3 x hidden x intermediate of a gated MLP, plus the embeddings), for a folder whose name gives no
     size ("Phi-3-medium-4k-instruct"); None when it cannot say."""
-    import json
-
     try:
         config = json.loads((folder / "config.json").read_text())
         hidden, layers = int(config["hidden_size"]), int(config["num_hidden_layers"])

@@ -49,7 +49,10 @@ def named_roles(text: str) -> tuple[str, tuple[str, ...]]:
     """`text` with each role said by what it does replaced by the role's name, and a note for each."""
     notes: list[str] = []
     for pattern, name, meaning in _DESCRIBED:
-        for found in pattern.finditer(text):
+
+        def named(found: re.Match[str], name: str = name, meaning: str = meaning) -> str:
             notes.append(f"'{found.group(0)}' read as {meaning}")
-        text = pattern.sub(name, text)
+            return name
+
+        text = pattern.sub(named, text)
     return text, tuple(notes)
