@@ -85,7 +85,7 @@ def choose_model(
         return ModelChoice(EMBEDDED, f"no model named: training the embedded {EMBEDDED}")
     size_b = size_in_billions(requested)
     name = _name_hint(requested)
-    if name and any(_squashed(name).startswith(hosted) for hosted in _HOSTED) and "oss" not in name:
+    if name and any(_squashed(name).startswith(hosted) for hosted in _HOSTED):
         return _fallback(f"{requested} is a hosted model whose weights are not available to train")
     embedded = name in _EMBEDDED_HINTS and (size_b is None or _same_size(size_b, _EMBEDDED_B))
     if embedded or requested == "a small model" or (size_b is not None and size_b <= 0.2):
