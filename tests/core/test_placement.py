@@ -15,7 +15,13 @@ from agentjet.core import placement as placement_module
 from agentjet.core.config import GrpoConfig, OptimConfig, ServerSettings, TrainConfig
 from agentjet.core.episodes.merging import merge_timelines
 from agentjet.core.errors import ConfigError
-from agentjet.core.placement import avoid_cudnn_attention, cpu_has_native_bf16, memory_report, resolve_placement
+from agentjet.core.placement import (
+    avoid_cudnn_attention,
+    cpu_has_native_bf16,
+    memory_report,
+    parameter_bytes,
+    resolve_placement,
+)
 from agentjet.core.step.trainer import Trainer
 from tests.core.factories import call_record, randomise_lora_b
 from tests.core.test_trainer import _assert_same, _growing_episode, _loss_and_grads
@@ -159,6 +165,20 @@ def test_gradient_checkpointing_turns_on_and_off_at_a_step_boundary(tiny_model: 
 
 def test_memory_report_counts_parameter_bytes() -> None:
     params = [torch.zeros(10, dtype=torch.float32), torch.zeros(4, dtype=torch.bfloat16)]
-    report = memory_report("cpu", "float32", params)
+    report = memory_report("cpu", "float32", parameter_bytes(params))
     assert report["param_bytes"] == 10 * 4 + 4 * 2
     assert report["peak_bytes"] > 0
+
+
+def test_a_memory_report_reads_no_parameters_so_a_status_poll_costs_the_update_nothing(tiny_model: Path) -> None:
+    """Walking a PEFT model's parameters holds the GIL ~10 ms; a status poll at 10 Hz did it and slowed a
+    CPU update by a third. The bytes are counted once, when the copy is built."""
+    trainer = Trainer(tiny_model, TrainConfig(), seed=0)
+    counted = parameter_bytes(trainer.model.parameters())
+
+    def walked(*args: object, **kwargs: object) -> None:
+        raise AssertionError("memory_report walked the parameters")
+
+    trainer.model.parameters = walked  # type: ignore[method-assign]
+    trainer.model.named_parameters = walked  # type: ignore[method-assign]
+    assert trainer.memory_report()["param_bytes"] == counted > 0

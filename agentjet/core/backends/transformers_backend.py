@@ -28,7 +28,7 @@ from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
-from agentjet.core.placement import avoid_cudnn_attention, memory_report
+from agentjet.core.placement import avoid_cudnn_attention, memory_report, parameter_bytes
 from agentjet.core.types import Generation, GenerationRequest, TokenDelta
 
 __all__ = ["TransformersBackend"]
@@ -87,6 +87,7 @@ class TransformersBackend:
         self._keys = itertools.count()
         self._vocab_size = 0
         self._base: torch.nn.Module | None = None
+        self._param_bytes = 0  # the base copy's, counted when it is loaded
         self._peft: Any = None  # a peft.PeftModel once the first adapter is loaded
         self._n_adapters = 0
 
@@ -154,8 +155,7 @@ class TransformersBackend:
 
     def memory_report(self) -> dict[str, Any]:
         """This copy's placement, parameter bytes and peak memory (`placement.memory_report`)."""
-        params = self._base.parameters() if self._base is not None else ()
-        return memory_report(str(self._device), str(self._dtype).removeprefix("torch."), params)
+        return memory_report(str(self._device), str(self._dtype).removeprefix("torch."), self._param_bytes)
 
     # -- internals -------------------------------------------------------------------------
     def _require_loop(self) -> DecodeLoop:
@@ -215,6 +215,7 @@ class TransformersBackend:
         _check_full_attention(model)
         check_cache_argument(model)
         self._base = model
+        self._param_bytes = parameter_bytes(model.parameters())  # once: a status poll asks often
         self.max_context = int(model.config.max_position_embeddings)
         self._vocab_size = int(model.get_input_embeddings().num_embeddings)  # type: ignore[arg-type]
         eos_ids = eos_token_ids(self.tokenizer, getattr(model, "generation_config", None), model.config)

@@ -35,7 +35,7 @@ from torch import Tensor, nn
 from agentjet.core.config import TrainConfig, changed_fields
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.errors import ConfigConflict, NonFiniteStep
-from agentjet.core.placement import memory_report
+from agentjet.core.placement import memory_report, parameter_bytes
 from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
@@ -85,6 +85,7 @@ class Trainer:
         self.dtype = dtype
         self.model = build_model(model_path, config.lora, self.device, dtype)
         self.model.train()
+        self._param_bytes = parameter_bytes(self.model.parameters())  # once: a status poll asks often
         self._set_gradient_checkpointing(config.optim.gradient_checkpointing)
         self.reference: nn.Module | None = None
         if not isinstance(self.model, peft.PeftModel) and config.grpo.kl_coef > 0:
@@ -99,7 +100,7 @@ class Trainer:
 
     def memory_report(self) -> dict[str, Any]:
         """This copy's placement, parameter bytes and peak memory (`placement.memory_report`)."""
-        return memory_report(str(self.device), str(self.dtype).removeprefix("torch."), self.model.parameters())
+        return memory_report(str(self.device), str(self.dtype).removeprefix("torch."), self._param_bytes)
 
     @property
     def tis_active(self) -> bool:

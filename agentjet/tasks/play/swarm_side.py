@@ -20,6 +20,9 @@ __all__ = ["OpenEpisodes", "round_steps", "wait_for_update"]
 log = logging.getLogger(__name__)
 
 _HEARTBEAT_S = 10.0
+# A round's update takes seconds to minutes: polls begin 0.1 s apart and slow to 1 s, so a waiting client
+# costs the server (whose CPU the update needs) ~1 request a second, not 10.
+_WAIT_POLL_S, _WAIT_POLL_MAX_S = 0.1, 1.0
 
 
 class OpenEpisodes:
@@ -139,11 +142,14 @@ def wait_for_update(
     deadline = time.monotonic() + timeout_s
     last_beat = time.monotonic()
     waiting = dict(clients)
+    pause = _WAIT_POLL_S
     while waiting:
         for name, client in list(waiting.items()):
             status = client.status()
             if int(status["step"]) > before[name] and status["state"] == "rolling":
                 del waiting[name]
+        if not waiting:
+            break  # no pause after the last server has stepped
         if time.monotonic() > deadline:
             raise TimeoutError(f"no update within {timeout_s:.0f} s on {sorted(waiting)} (steps before: {before})")
         if time.monotonic() - last_beat > _HEARTBEAT_S:
@@ -151,4 +157,5 @@ def wait_for_update(
                 client.heartbeat()
             last_beat = time.monotonic()
         tick()
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(pause * 1.5, _WAIT_POLL_MAX_S)
