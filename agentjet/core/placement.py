@@ -113,7 +113,7 @@ def avoid_cudnn_attention(device: str) -> bool:
 
 def parameter_bytes(parameters: Any) -> int:
     """The bytes `parameters` hold. Count once per model copy: walking a PEFT model's modules takes
-    ~10 ms of the GIL, and a status poll that did it at 10 Hz slowed a CPU update by a third."""
+    ~16 ms of the GIL, and a status poll that did it at 10 Hz slowed a CPU update by a third."""
     return sum(int(p.numel()) * p.element_size() for p in parameters)
 
 

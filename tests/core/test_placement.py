@@ -171,7 +171,7 @@ def test_memory_report_counts_parameter_bytes() -> None:
 
 
 def test_a_memory_report_reads_no_parameters_so_a_status_poll_costs_the_update_nothing(tiny_model: Path) -> None:
-    """Walking a PEFT model's parameters holds the GIL ~10 ms; a status poll at 10 Hz did it and slowed a
+    """Walking a PEFT model's parameters holds the GIL ~16 ms; a status poll at 10 Hz did it and slowed a
     CPU update by a third. The bytes are counted once, when the copy is built."""
     trainer = Trainer(tiny_model, TrainConfig(), seed=0)
     counted = parameter_bytes(trainer.model.parameters())
