@@ -117,7 +117,7 @@ def parameter_bytes(parameters: Any) -> int:
     return sum(int(p.numel()) * p.element_size() for p in parameters)
 
 
-def memory_report(device: str, dtype: str, param_bytes: int | None = 0) -> dict[str, Any]:
+def memory_report(device: str, dtype: str, param_bytes: int) -> dict[str, Any]:
     """Peak memory of one model copy: CUDA's peak allocated on its device, or the process peak RSS on CPU.
 
     `param_bytes` is the copy's `parameter_bytes`, counted when it was built. On CPU both copies

@@ -307,3 +307,25 @@ async def test_load_adapter_changes_weights_and_version(
     with pytest.raises(BackendError, match="adapter"):
         await fresh_backend.load_adapter(tmp_path / "missing", version=3)
     assert fresh_backend.policy_version == 2
+
+
+@pytest.mark.asyncio
+async def test_the_memory_report_counts_the_loaded_adapter_once_per_load_not_per_report(
+    fresh_backend: TransformersBackend, tiny_model: Path, tmp_path: Path
+) -> None:
+    """A status poll reads `memory_report` often: it must not walk the model (that slowed a CPU update by a
+    third), yet its parameter bytes follow each hot-loaded adapter."""
+    base_bytes = fresh_backend.memory_report()["param_bytes"]
+    await fresh_backend.load_adapter(_save_random_lora(tiny_model, tmp_path / "a1", seed=1), version=1)
+    model = fresh_backend._peft.get_base_model()
+    walked = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert fresh_backend.memory_report()["param_bytes"] == walked > base_bytes > 0
+
+    def no_walk(*args: object, **kwargs: object) -> None:
+        raise AssertionError("memory_report walked the parameters")
+
+    model.parameters = no_walk  # type: ignore[method-assign]
+    try:
+        assert fresh_backend.memory_report()["param_bytes"] == walked
+    finally:
+        del model.parameters  # the instance attribute; the module's own method again

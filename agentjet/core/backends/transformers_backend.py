@@ -87,7 +87,7 @@ class TransformersBackend:
         self._keys = itertools.count()
         self._vocab_size = 0
         self._base: torch.nn.Module | None = None
-        self._param_bytes = 0  # the base copy's, counted when it is loaded
+        self._param_bytes = 0  # this copy's (the base, then with its adapter), counted at each load, not per poll
         self._peft: Any = None  # a peft.PeftModel once the first adapter is loaded
         self._n_adapters = 0
 
@@ -252,6 +252,7 @@ class TransformersBackend:
             self._peft.delete_adapter(previous)
         self._peft.eval()
         model: torch.nn.Module = self._peft.get_base_model()  # LoRA layers are injected in place
+        self._param_bytes = parameter_bytes(model.parameters())  # the adapter's weights too, once per load
         return model
 
 
