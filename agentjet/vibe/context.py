@@ -21,6 +21,7 @@ from agentjet.vibe.state import VibeOptions, VibeState
 if TYPE_CHECKING:
     from agentjet.llm.chat import ChatLLM
     from agentjet.sandbox import Sandbox
+    from agentjet.vibe.run.early_server import PendingServer
 
 __all__ = ["NodeFailed", "NodeFn", "VibeContext"]
 
@@ -47,6 +48,12 @@ class VibeContext:
     llm: ChatLLM | None = None
     sandbox_factory: Callable[[], Sandbox] | None = None  # tests pass one; default: Sandbox() (auto backend)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
+    run_server: PendingServer | None = field(default=None, init=False, repr=False)  # validate starts, launch takes
+
+    def close(self) -> None:
+        """Stop what this process started for the run and no node took over (a run that ended before training)."""
+        if self.run_server is not None:
+            self.run_server.close()
 
     def sandbox(self) -> Sandbox:
         """The run's sandbox, made on first use (a node that needs none never pays for the check)."""

@@ -81,7 +81,10 @@ def _config(run_id: str) -> RunnableConfig:
 
 def _drive(graph: Graph, start: VibeState | None, ctx: VibeContext, config: RunnableConfig | None = None) -> VibeState:
     """Run from `start` (None: on from the checkpoint `config` names, default the newest) to the end."""
-    graph.invoke(start, config or _config(ctx.run_id), context=ctx, durability="sync")
+    try:
+        graph.invoke(start, config or _config(ctx.run_id), context=ctx, durability="sync")
+    finally:  # also on Ctrl-C: a server validation started and no launch took is stopped
+        ctx.close()
     return cast(VibeState, graph.get_state(_config(ctx.run_id)).values)
 
 

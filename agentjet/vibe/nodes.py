@@ -21,6 +21,7 @@ from agentjet.vibe.state import RepairRecord, VibeState
 
 if TYPE_CHECKING:
     from agentjet.vibe.plan.spec import TaskSpec
+    from agentjet.vibe.run.launch_options import LaunchOptions
     from agentjet.vibe.run.trouble import Finding
     from agentjet.vibe.run.watch import Regenerate
     from agentjet.vibe.workspace import Workspace
@@ -119,7 +120,12 @@ def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         took = f" ({check.seconds:.1f}s)" if check.seconds else ""
         ctx.progress.log(f"validate {check.name}: {'ok' if check.ok else 'FAILED'}: {check.summary}{took}")
 
-    report = run_checks(_workspace(state), _spec(state), sandbox=ctx.sandbox(), on_check=said)
+    spec, workspace = _spec(state), _workspace(state)
+    if ctx.run_server is None:  # the run's own server, starting while the first checks run; the launch takes it
+        from agentjet.vibe.run.early_server import start_early
+
+        ctx.run_server = start_early(workspace, _launch_options(spec), ctx.progress.log)
+    report = run_checks(workspace, spec, sandbox=ctx.sandbox(), server=ctx.run_server.access, on_check=said)
     if not report.ok:
         failed = ", ".join(f"{c.name} ({c.summary})" for c in report.failures)
         raise NodeFailed(f"validation failed: {failed}", logs=report.logs(), report=report.to_dict())
@@ -180,17 +186,12 @@ def client_regenerator(state: VibeState, ctx: VibeContext, records: list[RepairR
     return regenerate
 
 
-def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
-    """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
-    from agentjet.vibe.run.evaluation import HeldOutEval
-    from agentjet.vibe.run.launch import launch, stop
+def _launch_options(spec: TaskSpec) -> LaunchOptions:
+    """What the run trains and where, from its spec (the early server and the launch read the same)."""
     from agentjet.vibe.run.launch_options import LaunchOptions
     from agentjet.vibe.run.recipe import greedy_params, train_config_for
-    from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
-    spec, started = _spec(state), _started_at(state)
-    minutes = spec.budget.minutes
-    options = LaunchOptions(
+    return LaunchOptions(
         model=spec.model,
         steps=spec.budget.steps,
         seed=spec.dataset.seed,
@@ -199,8 +200,21 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         eval_params=greedy_params(spec),
         policies=() if spec.shares_one_policy else tuple(p.name for p in spec.policies),  # one server each
     )
+
+
+def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+    """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
+    from agentjet.vibe.run.evaluation import HeldOutEval
+    from agentjet.vibe.run.launch import launch, stop
+    from agentjet.vibe.run.watch import WatchSettings, training_record, watch
+
+    spec, started = _spec(state), _started_at(state)
+    minutes = spec.budget.minutes
+    prepared = ctx.run_server.take() if ctx.run_server is not None else None  # validation's, when it still runs
     records: list[RepairRecord] = []
-    run = launch(_workspace(state), options=options, started_at=started, progress=ctx.progress.log)
+    run = launch(
+        _workspace(state), options=_launch_options(spec), started_at=started, progress=ctx.progress.log, server=prepared
+    )
     try:
         evaluation = HeldOutEval(run, spec.success_metric)
         evaluation.before()

@@ -5,17 +5,22 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
 
+from agentjet.vibe.context import VibeContext
 from agentjet.vibe.driver import run_vibe
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.graph import NEXT, build_graph
 from agentjet.vibe.progress import PlainProgress, sparkline
+from agentjet.vibe.run.early_server import PendingServer
+from agentjet.vibe.run.swarm_server import ServerHandle
 from agentjet.vibe.runs import checkpoint_path, list_runs
-from agentjet.vibe.state import NODES, VibeOptions, new_run_id
+from agentjet.vibe.state import NODES, VibeOptions, VibeState, new_run_id
 from tests.vibe.fake_nodes import FakeScript, calls, make_nodes
 
 HAPPY = ["understand", "generate", "validate", "red_team", "launch_and_watch", "report"]
@@ -251,9 +256,7 @@ def test_real_repair_without_an_llm_stops_the_run_with_why(tmp_path: Path) -> No
 def test_real_repair_with_a_scripted_llm_commits_the_fix_and_validates_again(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from agentjet.vibe.context import VibeContext
     from agentjet.vibe.nodes import generate, repair, understand
-    from agentjet.vibe.state import VibeState
     from tests.vibe.fake_llm import serve_fake_llm
 
     def offline_understand(state: VibeState, ctx: VibeContext) -> dict[str, object]:
@@ -341,3 +344,30 @@ def test_the_watchers_regenerate_hook_repairs_the_client_through_the_llm(tmp_pat
                                     summary="client regenerated and hot-swapped: guard the missing key")]  # fmt: skip
     assert "KeyError: 'x'" in fake.requests[0]["messages"][1]["content"]  # the evidence reached the prompt
     assert _subjects(workdir / "t-1")[-1] == "repair(launch_and_watch): guard the missing key"
+
+
+@pytest.mark.parametrize(
+    "script", [FakeScript(fatal="red_team"), FakeScript(crash="red_team")], ids=["failed", "crashed"]
+)
+def test_a_server_validation_started_is_stopped_when_the_run_ends_before_a_launch_took_it(
+    tmp_path: Path, script: FakeScript
+) -> None:
+    """`ctx.run_server` (validate's early server) is stopped by the driver however the run ends."""
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True)  # stands in for the server process
+    nodes = make_nodes(script)
+    check = nodes["validate"]
+
+    def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
+        handle = ServerHandle("http://127.0.0.1:9", "t", "tiny", pid=server.pid)
+        ctx.run_server = PendingServer(lambda: handle, ctx.workspace)
+        return check(state, ctx)
+
+    nodes["validate"] = validate
+    try:
+        try:
+            run_vibe("train a word game", VibeOptions(workdir=str(tmp_path / "runs")), run_id="t-1", nodes=nodes)
+        except RuntimeError:
+            pass  # the scripted crash: the run stops, resumable
+        assert server.wait(timeout=30) is not None  # stopped, not left running
+    finally:
+        server.kill()

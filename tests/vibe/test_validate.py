@@ -82,18 +82,41 @@ def tiny_server(tmp_path: Path) -> Iterator[tuple[SwarmAccess, Path]]:
 
 
 @pytest.mark.docker
-def test_real_episodes_run_against_a_given_server_as_eval(
+def test_real_episodes_run_against_a_given_server_as_eval_and_leave_it_no_reward(
     tmp_path: Path, docker: Sandbox, tiny_server: tuple[SwarmAccess, Path]
 ) -> None:
     access, state_dir = tiny_server
     spec = make_spec("countdown", difficulty=1, max_tokens=16)
     ws = Workspace(tmp_path / "run").init()
     generate(spec, ws, llm=None)
-    report = validate(ws, spec, sandbox=docker, server=access, options=ValidateOptions(dry_episodes=1, real_episodes=2))
+    waited: list[str] = []
+
+    def starting() -> SwarmAccess:  # the run's own server, still starting when validation began
+        waited.append("real_run")
+        return access
+
+    options = ValidateOptions(dry_episodes=1, real_episodes=2)
+    report = validate(ws, spec, sandbox=docker, server=starting, options=options)
     assert _checks(report) == {n: (True, False) for n in ("tests", "dataset", "dry_run", "real_run")}, report.logs()
-    ended = [r for r in journal(state_dir) if r.status is EpisodeStatus.ENDED]
-    assert len(ended) == 2 and {str(r.kind) for r in ended} == {"eval"}  # recorded, never trained
-    assert {r.agent for r in ended} == {spec.name}
+    assert waited == ["real_run"] and report.checks[-1].details["episodes"] == 2
+    kept = journal(state_dir)  # played as eval (never trained), then aborted: the run's eval metrics count none
+    assert [(str(r.kind), r.status) for r in kept] == [("eval", EpisodeStatus.ABORTED)] * 2
+    assert {r.agent for r in kept} == {spec.name}
+
+
+@pytest.mark.docker
+def test_a_server_that_did_not_start_fails_the_real_run_with_its_reason(tmp_path: Path, docker: Sandbox) -> None:
+    spec = make_spec("arithmetic", difficulty=1, max_tokens=8)
+    ws = Workspace(tmp_path / "run").init()
+    generate(spec, ws, llm=None)
+
+    def broken() -> SwarmAccess:
+        raise VibeError("the run's server did not start: port in use")
+
+    report = validate(ws, spec, sandbox=docker, server=broken, options=ValidateOptions(dry_episodes=1))
+    real = report.checks[-1]
+    assert (real.name, real.ok, real.skipped) == ("real_run", False, False)
+    assert "port in use" in real.summary and real in report.failures
 
 
 @pytest.mark.docker

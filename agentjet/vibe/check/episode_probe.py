@@ -1,15 +1,18 @@
 """Plays a few episodes of a workspace's client inside a sandbox and reports each one as a JSON line.
 
-Staged into the sandbox's work dir beside the workspace files and run there as
-`python3 _vibe_probe.py --server http://127.0.0.1:PORT --episodes K` (the bridge adds the server
-token on the host). Every server name the family uses goes to that URL; a `--server NAME=URL`
-sends one name elsewhere (the red team plays a side of a game against another server), and
-`--params JSON` overrides the client's make_task parameters. Unlike `agentjet client run`, which
-reports means, it prints one line per episode (`VIBE-EPISODE {...}`: rewards, the start of the
-reply, the error and its traceback), so a failed validation can show a repair prompt exactly which
-episode broke and how. Episodes are begun as `kind="eval"` (never trained) and ended with their
-reward, or aborted when the client raised or gave no finite reward. Standalone on purpose: it
-imports only the client-side agentjet (the core's SDK and the task registry), never the vibe package.
+Staged into the sandbox's work dir beside the workspace files and run there as `python3 _vibe_probe.py
+--server http://127.0.0.1:PORT --episodes K` (the bridge adds the server token on the host). Every
+server name the family uses goes to that URL; a `--server NAME=URL` sends one name elsewhere (the red
+team plays a side of a game against another server), and `--params JSON` overrides the client's
+make_task parameters, and `--discard` aborts each episode once scored (validation's real episodes,
+played on the run's own server, stay out of its eval metrics). Up to `--concurrency` episodes play at
+once on threads, as the training client plays them (a client that breaks when two episodes share its
+process breaks here, not in training), each line printed as its episode ends. Unlike `agentjet client
+run`, which reports means, it prints one line per episode (`VIBE-EPISODE {...}`: rewards, the start of
+the reply, the error and its traceback), so a failed validation can show a repair prompt exactly which
+episode broke and how. Episodes are begun as `kind="eval"` (never trained) and ended with their reward,
+or aborted when the client raised or gave no finite reward. Standalone on purpose: it imports only the
+client-side agentjet (the core's SDK and the task registry), never the vibe package.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from agentjet.core import AgentJetError, Episode, SwarmClient
@@ -54,8 +58,12 @@ def _reply_of(outcome: Outcome) -> str:
     return str(reply or json.dumps(dict(meta), default=str))[:_REPLY_CHARS]
 
 
-def play(family: TaskFamily, clients: Mapping[str, SwarmClient], item: TaskItem) -> dict[str, Any]:
-    """One episode: begin on every server the family names (each on its client), run, end (or abort); its record."""
+def play(
+    family: TaskFamily, clients: Mapping[str, SwarmClient], item: TaskItem, *, discard: bool = False
+) -> dict[str, Any]:
+    """One episode: begin on every server the family names (each on its client), run, end (or abort); its record.
+
+    With `discard` a scored episode is aborted rather than ended: the server keeps no reward of it."""
     started = time.monotonic()
     record: dict[str, Any] = {"task_id": item.task_id, "ok": False, "rewards": {}, "reply": "", "error": ""}
     episodes: dict[str, Episode] = {}
@@ -74,7 +82,10 @@ def play(family: TaskFamily, clients: Mapping[str, SwarmClient], item: TaskItem)
         if bad:
             raise ValueError(f"rewards must be finite numbers, got {bad}")
         for server, episode in episodes.items():
-            episode.end(float(outcome.rewards[server]), {"reply": record["reply"]})
+            if discard:
+                episode.abort()
+            else:
+                episode.end(float(outcome.rewards[server]), {"reply": record["reply"]})
         record["ok"] = True
     except Exception as exc:  # the client is generated code: any failure is what the report is for
         record["error"] = f"{type(exc).__name__}: {exc}"[:2000]
@@ -97,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--params", default="{}", help="JSON object of make_task(**params) overrides")
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=4, help="episodes in flight at once (>= 1)")
+    parser.add_argument(
+        "--discard", action="store_true", help="abort each scored episode: the server's eval metrics count none"
+    )
     args = parser.parse_args(argv)
     try:
         family = load_family(args.client, json.loads(args.params))
@@ -111,9 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         parser.error(f"no --server for {missing}: give a URL for every name, or NAME=URL each")
     clients = {url: SwarmClient(url) for url in set(urls.values()) if url is not None}
+    by_name = {name: clients[str(url)] for name, url in urls.items()}
     try:
-        for item in items:
-            _emit(EPISODE_MARK, play(family, {name: clients[str(url)] for name, url in urls.items()}, item))
+        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+            futures = [pool.submit(play, family, by_name, item, discard=args.discard) for item in items]
+            for done in as_completed(futures):
+                _emit(EPISODE_MARK, done.result())  # in the order they end: a timeout keeps the finished ones
     finally:
         for client in clients.values():
             client.close()

@@ -111,14 +111,15 @@ def validate(
     spec: TaskSpec,
     *,
     sandbox: Sandbox | None = None,
-    server: SwarmAccess | None = None,
+    server: SwarmAccess | Callable[[], SwarmAccess] | None = None,
     options: ValidateOptions | None = None,
     on_check: Callable[[Check], None] | None = None,
 ) -> Report:
     """Run the checks; a failed check is in the report (never raised). VibeError only when no sandbox works.
 
-    `server` serves the real policy for check 4 (reused, e.g. the run's own server); without one a
-    server for `spec.model` is started for the check and stopped after. `on_check` hears each check as
+    `server` serves the real policy for check 4 (reused, e.g. the run's own server), or is a callable that
+    waits for one still starting (a VibeError from it fails the check); without one a server for
+    `spec.model` is started for the check and stopped after. `on_check` hears each check as
     it ends (progress: the real episodes take most of a minute on a CPU)."""
     options = options or ValidateOptions()
     root = workspace.path if isinstance(workspace, Workspace) else Path(workspace).resolve()
@@ -207,10 +208,21 @@ def _dry_run(sandbox: Sandbox, root: Path, options: ValidateOptions) -> Check:
 
 
 def _real_run(
-    sandbox: Sandbox, root: Path, spec: TaskSpec, server: SwarmAccess | None, options: ValidateOptions
+    sandbox: Sandbox,
+    root: Path,
+    spec: TaskSpec,
+    server: SwarmAccess | Callable[[], SwarmAccess] | None,
+    options: ValidateOptions,
 ) -> Check:
-    if server is not None:
-        return _episodes("real_run", sandbox, root, server, options.real_episodes, options.real_timeout_s, options.seed)
+    if callable(server):
+        try:
+            server = server()
+        except VibeError as exc:
+            return Check("real_run", False, f"no {spec.model} server to play against: {exc}", log_tail(str(exc)))
+    if server is not None:  # maybe the run's own: its journal keeps no reward of a check
+        return _episodes(
+            "real_run", sandbox, root, server, options.real_episodes, options.real_timeout_s, options.seed, discard=True
+        )
     try:
         with model_server(spec.model) as started:
             return _episodes(
@@ -221,12 +233,22 @@ def _real_run(
 
 
 def _episodes(
-    name: str, sandbox: Sandbox, root: Path, server: SwarmAccess, count: int, timeout_s: float, seed: int
+    name: str,
+    sandbox: Sandbox,
+    root: Path,
+    server: SwarmAccess,
+    count: int,
+    timeout_s: float,
+    seed: int,
+    *,
+    discard: bool = False,
 ) -> Check:
-    """Play `count` eval episodes through the probe in the sandbox; judge every episode's record."""
+    """Play `count` eval episodes through the probe in the sandbox; judge every episode's record. With
+    `discard` they are aborted once scored (the server keeps no reward: its eval metrics stay the run's)."""
     files = {**workspace_files(root), PROBE_FILE: _PROBE_SOURCE.read_bytes()}
     port = port_of(server.url)  # the forwarder listens on the server's own port inside
     command = f"python3 {PROBE_FILE} --server http://127.0.0.1:{port} --episodes {count} --seed {seed}"
+    command += " --discard" if discard else ""
     limits = Limits(memory_bytes=2 * 1024**3, pids=256, timeout_s=timeout_s, output_bytes=8 * 1024**2)
     result = sandbox.run(command, files=files, limits=limits, swarm=server, env=PYTHON_ENV)
     records, load_error = _records(result.stdout)

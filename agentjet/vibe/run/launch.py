@@ -1,18 +1,18 @@
 """Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client, its next
 generations and the held-out client.
 
-`launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (or
-reuses `--server URL`), and starts the client for the requested steps (with `eval_episodes`, beside
-a second client that plays only the base policy's held-out round: the policy is held still until
-that round is counted, so the first train round plays the base policy too and the two rounds share
-the server's batches). `restart_client` and
-`start_next_client` put the next client generation in place (in its waiting standby);
-`start_eval_client` one that plays only the held-out round. `stop` ends the client and, when this
-run started it, the server. A run whose policies train apart (`LaunchOptions.policies`, e.g. the
-wolves and the village of a werewolves game with separate models) gets one server per policy, all on
-the same train.yaml: the first policy's on `state/`, each other's on `state/policies/NAME/`; the
-client reaches each as the task's server of that name. The `TrainingRun` holds live
-processes: it never goes into graph state (the workspace's `state/launch.json` is what survives).
+`launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (takes the one
+validation started, `early_server`, or reuses `--server URL`), and starts the client for the requested
+steps (with `eval_episodes`, beside a second client that plays only the base policy's held-out round:
+the policy is held still until that round is counted, so the first train round plays the base policy too
+and the two rounds share the server's batches). `restart_client` and `start_next_client` put the next
+client generation in place (in its waiting standby); `start_eval_client` one that plays only the
+held-out round. `stop` ends the client and, when this run started it, the server. A run whose policies
+train apart (`LaunchOptions.policies`, e.g. the wolves and the village of a werewolves game with
+separate models) gets one server per policy, all on the same train.yaml: the first policy's on `state/`,
+each other's on `state/policies/NAME/`; the client reaches each as the task's server of that name. The
+`TrainingRun` holds live processes: it never goes into graph state (the workspace's `state/launch.json`
+is what survives).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ __all__ = [
     "start_eval_client",
     "start_next_client",
     "stop",
+    "write_config",
 ]
 
 log = logging.getLogger(__name__)
@@ -146,10 +147,24 @@ def record_config(workspace: Workspace, config: TrainConfig, message: str) -> Pa
     return path
 
 
+def write_config(workspace: Workspace, options: LaunchOptions) -> Path:
+    """The run's train.yaml: written and committed from `options` at the first launch (or an early server's
+    start), kept as it is once a launch recorded its target step (a resume trains on what it started with)."""
+    path = workspace.path / CONFIG_FILE
+    if not (path.is_file() and "target_step" in read_launch_file(workspace.path)):
+        config = options.train_config or default_train_config()
+        record_config(
+            workspace, config, f"launch: {CONFIG_FILE} (group_size {config.grpo.group_size}, lr {config.optim.lr})"
+        )
+    return path
+
+
 def _server_for(
-    workspace: Workspace, options: LaunchOptions, progress: Progress
+    workspace: Workspace, options: LaunchOptions, progress: Progress, prepared: ServerHandle | None = None
 ) -> tuple[ServerHandle, dict[str, ServerHandle], int, int]:
-    """(the run's server, every policy's server by name when they train apart, episodes per step, group size)."""
+    """(the run's server, every policy's server by name when they train apart, episodes per step, group size).
+
+    `prepared` is the run's first server when it was started before (`early_server`)."""
     if options.server_url is not None:
         server = connect_server(options.server_url, options.token)
         progress(f"reusing the server at {server.url} (model {server.model}); its own config stays in force")
@@ -157,12 +172,7 @@ def _server_for(
             pool = swarm.status().get("pool") or {}
         group = int(pool.get("group_size") or 4)
         return server, {}, group * 4, group
-    path = workspace.path / CONFIG_FILE
-    if not (path.is_file() and "target_step" in read_launch_file(workspace.path)):  # a resume keeps its config
-        config = options.train_config or default_train_config()
-        record_config(
-            workspace, config, f"launch: {CONFIG_FILE} (group_size {config.grpo.group_size}, lr {config.optim.lr})"
-        )
+    path = write_config(workspace, options)
     config = TrainConfig.model_validate(yaml.safe_load(path.read_text()))
     names: list[str | None] = [None] if len(options.policies) < 2 else [None, *options.policies[1:]]
     started: list[ServerHandle] = []
@@ -170,6 +180,10 @@ def _server_for(
         for name in names:
             if name is not None or len(names) > 1:
                 progress(f"the server of policy {name or options.policies[0]!r}")
+            if name is None and prepared is not None:
+                progress(f"server ready (pid {prepared.pid}, {prepared.url}): started during validation")
+                started.append(prepared)
+                continue
             started.append(
                 ensure_server(
                     workspace.path,
@@ -196,8 +210,10 @@ def launch(
     options: LaunchOptions,
     started_at: float,
     progress: Progress = _quiet,
+    server: ServerHandle | None = None,
 ) -> TrainingRun:
-    """Bring the server up and start `client` (default: the workspace's client.py) for `options.steps`."""
+    """Bring the server up (or take `server`, the run's own started before) and start `client` (default:
+    the workspace's client.py) for `options.steps`."""
     root = workspace.path
     client = client or root / "client.py"
     sandbox = resolve_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
@@ -205,7 +221,7 @@ def launch(
     for stray in ("client_pid", "eval_client_pid"):
         if isinstance(record.get(stray), int):
             stop_stray_client(record[stray], root)
-    server, apart, per_step, group = _server_for(workspace, options, progress)
+    server, apart, per_step, group = _server_for(workspace, options, progress, server)
     upstreams: list[Upstream] = list(apart.items()) or [(None, server)]
     try:
         step = min(_step_of(s) for _, s in upstreams)
