@@ -206,15 +206,22 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     """Start (or adopt, after a resume) the server, run the sandboxed client to the target step, watch and act."""
     from agentjet.vibe.run.evaluation import HeldOutEval
     from agentjet.vibe.run.launch import launch, stop
+    from agentjet.vibe.run.swarm_server import stop_server
     from agentjet.vibe.run.watch import WatchSettings, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
     minutes = spec.budget.minutes
     prepared = ctx.run_server.take() if ctx.run_server is not None else None  # validation's, when it still runs
     records: list[RepairRecord] = []
-    run = launch(
-        _workspace(state), options=_launch_options(spec), started_at=started, progress=ctx.progress.log, server=prepared
-    )
+    try:
+        run = launch(
+            _workspace(state), options=_launch_options(spec), started_at=started, progress=ctx.progress.log,
+            server=prepared,
+        )  # fmt: skip
+    except BaseException:  # the launch failed (it may have stopped the server itself): none is left running
+        if prepared is not None and prepared.is_alive():
+            stop_server(prepared)
+        raise
     try:
         evaluation = HeldOutEval(run, spec.success_metric)
         evaluation.before()

@@ -75,3 +75,30 @@ def test_a_server_that_died_since_is_not_handed_over(tmp_path: Path) -> None:
     pending = PendingServer(lambda: ServerHandle("http://127.0.0.1:9", "t", "tiny", pid=gone.pid), tmp_path)
     assert pending.access().url == "http://127.0.0.1:9"
     assert pending.take() is None  # the launch starts (or adopts) one itself
+
+
+def test_a_launch_that_fails_leaves_the_early_server_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """launch_and_watch takes validation's server, then the launch fails before training: nothing runs on."""
+    from agentjet.vibe import nodes
+    from agentjet.vibe.context import VibeContext
+    from agentjet.vibe.run import launch as launch_module
+    from agentjet.vibe.state import VibeOptions, VibeState
+    from tests.vibe.test_generate import make_spec
+
+    server = subprocess.Popen(["sleep", "300"], start_new_session=True)  # stands in for the server process
+    try:
+        workspace = make_workspace(tmp_path / "ws")
+        ctx = VibeContext("t-1", VibeOptions(workdir=str(tmp_path)), workspace.path)
+        handle = ServerHandle("http://127.0.0.1:9", "t", "tiny", pid=server.pid)
+        ctx.run_server = PendingServer(lambda: handle, workspace.path)
+
+        def refused(*args: object, **kwargs: object) -> None:
+            raise VibeError("no sandbox works here")
+
+        monkeypatch.setattr(launch_module, "launch", refused)
+        state: VibeState = {"spec": make_spec("arithmetic").model_dump(mode="json"), "workspace": str(workspace.path)}
+        with pytest.raises(VibeError, match="no sandbox"):
+            nodes.launch_and_watch(state, ctx)
+        assert server.wait(timeout=30) is not None
+    finally:
+        server.kill()
