@@ -6,6 +6,8 @@ client_process.py    One client process of a vibe run: the sandbox it runs in, s
                      tap, stopping it.
 client_standby.py    A client process started ahead of need, so a hot-swap does not wait for an interpreter to
                      start.
+early_server.py      The run's own server, started on a thread when validation begins, so nothing waits for it
+                     twice.
 episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
 evaluation.py        The held-out rounds of a vibe run: the base policy before the first update, the final policy
                      after the last.
