@@ -211,7 +211,8 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
 
     spec, started = _spec(state), _started_at(state)
     minutes = spec.budget.minutes
-    prepared = ctx.run_server.take() if ctx.run_server is not None else None  # validation's, when it still runs
+    pending, ctx.run_server = ctx.run_server, None  # from here the launch owns it (a later validate starts anew)
+    prepared = pending.take() if pending is not None else None  # validation's server, when it still runs
     records: list[RepairRecord] = []
     try:
         run = launch(

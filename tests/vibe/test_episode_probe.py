@@ -86,3 +86,11 @@ def test_discard_scores_each_episode_but_leaves_the_server_no_reward(
     records, kept = _probe(tmp_path, capsys, monkeypatch, "--discard")
     assert [(r["ok"], r["rewards"]) for r in records] == [(True, {"policy": 0.5})] * 2, records
     assert [(r.kind, r.status, r.reward) for r in kept] == [(EpisodeKind.EVAL, EpisodeStatus.ABORTED, None)] * 2
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_a_concurrency_below_one_is_refused_in_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        episode_probe.main(["--server", "http://127.0.0.1:9", "--concurrency", value])
+    assert exited.value.code == 2
+    assert f"--concurrency must be at least 1, got {value}" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 Staged into the sandbox's work dir beside the workspace files and run there as `python3 _vibe_probe.py
 --server http://127.0.0.1:PORT --episodes K` (the bridge adds the server token on the host). Every
 server name the family uses goes to that URL; a `--server NAME=URL` sends one name elsewhere (the red
-team plays a side of a game against another server), and `--params JSON` overrides the client's
+team plays a side of a game against another server), `--params JSON` overrides the client's
 make_task parameters, and `--discard` aborts each episode once scored (validation's real episodes,
 played on the run's own server, stay out of its eval metrics). Up to `--concurrency` episodes play at
 once on threads, as the training client plays them (a client that breaks when two episodes share its
@@ -113,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--discard", action="store_true", help="abort each scored episode: the server's eval metrics count none"
     )
     args = parser.parse_args(argv)
+    if args.concurrency < 1:
+        parser.error(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
         family = load_family(args.client, json.loads(args.params))
         items = family.items(args.split, count=args.episodes, seed=args.seed)
@@ -128,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clients = {url: SwarmClient(url) for url in set(urls.values()) if url is not None}
     by_name = {name: clients[str(url)] for name, url in urls.items()}
     try:
-        with ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
             futures = [pool.submit(play, family, by_name, item, discard=args.discard) for item in items]
             for done in as_completed(futures):
                 _emit(EPISODE_MARK, done.result())  # in the order they end: a timeout keeps the finished ones
