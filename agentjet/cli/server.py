@@ -71,6 +71,12 @@ def server_start(
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING")] = "INFO",
 ) -> None:
     """Start a swarm server: OpenAI-compatible API + episodes + training engine."""
+    from agentjet.core.launch.allocator import reexec_with_allocator
+
+    try:
+        reexec_with_allocator(("server", "start"))  # tcmalloc where installed: CPU updates ~25% faster
+    except AgentJetError as exc:
+        raise fail(exc) from exc
     from agentjet.core.config import ServerSettings
     from agentjet.core.server.run import prepare_server
 

@@ -4,8 +4,9 @@ The one way the layers above the core (a vibe run, a campaign's pool, the benchm
 swarm server of their own. The child is `python -m agentjet server start --model M --host
 127.0.0.1 --port P --state-dir D --token-file F` plus the caller's flags, in its own session
 (a Ctrl-C in the terminal reaches the caller, which stops it) with stdout and stderr appended to
-one log file. The admin token goes to F with mode 600, never on argv or in the environment. A port
-taken between `free_port` and the server's bind is retried on a new one. `die_with_parent` runs it
+one log file, with tcmalloc preloaded where the machine has it (`allocator.py`). The admin token goes
+to F with mode 600, never on argv or in the environment. A port taken between `free_port` and the
+server's bind is retried on a new one. `die_with_parent` runs it
 under `parent_watch`, so it ends when its parent dies without stopping it (a vibe run's server is
 the exception: a resumed run adopts it). Thread-safety: one owner at a time.
 """
@@ -26,7 +27,8 @@ import httpx
 
 from agentjet.core.access.private_files import write_private_file
 from agentjet.core.access.tokens import new_admin_token
-from agentjet.core.errors import ServerStartFailed
+from agentjet.core.errors import AgentJetError, ServerStartFailed
+from agentjet.core.launch.allocator import allocator_library, with_allocator
 from agentjet.core.launch.child_process import log_tail, signal_process_group, stop_process_group
 from agentjet.core.launch.ports import free_port, port_was_taken
 from agentjet.core.sdk.client_core import TOKEN_ENV
@@ -39,6 +41,17 @@ _POLL_S = 0.1
 _PORT_RETRIES = 5
 _TAIL_LINES = 20
 Progress = Callable[[str | None, float], None]  # (engine state or None when it does not answer yet, seconds waited)
+
+
+def _child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The server child's environment: no client token, and tcmalloc preloaded where there is one (`allocator.py`).
+
+    A bad AGENTJET_ALLOCATOR preloads nothing here: the child refuses it in one line, in its log."""
+    try:
+        library = allocator_library(env)
+    except AgentJetError:
+        library = None
+    return with_allocator({k: v for k, v in env.items() if k != TOKEN_ENV}, library)
 
 
 def is_rolling(state: str) -> bool:
@@ -77,7 +90,7 @@ class ServerProcess:
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self._log_start = 0  # where the log of the latest start begins
-        self._env = {k: v for k, v in (os.environ if env is None else env).items() if k != TOKEN_ENV}
+        self._env = _child_env(os.environ if env is None else env)
         self._cwd = cwd
         self._die_with_parent = die_with_parent
         self._before_start = before_start
