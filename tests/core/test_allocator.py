@@ -90,6 +90,24 @@ def test_the_library_goes_first_into_ld_preload(before: str | None, library: str
     out = with_allocator(env, library)
     assert out.get("LD_PRELOAD") == after and out["PATH"] == "/bin"
     assert env.get("LD_PRELOAD") == before  # the caller's mapping is not changed
+    assert "TCMALLOC_RELEASE_RATE" not in out  # not a tcmalloc
+
+
+@pytest.mark.parametrize(
+    ("library", "given", "rate"),
+    [
+        ("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4", None, "0"),  # freed pages stay for the next batch
+        ("/usr/lib64/libtcmalloc.so.4", None, "0"),
+        ("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4", "5", "5"),  # the user's own setting wins
+        ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", None, None),
+        (None, None, None),
+    ],
+)
+def test_tcmalloc_keeps_freed_pages_unless_told_otherwise(
+    library: str | None, given: str | None, rate: str | None
+) -> None:
+    env = {} if given is None else {"TCMALLOC_RELEASE_RATE": given}
+    assert with_allocator(env, library).get("TCMALLOC_RELEASE_RATE") == rate
 
 
 @pytest.mark.parametrize(
@@ -189,6 +207,7 @@ def test_a_server_child_runs_tcmalloc_and_its_status_says_so(tmp_path: Path) -> 
         server.start()
         server.wait_ready(time.monotonic() + 240)
         assert server.pid is not None and "libtcmalloc" in _maps(server.pid)
+        assert b"TCMALLOC_RELEASE_RATE=0\x00" in Path(f"/proc/{server.pid}/environ").read_bytes()
         status = httpx.get(f"{server.url}/swarm/status", headers={"Authorization": f"Bearer {server.token}"}).json()
         assert status["memory"]["backend"]["malloc"] == "tcmalloc"
         assert "agentjet server: malloc tcmalloc" in (tmp_path / "server.log").read_text()
