@@ -11,14 +11,13 @@ optimiser state stay float32 whatever the base dtype (`policy_model.build_model`
 
 from __future__ import annotations
 
-import functools
 import logging
 import resource
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentjet.core.errors import ConfigError
-from agentjet.core.launch.allocator import loaded_allocator
+from agentjet.core.launch.allocator import process_malloc
 
 if TYPE_CHECKING:  # torch is slow to import; this module is imported by config-only code
     import torch
@@ -117,12 +116,6 @@ def parameter_bytes(parameters: Any) -> int:
     """The bytes `parameters` hold. Count once per model copy: walking a PEFT model's modules takes
     ~16 ms of the GIL, and a status poll that did it at 10 Hz slowed a CPU update by a third."""
     return sum(int(p.numel()) * p.element_size() for p in parameters)
-
-
-@functools.cache
-def process_malloc() -> str:
-    """This process's malloc (`allocator.loaded_allocator`), read once: it cannot change after the start."""
-    return loaded_allocator()
 
 
 def memory_report(device: str, dtype: str, param_bytes: int) -> dict[str, Any]:

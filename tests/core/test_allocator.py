@@ -190,6 +190,8 @@ def test_a_cpu_server_without_tcmalloc_says_how_to_get_it(monkeypatch: pytest.Mo
         assert "apt-get install libtcmalloc-minimal4" in malloc_line("cpu")
         monkeypatch.setenv(ALLOCATOR_ENV, "system")
         assert malloc_line("cpu") == f"system ({ALLOCATOR_ENV}=system)"
+        monkeypatch.setenv(ALLOCATOR_ENV, " system ")  # read as allocator_library reads it
+        assert malloc_line("cpu") == f"system ({ALLOCATOR_ENV}=system)"
     assert malloc_line("cuda:0") == "system"  # a GPU's update allocates on the device: no advice
     monkeypatch.setattr(run, "process_malloc", lambda: "tcmalloc")
     assert malloc_line("cpu") == "tcmalloc"

@@ -14,6 +14,7 @@ AGENTJET_ALLOCATOR picks: `auto` (the default: tcmalloc if installed, else the s
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -21,7 +22,15 @@ from pathlib import Path
 
 from agentjet.core.errors import AgentJetError
 
-__all__ = ["ALLOCATOR_ENV", "allocator_library", "loaded_allocator", "reexec_with_allocator", "with_allocator"]
+__all__ = [
+    "ALLOCATOR_ENV",
+    "allocator_choice",
+    "allocator_library",
+    "loaded_allocator",
+    "process_malloc",
+    "reexec_with_allocator",
+    "with_allocator",
+]
 
 ALLOCATOR_ENV = "AGENTJET_ALLOCATOR"
 _REEXEC_ENV = "AGENTJET_ALLOCATOR_REEXEC"  # set on the one re-exec: a preload that failed is not retried forever
@@ -31,11 +40,16 @@ _TCMALLOC_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/u
 _TCMALLOC_NAMES = ("libtcmalloc_minimal.so.4", "libtcmalloc.so.4")
 
 
+def allocator_choice(env: Mapping[str, str] = os.environ) -> str:
+    """AGENTJET_ALLOCATOR as set: `auto` (also when unset or blank), `system`, or a library's path."""
+    return env.get(ALLOCATOR_ENV, "").strip() or "auto"
+
+
 def allocator_library(env: Mapping[str, str] = os.environ, *, search: tuple[str, ...] = _TCMALLOC_DIRS) -> str | None:
     """The library to preload, or None (the system's malloc); AgentJetError for a setting that cannot work.
 
     Only on Linux: elsewhere the system's malloc stays (a setting other than auto or system is refused)."""
-    choice = env.get(ALLOCATOR_ENV, "auto").strip() or "auto"
+    choice = allocator_choice(env)
     if choice == "system":
         return None
     if choice != "auto":
@@ -79,6 +93,12 @@ def loaded_allocator(maps: Path = Path("/proc/self/maps")) -> str:
     except OSError:
         return "system"
     return next((name for name in _KNOWN if f"lib{name}" in text), "system")
+
+
+@functools.cache
+def process_malloc() -> str:
+    """This process's malloc (`loaded_allocator`), read once: it cannot change after the start (a status poll asks)."""
+    return loaded_allocator()
 
 
 def reexec_with_allocator(command: tuple[str, ...]) -> None:

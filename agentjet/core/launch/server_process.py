@@ -6,9 +6,9 @@ swarm server of their own. The child is `python -m agentjet server start --model
 (a Ctrl-C in the terminal reaches the caller, which stops it) with stdout and stderr appended to
 one log file, with tcmalloc preloaded where the machine has it (`allocator.py`). The admin token goes
 to F with mode 600, never on argv or in the environment. A port taken between `free_port` and the
-server's bind is retried on a new one. `die_with_parent` runs it
-under `parent_watch`, so it ends when its parent dies without stopping it (a vibe run's server is
-the exception: a resumed run adopts it). Thread-safety: one owner at a time.
+server's bind is retried on a new one. `die_with_parent` runs it under `parent_watch`, so it ends
+when its parent dies without stopping it (a vibe run's server is the exception: a resumed run
+adopts it). Thread-safety: one owner at a time.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ the CLI; it is public as `agentjet.core.run_server`. Under torchrun rank 0 serve
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -19,10 +18,10 @@ import uvicorn
 from agentjet.core.backends.factory import check_backend_settings
 from agentjet.core.config import ServerSettings
 from agentjet.core.errors import AgentJetError
-from agentjet.core.launch.allocator import ALLOCATOR_ENV
+from agentjet.core.launch.allocator import ALLOCATOR_ENV, allocator_choice, process_malloc
 from agentjet.core.logs import error_line, log_to_stderr
 from agentjet.core.models import check_model_class, resolve_model
-from agentjet.core.placement import Placement, process_malloc, resolve_placement
+from agentjet.core.placement import Placement, resolve_placement
 from agentjet.core.server.app import create_app
 from agentjet.core.server.http_server import uvicorn_config
 
@@ -96,7 +95,7 @@ def malloc_line(device: str) -> str:
     name = process_malloc()
     if name != "system" or not device.startswith("cpu") or not sys.platform.startswith("linux"):
         return name
-    if os.environ.get(ALLOCATOR_ENV, "auto") == "system":
+    if allocator_choice() == "system":
         return f"system ({ALLOCATOR_ENV}=system)"
     return "system (no tcmalloc here: `apt-get install libtcmalloc-minimal4` makes a CPU update ~25% faster)"
 
