@@ -1487,6 +1487,32 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("train a 3B to win as the village", "werewolves", roles=VILLAGE, model="3B"),
     Row("smoke test werewolves", "werewolves", roles=WOLVES, steps=QUICK_STEPS),
 ]
+THIRTY_SEVENTH_HELD_OUT = [  # 2026-12-06: gerunds of saying, a count of parameters, a game word before "games"
+    Row("reward the model for replying with the word ok", "word"),
+    Row("train it on saying the word banana", "word"),
+    Row("a model that keeps answering with the word yes", "word"),
+    Row("fine-tune for outputting the word cat", "word"),
+    Row("the model must reply hi to every message", "word"),
+    Row("train a model to play werewolves using 7 billion parameters", "werewolves", roles=WOLVES, model="7B"),
+    Row("werewolves with a 7 billion-parameter model", "werewolves", roles=WOLVES, model="7B"),
+    Row("train a model with 3 billion params to play werewolves as the seer", "werewolves", roles=["seer"], model="3B"),
+    Row("werewolves, 2 lora adapters: one for the wolves, one for the village", "werewolves",
+        roles=BOTH, policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("use 2 gpus to train werewolves", "werewolves", roles=WOLVES),
+    Row("train a 7B to play werewolves on 8 H100s", "werewolves", roles=WOLVES, model="7B"),
+    Row("I want my witch to stop wasting her potions", "werewolves", roles=["witch"]),
+    Row("teach the hunter when to shoot in a game of werewolf", "werewolves", roles=["hunter"]),
+    Row("pit a wolf model against a village model in werewolves", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE]),  # fmt: skip
+    Row("fine-tune qwen 1.5b as the witch for 20 iterations", "werewolves", roles=["witch"], steps=20,
+        model="qwen 1.5B"),  # fmt: skip
+    Row("countdown with six numbers and targets up to 999", "countdown", {"difficulty": 4}),
+    Row("two-digit addition, 15 steps, within 12 minutes", "arithmetic", {"difficulty": 4}, steps=15, minutes=12),
+    Row("get a calculator-using agent to total receipts", "tool_use"),
+    Row("improve tool calling on a 0.5b model", "tool_use", model="0.5B"),
+    Row("make my 135m model better at countdown with 4 numbers", "countdown", {"difficulty": 2}, model="135M"),
+]
+
 HELD_OUT_SETS = (
     HELD_OUT, SECOND_HELD_OUT, THIRD_HELD_OUT, FOURTH_HELD_OUT, FIFTH_HELD_OUT, SIXTH_HELD_OUT, SEVENTH_HELD_OUT,
     EIGHTH_HELD_OUT, NINTH_HELD_OUT, TENTH_HELD_OUT, ELEVENTH_HELD_OUT, TWELFTH_HELD_OUT, THIRTEENTH_HELD_OUT,
@@ -1495,7 +1521,7 @@ HELD_OUT_SETS = (
     TWENTY_THIRD_HELD_OUT, TWENTY_FOURTH_HELD_OUT, TWENTY_FIFTH_HELD_OUT, TWENTY_SIXTH_HELD_OUT,
     TWENTY_SEVENTH_HELD_OUT, TWENTY_EIGHTH_HELD_OUT, TWENTY_NINTH_HELD_OUT,
     THIRTIETH_HELD_OUT, THIRTY_FIRST_HELD_OUT, THIRTY_SECOND_HELD_OUT, THIRTY_THIRD_HELD_OUT,
-    THIRTY_FOURTH_HELD_OUT, THIRTY_FIFTH_HELD_OUT, THIRTY_SIXTH_HELD_OUT,
+    THIRTY_FOURTH_HELD_OUT, THIRTY_FIFTH_HELD_OUT, THIRTY_SIXTH_HELD_OUT, THIRTY_SEVENTH_HELD_OUT,
 )  # fmt: skip
 ALL_ROWS = ROWS + [row for rows in HELD_OUT_SETS for row in rows]
 
@@ -1590,6 +1616,9 @@ def test_a_cue_past_every_level_or_said_without_a_number_still_sets_the_level(
         ("respond only with the word yes", "yes"),
         ("respond only with ok", "ok"),  # the modifier after the verb
         ("reply just with maybe", "maybe"),
+        ("the model must reply hi to every message", "hi"),  # the word before "to every ..."
+        ("reward the model for replying with the word ok", "ok"),  # a gerund of replying
+        ("train it on saying the word banana", "banana"),
     ],
 )
 def test_a_word_said_at_the_end_of_the_sentence_asks_for_the_word_family(sentence: str, word: str) -> None:
@@ -1687,6 +1716,7 @@ def test_training_settings_in_the_sentence_go_over_the_recipe(
         ("arithmetic, groups of 4, 12 games per step", 4, 3, "3 groups of 4 an update"),
         ("countdown, 3 puzzles per step", 8, 3, "'3 puzzles per step' sets collect.tasks=3"),
         ("countdown, 1 game per step", 8, 2, "'1 game per step' ignored: grpo.group_size"),
+        ("train 8 werewolves games per step", 8, 1, "sets collect.tasks=1 (1 group of 8 an update)"),  # a word between
     ],
 )
 def test_episodes_or_tasks_per_step_split_into_groups_and_tasks(
@@ -1836,7 +1866,7 @@ def test_both_sides_without_separate_models_trains_one_and_says_how_to_ask() -> 
     assert "say 'separate models'" in _text(spec)
     spec = _plan("werewolves as the seer and the wolves with the same model")
     assert spec.trained_roles == ["seer"]
-    assert "only the seer of the village side train" in _text(spec)  # the roles that do train, not the whole side
+    assert "only the village side trains (seer;" in _text(spec)  # the roles that do train, not the whole side
 
 
 def test_a_level_word_is_quoted_as_written() -> None:
@@ -2470,7 +2500,7 @@ def test_everyone_but_a_role_on_one_model_claims_no_roles_it_does_not_train() ->
     spec = _plan("train everyone but the seer, one shared policy")
     assert spec.trained_roles == WOLVES
     assert not any("hunter train" in a for a in spec.assumptions)  # the left-out note names no roles that stay out
-    assert "only the werewolf of the wolves side train" in _text(spec)
+    assert "only the wolves side trains (werewolf;" in _text(spec)
 
 
 @pytest.mark.parametrize(
@@ -3028,3 +3058,26 @@ def test_round_43_a_side_named_by_its_members_and_a_word_said_politely() -> None
 
 def test_round_45_a_smoke_test_of_a_family_is_no_word_run() -> None:
     assert "also fits word" not in _text(_plan("smoke test werewolves"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cuda", "said"),
+    [
+        ("use 2 gpus to train werewolves", False, "'2 gpus' asked, but there is no CUDA GPU here: the run trains on "
+         "the CPU"),
+        ("train a 7B to play werewolves on 8 H100s", False, "'8 h100s' asked, but there is no CUDA GPU here"),
+        ("multi-gpu arithmetic training", False, "'multi-gpu' asked, but there is no CUDA GPU here"),
+        ("train werewolves on the gpu", False, "'on the gpu' asked, but there is no CUDA GPU here"),
+        ("countdown on 4 x A100", True, "'4 x a100': each vibe server trains on one GPU; to spread its updates over N "
+         "GPUs (data-parallel ranks) set AGENTJET_TRAIN_PROCS=N"),
+        ("train werewolves on the gpu", True, None),  # one GPU asked, one GPU used: nothing to say
+        ("train werewolves, 8 games per step", False, None),  # no device named
+    ],
+)
+def test_the_gpus_a_sentence_asks_for_are_answered(sentence: str, cuda: bool, said: str | None) -> None:
+    spec = plan(sentence, llm=None, gpu=cuda, model_roots=[])
+    gpu_notes = [a for a in spec.assumptions if "GPU" in a and a.startswith("'")]
+    if said is None:
+        assert gpu_notes == []
+    else:
+        assert len(gpu_notes) == 1 and gpu_notes[0].startswith(said)

@@ -34,6 +34,7 @@ _NAMED_WORD = re.compile(
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
     r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)[\"'\u2019\u201d]?\s*(?:[.!,;:]|$)|"
     rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|"
+    rf"\b{REPLY_VERB}\s+(?P<to_every>[a-z]+)\s+to\s+(?:every|each|all|any)\b|"  # "reply hi to every message"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
     + SAYS_A_WORD
@@ -206,7 +207,7 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
     return notes
 
 
-_WORD_GROUPS = ("word", "word2", "name", "said", "quoted", "bare", "greeted", "echoed", "replied")
+_WORD_GROUPS = ("word", "word2", "name", "said", "quoted", "bare", "greeted", "echoed", "replied", "to_every")
 
 
 def named_word(text: str) -> str | None:

@@ -24,7 +24,7 @@ from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
-from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, has_cuda, sizes_said
+from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, devices_note, has_cuda, sizes_said
 from agentjet.vibe.plan.refusals import no_training
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
@@ -103,6 +103,8 @@ def plan(
     if len(sizes := sizes_said(reading.text)) > 1:  # "the wolves with a 3B and the villagers with a 7B"
         notes.append(f"{', '.join(sizes[1:])} ignored: every policy of a run trains one model (the {sizes[0]} asked "
                      "first)")
+    if device := devices_note(reading.text, cuda=gpu):
+        notes.append(device)
     family = CATALOG.get(draft.family)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
         notes.append(family.on_embedded)
@@ -167,7 +169,8 @@ def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
         return pairs, f"sets grpo.group_size={episodes}, collect.tasks=1 (one group of {episodes} an update)"
     tasks = max(1, round(episodes / group))
     exact = "" if tasks * group == episodes else f"; {tasks * group}, the nearest multiple of the group size"
-    return [f"collect.tasks={tasks}"], f"sets collect.tasks={tasks} ({tasks} groups of {group} an update{exact})"
+    groups = f"{tasks} group{'s' if tasks != 1 else ''} of {group}"
+    return [f"collect.tasks={tasks}"], f"sets collect.tasks={tasks} ({groups} an update{exact})"
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:

@@ -20,8 +20,8 @@ from pathlib import Path
 from agentjet.core import check_model
 
 __all__ = [
-    "EMBEDDED", "ModelChoice", "asks_for_small", "choose_model", "default_roots", "has_cuda", "model_name_said",
-    "size_in_billions", "size_said", "sizes_said",
+    "EMBEDDED", "ModelChoice", "asks_for_small", "choose_model", "default_roots", "devices_note", "has_cuda",
+    "model_name_said", "size_in_billions", "size_said", "sizes_said",
 ]  # fmt: skip
 
 EMBEDDED = "smollm2-135m"
@@ -30,6 +30,11 @@ _SIZE_TOKEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])")
 _BARE_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bm]", re.IGNORECASE)
 _EMBEDDED_HINTS = {"smollm", "smollm2"}
 _EMBEDDED_B = 0.135
+_GPU_NAMES = r"(?:gpus?|h100s?|h200s?|h800s?|a100s?|a800s?|a10g?s?|l4s?|l40s?|v100s?|t4s?|[34]090s?)"
+_DEVICES = re.compile(  # "on 8 H100s", "2 gpus", "multi-gpu", "on the gpu": where the sentence wants it trained
+    rf"\b(?P<count>\d+|two|four|eight|several|multiple|many)\s*(?:x\s*)?(?:nvidia\s+)?{_GPU_NAMES}\b|"
+    rf"\bmulti[- ]?gpus?\b|\b(?:on|with|using|use)\s+(?:a|one|the|my|our|its|1)\s+(?:nvidia\s+)?{_GPU_NAMES}\b"
+)
 _HOSTED = {"gpt3.5", "gpt4", "gpt4o", "gpt4.1", "gpt5", "chatgpt", "claude", "gemini"}  # no weights to train
 
 
@@ -230,3 +235,21 @@ def sizes_said(text: str) -> list[str]:
         elif unit == "m" and 10 <= value < 1000:
             sizes.append(f"{value:g}M")
     return list(dict.fromkeys(sizes))
+
+
+def devices_note(text: str, *, cuda: bool | None = None) -> str | None:
+    """What becomes of the GPUs a sentence asks for ("on 8 H100s"), or None when it names none. A vibe server
+    trains on one device; data-parallel ranks are the server's `--train-procs`, which vibe's servers read from
+    AGENTJET_TRAIN_PROCS. `cuda` None means ask torch."""
+    said = _DEVICES.search(text)
+    if said is None:
+        return None
+    if not (has_cuda() if cuda is None else cuda):
+        return f"'{said.group(0)}' asked, but there is no CUDA GPU here: the run trains on the CPU"
+    count = said.group("count")
+    if count in (None, "1", "one"):
+        return None
+    return (
+        f"'{said.group(0)}': each vibe server trains on one GPU; to spread its updates over N GPUs (data-parallel "
+        "ranks) set AGENTJET_TRAIN_PROCS=N before `agentjet vibe` (docs/gpus.md)"
+    )

@@ -55,7 +55,7 @@ _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thin
 )
 # "reply", "answer every prompt", "respond to all messages only": a verb of answering, before what is answered
 REPLY_VERB = (
-    r"(?:reply|replies|answer|answers|respond|responds)(?:\s+to)?(?:\s+(?:every|each|all|any)(?:\s+[a-z]+)?)?"
+    r"(?:reply|replies|replying|answer|answers|answering|respond|responds|responding)(?:\s+to)?(?:\s+(?:every|each|all|any)(?:\s+[a-z]+)?)?"
     r"(?: only| just| always)?"
 )
 # "make it say thank you very much", 'reply with "good morning"', "reply 'hello world'": a phrase of 2-4 words said,
@@ -161,7 +161,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:at|on|in|with)\s+(?:adding|subtracting|multiplying|dividing)\b",  # "better at subtracting"
     ),
     "word": (
-        rf"\b(?:say|says|repeat|repeats|echo|echoes|output|outputs|print|prints|{REPLY_VERB} with)\s+"
+        rf"\b(?:say|says|saying|repeat|repeats|repeating|echo|echoes|echoing|output|outputs|outputting|print|prints|"
+        rf"printing|{REPLY_VERB} with)\s+"
         r"(?:just |only |exactly |back )?"
         r"(?:the |a |one |1 |single |given |target |requested |asked[- ]for |asked |chosen |specified |named |"
         r"same )*word\b",
@@ -198,13 +199,17 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
         SAYS_A_PHRASE,
+        rf"\b{REPLY_VERB}\s+(?!{_NOT_SAID}\b)[a-z]+\s+to\s+(?:every|each|all|any)\s+(?:\w+\s+)?"  # "reply hi to every
+        r"(?:messages?|prompts?|questions?|inputs?|greetings?|requests?|users?|chats?)\b",  # message"
     ),
 }
 
 _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
     r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)|"
-    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?([a-z-]+)"  # "repeat after me: calculator"
+    r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?([a-z-]+)|"  # "repeat after me: calculator"
+    r"\b(?:reply|replies|replying|answer|answers|answering|respond|responds|responding)\s+([a-z-]+)\s+to\s+"
+    r"(?:every|each|all|any)\b"  # "reply hi to every message"
 )
 _NOT_USED = re.compile(
     r"\b(?:don't|dont|do not|no|without|never|not)\s+(?:use\s+|using\s+|need\s+)?(?:the\s+|a\s+|any\s+)?"

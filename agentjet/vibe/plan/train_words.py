@@ -63,7 +63,7 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
                          rf"{_IS}{_NUMBER}\b")),
     (EPISODES_PER_STEP, re.compile(  # episodes an update, groups x tasks: "16 games per step", "each step with 4 games"
         r"\b(?:each|every|a|per)\s+(?:training\s+)?step\s+(?:with|of|has|plays)\s+(\d+)\s+(?:games?|episodes?)\b|"
-        r"\b(\d+)\s+(?:games?|episodes?|rollouts?|samples?|completions?)\s+"
+        r"\b(\d+)\s+(?:[\w-]+\s+)?(?:games?|episodes?|rollouts?|samples?|completions?)\s+"
         r"(?:per|an|each|a|every)\s+(?:training\s+)?(?:step|update|iteration)\b"
     )),
 )

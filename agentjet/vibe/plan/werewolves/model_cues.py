@@ -25,6 +25,7 @@ PLAYS = _PLAYS = r"(?:plays|play|playing|runs|controls|handles|drives)"  # "one 
 _NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the adapter's rank, not 8 models
 _GAME_AFTER = r"\s(?:in|at|for|of)\s+(?:the\s+)?(?:werewol\w*|mafia)\b"  # "... the village another in werewolves"
 _SIZE = r"\d+(?:\.\d+)?\s*[bm]\b"
+_SIZE_WORD = r"(?:billion|million|trillion|thousand|bn|[bmk])\b"  # "7 billion parameters", "7 billion-parameter model"
 _FOR_A_ROLE = rf"{_SIZE}(?:\s+model)?\s+(?:for|playing|plays|to play|as)\b"  # "a 3B for the wolves"
 SEPARATE = re.compile(
     r"\b(?:first|1st)\s+(?:\w+\s+)?(?:models?|polic(?:y|ies)|loras?|adapters?)\b.*\b(?:second|2nd)\b|"  # "first LoRA"
@@ -35,7 +36,8 @@ SEPARATE = re.compile(
     r"(?<!no )(?<!not )(?<!without )"
     r"\b(?:separate|distinct|independent|different|individual|non[- ]?shared|unshared|own|dedicated)\s+"
     rf"(?:\w+\s+)?{_MODEL}\b|"
-    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?{_MODEL}\b|"
+    rf"{_NOT_RANK}\b(?:[2-9]|several|multiple)\s+(?!{_SIZE_WORD})(?:(?!(?:and|or|of|to|with|as)\b)[\w.-]+\s+)?"
+    rf"{_MODEL}\b|"
     rf"\bper[- ](?:side|team|role)\s+{_MODEL}\b|"  # "per-side models"
     r"\b(?:1|one|a)\s+(?:\w+\s+)?per\s+(?:side|team|role)\b|"
     rf"\b(?:1|a|an)\s+{_MODEL}\s+(?:per|for each|for every|each)\b|\b{_MODEL}\s+per\s+(?:side|team|role|player)\b|"

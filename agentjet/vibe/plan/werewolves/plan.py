@@ -172,7 +172,7 @@ def _policies(chosen: dict[str, set[str]], roles: RoleReading, assumptions: list
             named = "one model for both sides was asked for" if roles.shared else f"the {side} side is named too"
             assumptions.append(
                 f"{named}, but one shared policy plays one side (its reward is that side's result), so only the "
-                f"{', '.join(ordered[first])} of the {first} side train (the other side stays scripted); say "
+                f"{first} side trains ({', '.join(ordered[first])}; the other side stays scripted); say "
                 "'separate models' to give each side its own policy"
             )
         return [Policy(name=SHARED_POLICY, roles=ordered[first])]
