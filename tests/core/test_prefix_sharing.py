@@ -11,7 +11,7 @@ from torch import Tensor
 
 from agentjet.core.config import GrpoConfig, LoraConfig, OptimConfig, TrainConfig
 from agentjet.core.episodes.merging import Sample
-from agentjet.core.step.prefix_sharing import PrefixGroup, plan_shared_prefixes, suffix_samples
+from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, plan_shared_prefixes, suffix_samples
 from agentjet.core.step.step_plan import WorkUnit, plan_work
 from agentjet.core.step.trainer import Trainer
 from tests.core.factories import randomise_lora_b
@@ -117,6 +117,20 @@ def test_shared_prefix_gives_the_unshared_loss_and_gradients(tiny_model: Path, l
     assert worst <= 1e-4
     # The prefix really carries gradient: the earliest layer's LoRA/weights see the shared tokens.
     assert any(g.abs().max().item() > 0 for n, g in grads_a.items() if "layers.0." in n)
+
+
+def test_the_prefix_pass_never_copies_the_output_head(tiny_model: Path) -> None:
+    """The prefix is run for its keys/values only. Asked for its last logit by an int `logits_to_keep`, a bf16
+    head's matmul got a strided view under grad and copied the whole (1, hidden, vocab) head each time
+    (~0.1 s a prefix for smollm2-135m on a CPU)."""
+    config = TrainConfig(optim=OptimConfig(share_prefix=True, share_prefix_min_tokens=16))
+    trainer = Trainer(tiny_model, config, seed=0, dtype=torch.bfloat16)
+    hidden = int(trainer.model.config.hidden_size)
+    with torch.profiler.profile(record_shapes=True) as prof:
+        prefix = SharedPrefix(trainer.model, list(range(5, 60)), torch.device("cpu"))
+    copies = [e.input_shapes[0] for e in prof.events() if e.name == "aten::copy_" and e.input_shapes]
+    assert prefix.length == 55 and copies  # the profiler saw the pass's copies
+    assert [shape for shape in copies if shape[-2:] == [hidden, VOCAB]] == []
 
 
 # ---- samples whose advantage is 0 are not run --------------------------------------------------
