@@ -26,7 +26,7 @@ class LaunchOptions:
     token: str | None = None  # its token (else AGENTJET_TOKEN)
     sandbox: str = "auto"  # auto, docker, bwrap, none
     allow_unsandboxed: bool = False  # the explicit opt-out: run the generated client on the host
-    concurrency: int = 8  # episodes in flight: a whole round of the default config at once (batched decoding)
+    concurrency: int = 16  # episodes in flight: a whole step of the default recipes at once (batched decoding)
     params: tuple[str, ...] = ()  # `--param key=value` for the client's make_task
     train_config: TrainConfig | None = None  # None: default_train_config()
     eval_rounds: int = 0  # the training client's own eval rounds, spread over the run (0: none; see evaluation.py)
@@ -75,7 +75,7 @@ def client_settings(
 
 def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSettings:
     """The settings of a client that plays only the held-out round: the same items every round (the run's
-    seed), the round's own params, every episode in flight at once up to 8."""
+    seed), the round's own params, every episode in flight at once up to 16."""
     return replace(
         settings,
         episodes=0,
@@ -84,5 +84,5 @@ def eval_only(settings: ClientSettings, options: LaunchOptions) -> ClientSetting
         eval_first=True,
         seed=options.seed,
         params=(*options.params, *options.eval_params),
-        concurrency=max(settings.concurrency, min(8, settings.eval_episodes)),
+        concurrency=max(settings.concurrency, min(16, settings.eval_episodes)),
     )
