@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from agentjet.core.backends.base import Backend
+from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.transformers_backend import TransformersBackend
 from agentjet.core.errors import BackendError, ContextLengthExceeded, InvalidRequest
 from agentjet.core.types import Generation, GenerationRequest, SamplingParams, TokenDelta
@@ -103,6 +104,34 @@ async def test_slot_and_prefill_limits_queue_requests_without_changing_them(
     assert all(running <= max_batch_size for _, running, _ in admitted)
     if max_prefill_tokens == 1:  # any two prompts pad to more than one token: one prefill each
         assert all(n == 1 for n, _, _ in admitted)
+
+
+@pytest.mark.asyncio
+async def test_a_busy_loop_gathers_newcomers_into_one_prefill_without_changing_them(
+    tiny_model: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With 8+ rows decoding on a CPU, newcomers arriving a step apart wait for each other (prefill_gather.py; here up
+    to 40 steps, so that a slow event loop under a loaded CI machine still delivers all three within the window)."""
+    busy = TransformersBackend(tiny_model, name="busy", max_batch_size=16, prefill_gather=PrefillGather(steps=40))
+    await busy.start()
+    try:
+        late = [_request(busy, "late " * (i + 1), f"late{i}", max_tokens=6, temperature=0.0) for i in range(3)]
+        solo = [await busy.generate(r) for r in late]
+        caplog.set_level(logging.DEBUG, logger=_LOOP_LOGGER)
+        rows = [_request(busy, f"row {i} " * 3, f"row{i}", max_tokens=120, temperature=0.0) for i in range(9)]
+        others = [asyncio.create_task(busy.generate(r)) for r in rows[1:]]
+        joined: list[asyncio.Task[Generation]] = []
+        async for _delta in busy.stream(rows[0]):
+            if len(joined) < len(late):  # one newcomer a step, each while 9 rows decode
+                joined.append(asyncio.create_task(busy.generate(late[len(joined)])))
+        together = await asyncio.gather(*joined)
+        await asyncio.gather(*others)
+    finally:
+        await busy.close()
+    assert [g.completion_ids for g in together] == [g.completion_ids for g in solo]
+    admitted = [r.args for r in caplog.records if r.msg.startswith("admitted")]
+    assert sum(n for n, _, _ in admitted) == 12
+    assert [n for n, running, _ in admitted if running - n >= 9] == [3]  # the newcomers: one prefill, joining 9 rows
 
 
 @pytest.mark.asyncio

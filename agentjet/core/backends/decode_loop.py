@@ -27,6 +27,7 @@ import torch
 
 from agentjet.core.backends.kv_batch import KVBatch
 from agentjet.core.backends.loop_jobs import Job, JobQueue
+from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
 from agentjet.core.backends.textstream import TextStream, accept_token
@@ -125,6 +126,7 @@ class DecodeLoop:
         load_weights: Callable[[Path], torch.nn.Module],
         num_threads: int | None = None,
         prefix_cache_tokens: int = 0,
+        gather: PrefillGather | None = None,  # None: gather on a CPU, admit at once elsewhere
     ) -> None:
         self._model = model
         self._decode = decode
@@ -136,6 +138,7 @@ class DecodeLoop:
         self._num_threads = num_threads
         self._prefix = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
         self._device = next(model.parameters()).device
+        self._gather = gather or (PrefillGather() if self._device.type == "cpu" else PrefillGather.immediate())
         self._inbox: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._waiting: list[LiveSequence] = []
         self._rows: list[_Row] = []
@@ -207,10 +210,12 @@ class DecodeLoop:
         self._read_inbox(block=not self._rows and not self._waiting and not self._jobs)
         if self._running and self._jobs:
             self._jobs.advance()
-        if self._running and self._waiting:
+        free = self._max_batch_size - len(self._rows)
+        if self._running and self._gather.due(len(self._waiting), len(self._rows), free):
             self._admit()
         if self._running and self._rows:
             self._decode_step()
+            self._gather.stepped(len(self._waiting))
 
     def _read_inbox(self, *, block: bool) -> None:
         try:

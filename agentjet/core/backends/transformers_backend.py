@@ -25,6 +25,7 @@ import torch
 
 from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
+from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
@@ -50,7 +51,8 @@ class TransformersBackend:
     `stall_timeout_s` bounds the wait for a stream's next token or an adapter load;
     `prefix_cache_tokens` bounds the KV of finished sequences kept so that a prompt extending one
     (the next chat round, a shared system prompt) skips re-prefilling it (0 disables; about
-    46 KB per token for smollm2-135m, so the default 8192 holds under 400 MB).
+    46 KB per token for smollm2-135m, so the default 8192 holds under 400 MB); `prefill_gather` is when newcomers
+    are prefilled (None: a busy CPU loop gathers them into batches, `prefill_gather.py`).
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class TransformersBackend:
         num_threads: int | None = None,
         stall_timeout_s: float = 600.0,
         prefix_cache_tokens: int = 8192,
+        prefill_gather: PrefillGather | None = None,
     ) -> None:
         if max_batch_size < 1 or max_prefill_tokens < 1:
             raise ConfigError(f"max_batch_size={max_batch_size}, max_prefill_tokens={max_prefill_tokens}: need >= 1")
@@ -82,6 +85,7 @@ class TransformersBackend:
         self._num_threads = num_threads or (_cpu_count() if self._device.type == "cpu" else None)
         self._stall_timeout_s = stall_timeout_s
         self._prefix_cache_tokens = prefix_cache_tokens
+        self._prefill_gather = prefill_gather
         self._loop: DecodeLoop | None = None
         self._is_closed = False
         self._keys = itertools.count()
@@ -230,6 +234,7 @@ class TransformersBackend:
             load_weights=self._apply_adapter,
             num_threads=self._num_threads,
             prefix_cache_tokens=self._prefix_cache_tokens,
+            gather=self._prefill_gather,
         )
 
     def _apply_adapter(self, path: Path) -> torch.nn.Module:
