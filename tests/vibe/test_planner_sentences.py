@@ -1511,6 +1511,14 @@ THIRTY_SEVENTH_HELD_OUT = [  # 2026-12-06: gerunds of saying, a count of paramet
     Row("get a calculator-using agent to total receipts", "tool_use"),
     Row("improve tool calling on a 0.5b model", "tool_use", model="0.5B"),
     Row("make my 135m model better at countdown with 4 numbers", "countdown", {"difficulty": 2}, model="135M"),
+    Row("werewolves but wolves use a 0.5B and villagers use a 1.5B", "werewolves", roles=BOTH,
+        policies=[WOLVES, VILLAGE], model="0.5B"),  # a size per side: a model per side  # fmt: skip
+    Row("the wolves get a 3b, the village gets a 7b", "werewolves", roles=BOTH, policies=[WOLVES, VILLAGE],
+        model="3B"),  # fmt: skip
+    Row("I need the wolves to coordinate their kills better", "werewolves", roles=WOLVES),
+    Row("train the seer to reveal itself at the right time, 3 hours max", "werewolves", roles=["seer"], minutes=180),
+    Row("arithmetic word problems with up to 3 steps", "arithmetic", {"difficulty": 3}),
+    Row("train on countdown with a budget of 90 seconds", "countdown", minutes=1.5),
 ]
 
 HELD_OUT_SETS = (

@@ -49,7 +49,8 @@ SEPARATE = re.compile(
     r"\b(?:separately|independently)\s+(?:trained|train|learn(?:s|ing)?)\b|" + ALL_ROLES_APART + "|"  # independently"
     rf"\b{_MODEL}\s*[:=]\s*(?:separate|distinct|independent|unshared|not shared|non-?shared|own|apart)\b|"  # "models:
     # separate"
-    r"\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*\b(?:with|on)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # "a 3B ... on a 7B"
+    r"\b(?:with|on|uses?|using|gets?|runs?)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*"  # "a 3B ... on a 7B", "wolves use
+    r"\b(?:with|on|uses?|using|gets?|runs?)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # a 0.5B and villagers use a 1.5B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
     rf"\b(?:(?:gets?|has|have|with|on|be|is|are)\s+|(?:give|gives|giving)\s+(?:[\w-]+\s+){{1,4}}?)(?:1|one|a)\s+"
