@@ -22,7 +22,7 @@ class PrefillGather:
     rows: int = 4  # prefill as soon as this many wait (or every free slot's worth)
     steps: int = 4  # ... or once the oldest has waited this many decode steps
     busy: int = 8  # gather only while at least this many rows decode
-    _waited: int = 0  # decode steps since the waiting ones were last looked at empty-handed
+    _waited: int = 0  # decode steps the waiting newcomers have waited so far (0 once they are let through)
 
     @classmethod
     def immediate(cls) -> PrefillGather:
@@ -30,7 +30,7 @@ class PrefillGather:
         return cls(rows=1, steps=0, busy=0)
 
     def due(self, waiting: int, running: int, free: int) -> bool:
-        """Prefill the waiting ones this turn?"""
+        """Prefill the waiting ones this turn? True also restarts the count (they are let through now)."""
         if waiting == 0:
             return False
         if running < self.busy or waiting >= min(self.rows, max(free, 1)) or self._waited >= self.steps:
