@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from agentjet.vibe.plan.numbers import LISTED_NUMBERS
-from agentjet.vibe.plan.sentence import GAME_OF_24, REPLY_VERB, SAYS_A_PHRASE, SAYS_A_WORD
+from agentjet.vibe.plan.sentence import GAME_OF_24, REPLIES_TO_EVERY, REPLY_VERB, SAYS_A_PHRASE, SAYS_A_WORD
 
 __all__ = ["family_notes", "named_word"]
 
@@ -34,7 +34,8 @@ _NAMED_WORD = re.compile(
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
     r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)[\"'\u2019\u201d]?\s*(?:[.!,;:]|$)|"
     rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|"
-    rf"\b{REPLY_VERB}\s+(?P<to_every>[a-z]+)\s+to\s+(?:every|each|all|any)\b|"  # "reply hi to every message"
+    + REPLIES_TO_EVERY
+    + "|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
     + SAYS_A_WORD

@@ -31,8 +31,8 @@ from agentjet.vibe.plan.werewolves.roles import ROLE_ALIASES, RoleReading, read_
 from agentjet.vibe.plan.werewolves.talk_cues import NO_TALK, TALK, TALK_BEHAVIOUR
 
 __all__ = [
-    "GAME_OF_24", "REPLY_VERB", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK", "Reading",
-    "read_sentence",
+    "GAME_OF_24", "REPLIES_TO_EVERY", "REPLY_VERB", "ROLE_ALIASES", "SAYS_A_PHRASE", "SAYS_A_WORD", "SIMPLEST_TASK",
+    "Reading", "read_sentence",
 ]  # fmt: skip
 
 # "a bot that says hello", "make it say yes, 5 steps": one word said, closing its clause (not "say it", "say more")
@@ -53,10 +53,13 @@ _NOT_SAID = (  # words that make "say ..." no phrase to learn ("say what it thin
     r"not|only|just|correctly|properly|right|exactly|clearly|once|twice|better|well|at|by|as|then|now|each|every|"
     r"always|answers?|words?|things?|stuff|sentences?|lines?)"
 )
+_REPLY_WORDS = r"(?:reply|replies|replying|answer|answers|answering|respond|responds|responding)"
 # "reply", "answer every prompt", "respond to all messages only": a verb of answering, before what is answered
-REPLY_VERB = (
-    r"(?:reply|replies|replying|answer|answers|answering|respond|responds|responding)(?:\s+to)?(?:\s+(?:every|each|all|any)(?:\s+[a-z]+)?)?"
-    r"(?: only| just| always)?"
+REPLY_VERB = rf"{_REPLY_WORDS}(?:\s+to)?(?:\s+(?:every|each|all|any)(?:\s+[a-z]+)?)?(?: only| just| always)?"
+# "reply hi to every message": the word said, then what it answers (the word family; `to_every` is the word)
+REPLIES_TO_EVERY = (
+    rf"\b{_REPLY_WORDS}\s+(?!{_NOT_SAID}\b)(?P<to_every>[a-z]+)\s+to\s+(?:every|each|all|any)\s+(?:\w+\s+)?"
+    r"(?:messages?|prompts?|questions?|inputs?|greetings?|requests?|users?|chats?)\b"
 )
 # "make it say thank you very much", 'reply with "good morning"', "reply 'hello world'": a phrase of 2-4 words said,
 # closing its clause (a bare "reply" takes a quoted phrase only: "answer trivia questions" says nothing)
@@ -199,8 +202,7 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?[a-z]+",
         SAYS_A_WORD,
         SAYS_A_PHRASE,
-        rf"\b{REPLY_VERB}\s+(?!{_NOT_SAID}\b)[a-z]+\s+to\s+(?:every|each|all|any)\s+(?:\w+\s+)?"  # "reply hi to every
-        r"(?:messages?|prompts?|questions?|inputs?|greetings?|requests?|users?|chats?)\b",  # message"
+        REPLIES_TO_EVERY,
     ),
 }
 
@@ -208,8 +210,7 @@ _SAID = re.compile(
     r"\bthe word\s+[\"'\u2018\u201c]?([a-z-]+)|[\"'\u2018\u201c]([a-z-]+)[\"'\u2019\u201d]|"
     r"\b(?:say|says|repeat|repeats|output|print)\s+([a-z-]+)\s*(?:[.!,;:]|$)|"
     r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?([a-z-]+)|"  # "repeat after me: calculator"
-    r"\b(?:reply|replies|replying|answer|answers|answering|respond|responds|responding)\s+([a-z-]+)\s+to\s+"
-    r"(?:every|each|all|any)\b"  # "reply hi to every message"
+    + REPLIES_TO_EVERY
 )
 _NOT_USED = re.compile(
     r"\b(?:don't|dont|do not|no|without|never|not)\s+(?:use\s+|using\s+|need\s+)?(?:the\s+|a\s+|any\s+)?"

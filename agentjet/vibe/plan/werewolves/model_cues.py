@@ -26,6 +26,7 @@ _NOT_RANK = r"(?<!rank )(?<!rank=)(?<!rank-)(?<!r=)"  # "rank 8 lora" is the ada
 _GAME_AFTER = r"\s(?:in|at|for|of)\s+(?:the\s+)?(?:werewol\w*|mafia)\b"  # "... the village another in werewolves"
 _SIZE = r"\d+(?:\.\d+)?\s*[bm]\b"
 _SIZE_WORD = r"(?:billion|million|trillion|thousand|bn|[bmk])\b"  # "7 billion parameters", "7 billion-parameter model"
+_GIVEN_A = r"(?:with|on|uses?|using|gets?|runs?)"  # "... use a 0.5B": a size given to a side
 _FOR_A_ROLE = rf"{_SIZE}(?:\s+model)?\s+(?:for|playing|plays|to play|as)\b"  # "a 3B for the wolves"
 SEPARATE = re.compile(
     r"\b(?:first|1st)\s+(?:\w+\s+)?(?:models?|polic(?:y|ies)|loras?|adapters?)\b.*\b(?:second|2nd)\b|"  # "first LoRA"
@@ -49,8 +50,8 @@ SEPARATE = re.compile(
     r"\b(?:separately|independently)\s+(?:trained|train|learn(?:s|ing)?)\b|" + ALL_ROLES_APART + "|"  # independently"
     rf"\b{_MODEL}\s*[:=]\s*(?:separate|distinct|independent|unshared|not shared|non-?shared|own|apart)\b|"  # "models:
     # separate"
-    r"\b(?:with|on|uses?|using|gets?|runs?)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b.*"  # "a 3B ... on a 7B", "wolves use
-    r"\b(?:with|on|uses?|using|gets?|runs?)\s+an?\s+\d+(?:\.\d+)?\s*[bm]\b|"  # a 0.5B and villagers use a 1.5B"
+    rf"\b{_GIVEN_A}\s+an?\s+{_SIZE}.*\b{_GIVEN_A}\s+an?\s+{_SIZE}|"  # "a 3B ... on a 7B", "wolves use a 0.5B and
+    # villagers use a 1.5B"
     r"\b(?:a|an)\s+(?:separate|different|distinct|independent|second)\s+(?:one|1)\s+(?:as|for|to play|playing)\b|"
     rf"\b(?:1|one|a)\s+{_MODEL}\s+{_PLAYS}\b.*\b(?:another|a second|the other)\s+(?:{_MODEL}\s+|one\s+)?{_PLAYS}\b|"
     rf"\b(?:(?:gets?|has|have|with|on|be|is|are)\s+|(?:give|gives|giving)\s+(?:[\w-]+\s+){{1,4}}?)(?:1|one|a)\s+"
