@@ -333,6 +333,8 @@ async def test_load_adapter_changes_weights_and_version(
     assert (before.policy_version, first.policy_version, second.policy_version) == (0, 1, 2)
     assert fresh_backend.policy_version == 2
     assert len({before.completion_ids, first.completion_ids, second.completion_ids}) == 3
+    layers = [m for m in fresh_backend._peft.modules() if type(m).__name__ == "Linear" and hasattr(m, "lora_A")]
+    assert layers and all(m.forward.__func__.__module__.endswith("lora_layers") for m in layers)  # the trainer's
     with pytest.raises(BackendError, match="adapter"):
         await fresh_backend.load_adapter(tmp_path / "missing", version=3)
     assert fresh_backend.policy_version == 2

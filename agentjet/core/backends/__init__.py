@@ -7,6 +7,8 @@ factory.py               `build_backend(settings)`: the inference backend a serv
                          typed.
 fakes.py                 Backends that stand in for a model where one cannot or need not run.
 kv_batch.py              The KV cache of a running decode batch: rows join (merge) and leave (select) between steps.
+lora_layers.py           LoRA layers whose adapter runs in the activations' dtype: a bf16 model copies no
+                         activation to fp32 (the trainer's and the server's forward alike).
 loop_jobs.py             Work the decode loop runs on its own thread between decode steps: a queue of paused jobs.
 prefill_gather.py        When the decode loop prefills newcomers: at once, or a few steps later in a batch (busy CPU).
 prefix_cache.py          Prefix KV reuse: finished sequences' KV rows, kept so that a prompt extending them skips

@@ -25,6 +25,7 @@ import torch
 
 from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
+from agentjet.core.backends.lora_layers import run_lora_in_input_dtype
 from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
@@ -256,6 +257,7 @@ class TransformersBackend:
             self._peft.set_adapter(name)
             self._peft.delete_adapter(previous)
         self._peft.eval()
+        run_lora_in_input_dtype(self._peft)  # the trainer's forward (`step/policy_model.py`), so logprobs agree
         model: torch.nn.Module = self._peft.get_base_model()  # LoRA layers are injected in place
         self._param_bytes = parameter_bytes(model.parameters())  # the adapter's weights too, once per load
         return model

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 from transformers import AutoModelForCausalLM
 
+from agentjet.core.backends.lora_layers import run_lora_in_input_dtype
 from agentjet.core.config import LoraConfig
 from agentjet.core.models import check_cache_argument, model_loading
 
@@ -39,7 +40,8 @@ def build_model(
 
     Under LoRA the frozen base takes `dtype` (bf16 halves its memory) while the adapter, its
     gradients and AdamW's moments stay float32 (peft's `autocast_adapter_dtype`): updates of
-    1e-5 relative size vanish in bf16. A full fine-tune trains every weight, so it always keeps
+    1e-5 relative size vanish in bf16; only the adapter's matmuls run in `dtype`
+    (`backends/lora_layers.py`). A full fine-tune trains every weight, so it always keeps
     float32 weights whatever `dtype` says.
     """
     base_dtype = dtype if lora.enabled else torch.float32
@@ -49,7 +51,9 @@ def build_model(
         model.to(device)
         if not lora.enabled:
             return model
-        return peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
+        policy = peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
+    run_lora_in_input_dtype(policy)  # the adapter's matmuls in the base's dtype, its weights float32
+    return policy
 
 
 def load_policy_weights(model: nn.Module, path: Path, device: torch.device) -> None:
