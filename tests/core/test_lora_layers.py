@@ -134,3 +134,27 @@ def test_serving_reuses_its_casts_only_while_the_weights_are_unchanged(tiny_mode
     run_lora_in_input_dtype(ours)
     agree()
     assert set(layer._lora_casts) == {"next"}  # the deleted adapter's casts are dropped
+
+
+def test_weights_loaded_in_inference_mode_are_served_and_a_reload_recasts(tiny_model: Path, tmp_path: Path) -> None:
+    """The server's decode loop loads adapters under `torch.inference_mode()`: inference tensors have no
+    write counter, so the casts rest on identity and on the reset that each load's call makes."""
+    ids = torch.randint(0, 1000, (1, 12), generator=torch.Generator().manual_seed(5))
+    source = _peft_model(tiny_model, torch.float32)
+    source.save_pretrained(tmp_path / "adapter")
+    from transformers import AutoModelForCausalLM
+
+    with torch.inference_mode():
+        served = peft.PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model), tmp_path / "adapter")
+        run_lora_in_input_dtype(served)
+        got = served(input_ids=ids).logits
+        with torch.no_grad():
+            want = source(input_ids=ids).logits
+        assert torch.allclose(got, want, atol=1e-5)
+        for name, parameter in served.named_parameters():  # a write the loop would make, then the reset
+            if "lora_B" in name:
+                parameter.zero_()
+        run_lora_in_input_dtype(served)
+        with served.disable_adapter():
+            base = served(input_ids=ids).logits
+        assert torch.allclose(served(input_ids=ids).logits, base, atol=1e-6)

@@ -33,7 +33,8 @@ __all__ = ["run_lora_in_input_dtype"]
 def run_lora_in_input_dtype(model: nn.Module) -> int:
     """Give every peft LoRA `Linear` in `model` the input-dtype forward; how many layers it covers.
 
-    Idempotent: call it again after `load_adapter` (the layers keep it; new ones get it).
+    Call it again after loading or writing adapter weights under `torch.inference_mode()` (the
+    server's loop): it drops the casts kept for serving, since inference tensors count no writes.
     """
     from peft.tuners.lora.layer import Linear as LoraLinear
 
@@ -41,6 +42,7 @@ def run_lora_in_input_dtype(model: nn.Module) -> int:
     for module in model.modules():
         if type(module) is LoraLinear:  # subclasses (quantised layers) keep their own forward
             module.forward = MethodType(_forward, module)  # type: ignore[method-assign]  # per instance, on purpose
+            module.__dict__.pop("_lora_casts", None)
             covered += 1
     return covered
 
@@ -78,15 +80,21 @@ def _cast_weights(layer: Any, name: str, dtype: torch.dtype) -> tuple[Tensor, Te
 
 class _Casts:
     """One adapter's weights cast for serving, and what they were cast from: the same parameter objects
-    (weak references), unchanged since (`_version` counts in-place writes: optimiser steps, loads)."""
+    (weak references), unchanged since (`_version` counts in-place writes: optimiser steps, loads;
+    inference tensors count none, hence the reset in `run_lora_in_input_dtype`)."""
 
     def __init__(self, a: Tensor, b: Tensor, scaling: float, dtype: torch.dtype) -> None:
-        self.sources = (weakref.ref(a), a._version, weakref.ref(b), b._version, scaling, dtype)
+        self.sources = (weakref.ref(a), _writes(a), weakref.ref(b), _writes(b), scaling, dtype)
         self.down, self.up = a.to(dtype), (b * scaling).to(dtype)
 
     def still_of(self, a: Tensor, b: Tensor, scaling: float, dtype: torch.dtype) -> bool:
-        ref_a, version_a, ref_b, version_b, was_scaling, was_dtype = self.sources
+        ref_a, writes_a, ref_b, writes_b, was_scaling, was_dtype = self.sources
         return (
-            ref_a() is a and a._version == version_a and ref_b() is b and b._version == version_b
+            ref_a() is a and _writes(a) == writes_a and ref_b() is b and _writes(b) == writes_b
             and scaling == was_scaling and dtype == was_dtype
         )  # fmt: skip
+
+
+def _writes(weight: Tensor) -> int | None:
+    """How many in-place writes `weight` has had; None for an inference tensor, which does not count them."""
+    return None if weight.is_inference() else weight._version
