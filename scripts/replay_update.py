@@ -38,15 +38,21 @@ def main() -> None:
     from agentjet.core.step.step_trainer import default_trainer
     from agentjet.core.training.batches import build_samples
 
-    lines = (args.run / "state" / "metrics.jsonl").read_text().splitlines()
+    needed = [args.run / "train.yaml", args.run / "state" / "metrics.jsonl", args.run / "state" / "journal.sqlite"]
+    missing = [str(path) for path in needed if not path.is_file()]
+    if missing:
+        sys.exit(f"{args.run} is not a vibe run's folder: no {', '.join(missing)}")
+    lines = needed[1].read_text().splitlines()
     step = next((m for m in map(json.loads, lines) if m.get("step") == args.step), None)
-    if step is None:
-        sys.exit(f"step {args.step} is not in {args.run}/state/metrics.jsonl")
+    if step is None or "episode_seqs" not in step:
+        sys.exit(f"step {args.step} is not in {needed[1]} (or names no episodes: a run older than episode_seqs)")
     seqs = set(step["episode_seqs"])
-    records = [record for seq, record in Journal(args.run / "state" / "journal.sqlite").read_from(0) if seq in seqs]
-    config = load_train_config(args.run / "train.yaml")
+    records = [record for seq, record in Journal(needed[2]).read_from(0) if seq in seqs]
+    config = load_train_config(needed[0])
     batch = build_samples(records, config)
     samples, advantages = batch.samples[: args.limit], batch.advantages[: args.limit]
+    if not samples:
+        sys.exit(f"step {args.step} left no samples to replay (--limit {args.limit})")
     trainer = default_trainer(resolve_model(args.model), config)
     started = time.monotonic()
     if args.profile:

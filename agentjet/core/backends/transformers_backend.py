@@ -257,7 +257,7 @@ class TransformersBackend:
             self._peft.set_adapter(name)
             self._peft.delete_adapter(previous)
         self._peft.eval()
-        run_lora_in_input_dtype(self._peft)  # the trainer's forward (`step/policy_model.py`), so logprobs agree
+        run_lora_in_input_dtype(self._peft)  # the trainer's LoRA math (`step/policy_model.py`); drops stale casts
         model: torch.nn.Module = self._peft.get_base_model()  # LoRA layers are injected in place
         self._param_bytes = parameter_bytes(model.parameters())  # the adapter's weights too, once per load
         return model
