@@ -118,8 +118,15 @@ async def test_a_busy_loop_gathers_newcomers_into_one_prefill_without_changing_t
         late = [_request(busy, "late " * (i + 1), f"late{i}", max_tokens=6, temperature=0.0) for i in range(3)]
         solo = [await busy.generate(r) for r in late]
         caplog.set_level(logging.DEBUG, logger=_LOOP_LOGGER)
-        rows = [_request(busy, f"row {i} " * 3, f"row{i}", max_tokens=120, temperature=0.0) for i in range(9)]
-        others = [asyncio.create_task(busy.generate(r)) for r in rows[1:]]
+        rows = [_request(busy, f"row {i} " * 3, f"row{i}", max_tokens=300, temperature=0.0) for i in range(9)]
+        decoding = [asyncio.Event() for _ in rows[1:]]
+
+        async def decode(request: GenerationRequest, started: asyncio.Event) -> None:
+            async for _delta in busy.stream(request):
+                started.set()
+
+        others = [asyncio.create_task(decode(r, e)) for r, e in zip(rows[1:], decoding, strict=True)]
+        await asyncio.gather(*(e.wait() for e in decoding))  # 8 rows decode before the 9th and the newcomers come
         joined: list[asyncio.Task[Generation]] = []
         async for _delta in busy.stream(rows[0]):
             if len(joined) < len(late):  # one newcomer a step, each while 9 rows decode
