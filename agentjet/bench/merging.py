@@ -101,7 +101,7 @@ def run_merging_bench(
     from agentjet.bench.agent_workload import build_workload
     from agentjet.core.config import OptimConfig, TrainConfig
     from agentjet.core.models import resolve_model
-    from agentjet.core.step.prefix_sharing import plan_shared_prefixes, tokens_saved
+    from agentjet.core.step.prefix_sharing import plan_shared_prefixes
     from agentjet.core.step.trainer import Trainer
 
     started = time.perf_counter()
@@ -124,7 +124,7 @@ def run_merging_bench(
         tokens = sum(len(s.token_ids) for s in samples)
         if share:
             plan = plan_shared_prefixes(samples, min_tokens=config.optim.share_prefix_min_tokens)
-            tokens -= sum(tokens_saved(g) for g in plan)
+            tokens -= sum((len(g.indices) - 1) * g.length for g in plan if g.length)
         progress(f"{mode}: {len(samples)} samples, {tokens} tokens through the model")
         t0 = time.perf_counter()
         totals = trainer.accumulate_gradients(samples, advantages)

@@ -61,7 +61,7 @@ class Mixed:
 
 
 def roles_prompted(prompts: list[str]) -> set[str]:
-    return {m.group(1) for p in prompts if (m := re.search(r"You are (?:a|the) (\w+)\.", p))}
+    return {m.group(1) for p in prompts if (m := re.search(r"You are player \d, the (\w+)\.", p))}
 
 
 @contextmanager

@@ -178,10 +178,9 @@ def test_prompts_show_a_player_only_its_own_secrets_and_the_legal_options() -> N
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == "ACTION: kill 5"  # the worked example answers in the format asked
     pack = ", ".join(str(p) for p in wolf_view.pack)
-    assert f"You are a werewolf. The werewolves are players {pack}." in system
+    assert f"The werewolves are players {pack}." in system and f"player {decision.player}, the werewolf" in system
     options = " | ".join(f"ACTION: kill {t}" for t in decision.targets)
-    seat = f"You are player {decision.player}."
-    assert user.endswith(f"Choose tonight's victim. Options: {options}\n{seat} Reply with exactly one option.")
+    assert user.endswith(f"Choose tonight's victim. Options: {options}\nReply with exactly one option.")
     assert "told the pack: Let's kill player 9." in user
     villager = next(p for p in range(1, 10) if state.role_of(p) is Role.VILLAGER)
     v_messages = render_messages(view_of(state, villager), decision)
@@ -189,26 +188,3 @@ def test_prompts_show_a_player_only_its_own_secrets_and_the_legal_options() -> N
     assert "The werewolves are players" not in v_system and "told the pack" not in v_user
     short = render_messages(wolf_view, decision, memory_events=1)[-1]["content"]
     assert short.count("\n") == 3  # one event, the alive line, the question and its reply line
-
-
-@pytest.mark.parametrize("seed", range(12))
-def test_the_wolves_asked_one_question_send_the_same_prompt_up_to_their_seat(seed: int) -> None:
-    """What lets the server's prefix cache and the trainer's shared prefix run it once (prompts.py)."""
-    state = new_game(seed)
-    players = {p: ScriptedPlayer(seed * 10 + p) for p in range(1, 10)}
-    asked: dict[tuple[int, Phase], list[tuple[int, str]]] = {}
-    while (decision := pending(state)) is not None:
-        view = view_of(state, decision.player)
-        if view.role is Role.WEREWOLF and not decision.is_speech:
-            messages = render_messages(view, decision, memory_events=4)
-            text = "\n\n".join(m["content"] for m in messages)
-            asked.setdefault((state.round, decision.phase), []).append((decision.player, text))
-        state = apply(state, resolve(decision, players[decision.player].act(view, decision).action).action)
-    shared = [prompts for (_, phase), prompts in asked.items() if phase is Phase.WOLF_VOTE and len(prompts) > 1]
-    assert shared, "no night with two living wolves"
-    for prompts in shared:
-        (first, head), *rest = prompts
-        for player, text in rest:
-            seat_line = f"You are player {player}. Reply with exactly one option."
-            assert text.endswith(seat_line)
-            assert text[: -len(seat_line)] == head[: -len(f"You are player {first}. Reply with exactly one option.")]

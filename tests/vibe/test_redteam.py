@@ -21,14 +21,10 @@ from tests.vibe.fake_llm import serve_fake_llm
 from tests.vibe.redteam_helpers import chatml, make_spec, make_workspace
 
 WOLF_SYSTEM = (
-    "Werewolves, 9 players: 3 werewolves, 3 villagers, a seer, a witch, a hunter. You are a werewolf. "
+    "Werewolves, 9 players: 3 werewolves, 3 villagers, a seer, a witch, a hunter. You are player 4, the werewolf. "
     "The werewolves are players 1, 4, 8. Answer in the format asked."
 )
-EXAMPLE = (
-    "user",
-    "Example. Options: ACTION: kill 2 | ACTION: kill 5 | ACTION: kill 7\n"
-    "You are player 4. Reply with exactly one option.",
-)
+EXAMPLE = ("user", "Example. Options: ACTION: kill 2 | ACTION: kill 5 | ACTION: kill 7\nReply with exactly one option.")
 
 
 def werewolf_prompt(system: str, question: str) -> str:
@@ -106,40 +102,30 @@ def test_reference_kinds_follow_the_family_and_the_data(tmp_path: Path) -> None:
 
 
 def question(known: str, situation: str, options: list[str] | None = None, alive: str = "1, 2, 3, 4, 5, 8") -> str:
-    """A werewolves user message as prompts.py writes it: who is alive, what is known, the question, the seat."""
-    if options:
-        return f"Alive: {alive}. Roles you know: {known}.\n{situation} Options: {' | '.join(options)}\n" + (
-            "You are player 4. Reply with exactly one option."
-        )
-    return f"Alive: {alive}. Roles you know: {known}.\n{situation}\nYou are player 4. Reply: SAY: <one short sentence>"
+    """A werewolves user message as prompts.py writes it: history, who is alive, what is known, the question."""
+    ask = f" Options: {' | '.join(options)}\nReply with exactly one option." if options else ""
+    return f"Alive: {alive}. Roles you know: {known}.\n{situation}{ask}"
 
 
 def test_the_werewolves_reference_plays_its_role_sensibly() -> None:
     kill = question(
-        "1 werewolf, 4 werewolf, 8 werewolf",
-        "Night 1. Choose tonight's victim.",
-        [f"ACTION: kill {n}" for n in (1, 3, 5, 8)],
+        "1 werewolf, 8 werewolf", "Night 1. Choose tonight's victim.", [f"ACTION: kill {n}" for n in (1, 3, 5, 8)]
     )
     assert werewolves_reference(werewolf_prompt(WOLF_SYSTEM, kill)) == "ACTION: kill 3"  # never the pack
-    chat = question("1 werewolf, 4 werewolf, 8 werewolf", "Night 1. Tell the pack whom to kill.")
+    chat = question("1 werewolf, 8 werewolf", "Night 1. Tell the pack whom to kill. Reply: SAY: <one short sentence>")
     assert werewolves_reference(werewolf_prompt(WOLF_SYSTEM, chat)) == "SAY: Let's kill player 2."
-    old_layout = WOLF_SYSTEM.replace("You are a werewolf.", "You are player 4, the werewolf.")  # before 2026-12
-    old_kill = kill.replace("You are player 4. ", "").replace("1 werewolf, 4 werewolf", "1 werewolf")
-    assert werewolves_reference(werewolf_prompt(old_layout, old_kill)) == "ACTION: kill 3"
-    seer = WOLF_SYSTEM.replace("a werewolf. The werewolves are players 1, 4, 8.", "the seer. Each night you learn.")
+    seer = WOLF_SYSTEM.replace("the werewolf. The werewolves are players 1, 4, 8.", "the seer. Each night you learn.")
     check = question(
-        "1 villager, 4 seer",
-        "Night 2. Choose a player whose role you will learn.",
-        [f"ACTION: check {n}" for n in (1, 2, 3)],
+        "1 villager", "Night 2. Choose a player whose role you will learn.", [f"ACTION: check {n}" for n in (1, 2, 3)]
     )
     assert werewolves_reference(werewolf_prompt(seer, check)) == "ACTION: check 2"
     vote = question(
-        "2 werewolf, 4 seer", "Day 2. Vote a player out, or pass.", ["ACTION: vote 1", "ACTION: vote 2", "ACTION: pass"]
+        "2 werewolf", "Day 2. Vote a player out, or pass.", ["ACTION: vote 1", "ACTION: vote 2", "ACTION: pass"]
     )
     assert werewolves_reference(werewolf_prompt(seer, vote)) == "ACTION: vote 2"
-    witch = WOLF_SYSTEM.replace("a werewolf. The werewolves are players 1, 4, 8.", "the witch.")
+    witch = WOLF_SYSTEM.replace("the werewolf. The werewolves are players 1, 4, 8.", "the witch.")
     heal = question(
-        "4 witch",
+        "none",
         "Night 1. The werewolves attack player 5 tonight. You may heal them, or pass.",
         ["ACTION: heal", "ACTION: pass"],
     )

@@ -232,18 +232,18 @@ def _chatml(*turns: tuple[str, str]) -> str:
 
 def test_the_dry_policy_answers_each_family_in_its_format() -> None:
     wolves = _chatml(
-        ("system", "You are a werewolf."),
-        ("user", "Example. Options: ACTION: kill 2 | ACTION: kill 5\nYou are player 4. Reply with exactly one option."),
+        ("system", "You are player 2, the werewolf."),
+        ("user", "Example. Options: ACTION: kill 2 | ACTION: kill 5\nReply with exactly one option."),
         ("assistant", "ACTION: kill 5"),
         (
             "user",
             "Night 1. Choose tonight's victim. Options: ACTION: kill 4 | ACTION: kill 7\n"
-            "You are player 2. Reply with exactly one option.",
+            "Reply with exactly one option.",
         ),
     )
     assert plausible_reply(wolves) == "ACTION: kill 4"  # the last question's options, not the example's
     assert plausible_reply(
-        _chatml(("user", "Day 1. Speak to the village.\nYou are player 2. Reply: SAY: <one short sentence>"))
+        _chatml(("user", "Day 1. Speak to the village. Reply: SAY: <one short sentence>"))
     ).startswith("SAY: ")
     assert plausible_reply(_chatml(("user", "Use the numbers 10, 7, 50 to make 33. ..."))) == "Answer: 10 + 7"
     assert plausible_reply(_chatml(("user", "Is 7 even or odd? End with `Answer: even`."))) == "Answer: 1"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from agentjet.core.config import OptimConfig
 from agentjet.core.episodes.merging import Sample
 from agentjet.core.step.packing import plan_micro_batches
-from agentjet.core.step.prefix_sharing import PrefixGroup, plan_shared_prefixes, tokens_saved
+from agentjet.core.step.prefix_sharing import plan_shared_prefixes
 
 __all__ = ["WorkUnit", "kept_indices", "plan_work"]
 
@@ -27,10 +27,6 @@ class WorkUnit:
     indices: tuple[int, ...]  # into the step's samples
     prefix: int  # the shared prefix's length; 0: no prefix
     tokens: int
-    nested: tuple[PrefixGroup, ...] = ()  # the group's members that share a longer prefix (prefix_sharing.py)
-
-    def group(self) -> PrefixGroup:
-        return PrefixGroup(self.prefix, self.indices, self.nested)
 
 
 def kept_indices(count: int, skip_zero: Sequence[float] | None) -> list[int]:
@@ -56,10 +52,7 @@ def plan_work(
     if skip_zero is not None:
         kept = kept_indices(len(samples), skip_zero)
         units = plan_work([samples[i] for i in kept], optim, device=device)
-        return [
-            WorkUnit(tuple(kept[j] for j in u.indices), u.prefix, u.tokens, u.group().renumbered(kept).nested)
-            for u in units
-        ]
+        return [WorkUnit(tuple(kept[j] for j in u.indices), u.prefix, u.tokens) for u in units]
     sharing = optim.share_prefix and not optim.gradient_checkpointing
     groups = plan_shared_prefixes(samples, min_tokens=optim.share_prefix_min_tokens) if sharing else []
     shared = [g for g in groups if g.length > 0]
@@ -71,6 +64,6 @@ def plan_work(
         indices = tuple(alone[j] for j in pack)
         units.append(WorkUnit(indices, 0, sum(len(samples[i].token_ids) for i in indices)))
     for g in shared:
-        whole = sum(len(samples[i].token_ids) for i in g.indices)
-        units.append(WorkUnit(g.indices, g.length, whole - tokens_saved(g), g.nested))
+        suffixes = sum(len(samples[i].token_ids) - g.length for i in g.indices)
+        units.append(WorkUnit(g.indices, g.length, g.length + suffixes))
     return units

@@ -39,7 +39,7 @@ from agentjet.core.placement import memory_report, parameter_bytes
 from agentjet.core.step.losses import LOSSES, kl_k3, ppo_clip_loss, sequence_logprobs, truncated_is_weights
 from agentjet.core.step.packing import MicroBatch, collate, plan_micro_batches
 from agentjet.core.step.policy_model import build_model, load_policy_weights, set_activation_checkpointing
-from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples, tokens_saved
+from agentjet.core.step.prefix_sharing import PrefixGroup, SharedPrefix, suffix_samples
 from agentjet.core.step.stages import Stages, drive
 from agentjet.core.step.step_plan import WorkUnit, kept_indices, plan_work
 from agentjet.core.step.step_stats import RunningSums, StepStats, StepTotals, TisSums
@@ -218,36 +218,19 @@ class Trainer:
             if unit.prefix == 0:  # a micro-batch of samples that share nothing
                 yield from self._run_micro_batches(samples, advantages, tokens, running, plan=[unit.indices])
                 continue
-            yield from self._run_group(samples, advantages, tokens, running, unit.group())
+            group = PrefixGroup(unit.prefix, unit.indices)
+            head = samples[group.indices[0]].token_ids[: group.length]
+            prefix = SharedPrefix(self.model, head, self.device)
+            reference = self._reference_prefix(head) if self.config.grpo.kl_coef > 0 else None
+            group_advantages = [advantages[i] for i in group.indices]
+            suffixes = suffix_samples(samples, group)
+            yield from self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
+            prefix.backward()
         for param in self.trainable_parameters():  # nothing ran (every advantage 0): AdamW still takes its step
             if param.grad is None:
                 param.grad = torch.zeros_like(param)
-        saved = sum(tokens_saved(u.group()) for u in work)
+        saved = sum((len(u.indices) - 1) * u.prefix for u in work)
         return StepTotals(running.loss, running.kl, running.clipped, tokens, running.micro_batches, saved)
-
-    def _run_group(
-        self,
-        samples: Sequence[Sample],
-        advantages: Sequence[float],
-        tokens: int,
-        running: RunningSums,
-        group: PrefixGroup,
-        parent: SharedPrefix | None = None,
-        parent_reference: SharedPrefix | None = None,
-    ) -> Stages[None]:
-        """A shared-prefix group: its prefix once (past the parent's), its direct members' suffixes, its
-        nested groups, then the prefix's backward (after theirs: they leave gradient on its keys/values)."""
-        head = samples[group.indices[0]].token_ids[: group.length]
-        prefix = SharedPrefix(self.model, head, self.device, parent)
-        reference = self._reference_prefix(head, parent_reference) if self.config.grpo.kl_coef > 0 else None
-        direct = PrefixGroup(group.length, group.direct())
-        if direct.indices:
-            group_advantages = [advantages[i] for i in direct.indices]
-            suffixes = suffix_samples(samples, direct)
-            yield from self._run_micro_batches(suffixes, group_advantages, tokens, running, prefix, reference)
-        for nested in group.nested:
-            yield from self._run_group(samples, advantages, tokens, running, nested, prefix, reference)
-        prefix.backward()
 
     def _run_micro_batches(
         self,
@@ -334,13 +317,13 @@ class Trainer:
             return sequence_logprobs(self.model, *args)  # (B, K)
 
     @torch.no_grad()
-    def _reference_prefix(self, token_ids: Sequence[int], parent: SharedPrefix | None) -> SharedPrefix:
+    def _reference_prefix(self, token_ids: Sequence[int]) -> SharedPrefix:
         """The shared prefix under the reference policy (for the KL term), computed once per group."""
         if self.reference is not None:
-            return SharedPrefix(self.reference, token_ids, self.device, parent)
+            return SharedPrefix(self.reference, token_ids, self.device)
         assert isinstance(self.model, peft.PeftModel)
         with self.model.disable_adapter():
-            return SharedPrefix(self.model, token_ids, self.device, parent)
+            return SharedPrefix(self.model, token_ids, self.device)
 
     def save_adapter(self, path: Path) -> None:
         """A PEFT adapter folder (`PeftModel.from_pretrained`); under full fine-tune, the whole model."""

@@ -1,20 +1,13 @@
 """The chat messages an LLM player gets for one decision: short, private, one format line.
 
-A system message (the rules, the role and what it knows, how each side wins) and a user message
-(the last few events the player saw, who is alive, the roles it knows, then the question with its
+A system message (seat, role, what the role knows, how each side wins) and a user message (the
+last few events the player saw, who is alive, the roles it knows, then the question with its
 legal options spelled out, e.g. `Options: ACTION: vote 1 | ACTION: vote 3 | ACTION: pass`, so a
-small model can copy one, and last the player's seat). Each call stands alone, so prompts stay short.
+small model can copy one). Each call stands alone, so prompts stay short.
 
-The seat comes last so that the players of one side asked the same question send the same prompt up
-to that line: the three wolves choosing tonight's victim see the same rules, pack, events and
-options. The server's prefix cache then prefills the second and third wolf's prompt from the
-first's, and the trainer runs their shared prefix once (`core/step/prefix_sharing.py`); with the
-seat first, those prompts parted after ~75 tokens of ~300.
-
-An action question is preceded by one worked example (a question of the same kind, ending in a
-seat line as the question does, and its one-line answer): SmolLM2-135M answers in format 23% of
-the time with it, 6% without (8 game decisions x 6 samples at temperature 1, with the seat first),
-which is what gives GRPO something to reinforce.
+An action question is preceded by one worked example (a question of the same kind and its
+one-line answer): SmolLM2-135M answers in format 23% of the time with it, 6% without (8 game
+decisions x 6 samples at temperature 1), which is what gives GRPO something to reinforce.
 """
 
 from __future__ import annotations
@@ -48,18 +41,15 @@ _SECRETS = {
 
 
 def render_messages(view: PlayerView, decision: Decision, *, memory_events: int = 12) -> list[dict[str, str]]:
-    system = f"{_RULES} You are {_article(view.role)} {view.role}. {_secret(view)} Answer in the format asked."
+    system = f"{_RULES} You are player {view.player}, the {view.role}. {_secret(view)} Answer in the format asked."
     history = [describe(e) for e in view.events[-memory_events:]] if memory_events > 0 else []
-    known = ", ".join(f"{p} {r}" for p, r in sorted(view.known.items()))  # its own too: the same for every wolf
+    known = ", ".join(f"{p} {r}" for p, r in sorted(view.known.items()) if p != view.player) or "none"
     lines = [*history, f"Alive: {_players(view.alive)}. Roles you know: {known}.", _question(view, decision)]
     question = {"role": "user", "content": "\n".join(lines)}
     return [{"role": "system", "content": system}, *_worked_example(decision), question]
 
 
 _EXAMPLE_TARGETS = (2, 5, 7)
-# The example ends like the question. SmolLM2-135M's wolf answers in format, at temperature 0.5: 36% (384
-# answers) with this seat line; 23% (192) without it; 30% (384) with the seat first, as before 2026-12-06.
-_EXAMPLE_SEAT = 4
 
 
 def _worked_example(decision: Decision) -> list[dict[str, str]]:
@@ -68,9 +58,7 @@ def _worked_example(decision: Decision) -> list[dict[str, str]]:
         return []
     kind = next(k for k in _OPTION_ORDER if k in decision.kinds)
     options = [f"ACTION: {kind} {t}" for t in _EXAMPLE_TARGETS] if kind in TARGETED else [f"ACTION: {kind}"]
-    question = (
-        f"Example. Options: {' | '.join(options)}\nYou are player {_EXAMPLE_SEAT}. Reply with exactly one option."
-    )
+    question = f"Example. Options: {' | '.join(options)}\nReply with exactly one option."
     answer = options[len(options) // 2]
     return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
 
@@ -81,20 +69,14 @@ def _secret(view: PlayerView) -> str:
     return _SECRETS[view.role]
 
 
-def _article(role: Role) -> str:
-    return "a" if role in (Role.WEREWOLF, Role.VILLAGER) else "the"
-
-
 def _question(view: PlayerView, decision: Decision) -> str:
-    """The situation, the options, then the seat and how to reply (the seat last: see the module docstring)."""
     phase, r = decision.phase, view.round
-    seat = f"You are player {view.player}."
     if phase is Phase.WOLF_CHAT:
-        return f"Night {r}. Tell the pack whom to kill.\n{seat} Reply: SAY: <one short sentence>"
+        return f"Night {r}. Tell the pack whom to kill. Reply: SAY: <one short sentence>"
     if phase is Phase.DAY_TALK:
-        return f"Day {r}. Speak to the village.\n{seat} Reply: SAY: <one short sentence>"
+        return f"Day {r}. Speak to the village. Reply: SAY: <one short sentence>"
     if phase is Phase.LAST_WORDS:
-        return f"You were voted out. Say your last words.\n{seat} Reply: SAY: <one short sentence>"
+        return "You were voted out. Say your last words. Reply: SAY: <one short sentence>"
     situation = {
         Phase.WOLF_VOTE: f"Night {r}. Choose tonight's victim.",
         Phase.SEER: f"Night {r}. Choose a player whose role you will learn.",
@@ -102,7 +84,7 @@ def _question(view: PlayerView, decision: Decision) -> str:
         Phase.HUNTER: "You died. You may shoot a player, or pass.",
     }.get(phase) or _witch_situation(view, decision)
     options = " | ".join(_options(decision))
-    return f"{situation} Options: {options}\n{seat} Reply with exactly one option."
+    return f"{situation} Options: {options}\nReply with exactly one option."
 
 
 def _witch_situation(view: PlayerView, decision: Decision) -> str:

@@ -29,8 +29,7 @@ __all__ = ["ANSWER_FIELDS", "Reference", "dataset_reference", "load_items", "ref
 
 ANSWER_FIELDS = ("answer", "solution", "expected", "label", "total", "target")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
-_SEAT = re.compile(r"You are player (\d+)[.,]")  # the seat ends the question (", the <role>." before 2026-12)
-_ROLE = re.compile(r"You are (?:player \d+, the|a|the) (\w+)\.")
+_SEAT = re.compile(r"You are player (\d+), the (\w+)\.")
 _PACK = re.compile(r"The werewolves are players ([\d, ]+)\.")
 _KNOWN = re.compile(r"Roles you know: ([^.\n]*)\.")
 _ALIVE = re.compile(r"Alive: ([\d, ]+)\.")
@@ -137,8 +136,8 @@ def _numbers(text: str | None) -> list[int]:
 def werewolves_reference(prompt: str) -> str:
     """A heuristic werewolves player reading only its prompt (see the module docstring)."""
     view = read_prompt(prompt)
-    seat, named = _SEAT.search(prompt), _ROLE.search(prompt)
-    me, role = int(seat.group(1)) if seat else 0, named.group(1) if named else "villager"
+    seat = _SEAT.search(prompt)
+    me, role = (int(seat.group(1)), seat.group(2)) if seat else (0, "villager")
     pack = set(_numbers(m.group(1))) if (m := _PACK.search(prompt)) else set()
     known = _KNOWN.search(view.text)
     wolves = [int(p) for p, r in re.findall(r"(\d+) (\w+)", known.group(1) if known else "") if r == "werewolf"]
