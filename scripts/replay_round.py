@@ -35,25 +35,21 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
+    from vibe_run_folder import require, step_episode_seqs
 
     from agentjet.core.backends.transformers_backend import TransformersBackend
     from agentjet.core.episodes.journal import Journal
     from agentjet.core.models import resolve_model
     from agentjet.core.types import CallRecord, GenerationRequest, SamplingParams
 
-    state = args.run / "state"
-    needed = [state / "launch.json", state / "metrics.jsonl", state / "journal.sqlite"]
-    missing = [str(path) for path in needed if not path.is_file()]
-    if missing:
-        sys.exit(f"{args.run} is not a vibe run's folder: no {', '.join(missing)}")
-    held_out = set(json.loads(needed[0].read_text()).get("eval_before") or [])
-    first = next((m for m in map(json.loads, needed[1].read_text().splitlines()) if m.get("step") == 1), None)
-    if first is None or "episode_seqs" not in first or not held_out:
-        sys.exit(f"{args.run} has no first round to replay (no step 1 with episode_seqs, or no eval_before)")
-    trained = set(first["episode_seqs"])
+    launch, metrics, journal = require(args.run, "state/launch.json", "state/metrics.jsonl", "state/journal.sqlite")
+    held_out = set(json.loads(launch.read_text()).get("eval_before") or [])
+    if not held_out:
+        sys.exit(f"{launch} names no held-out round of the base policy (eval_before)")
+    trained = step_episode_seqs(metrics, 1)
     episodes = [
         sorted(record.calls, key=lambda call: call.started_at)
-        for seq, record in Journal(needed[2]).read_from(0)
+        for seq, record in Journal(journal).read_from(0)
         if seq in trained or record.episode_id in held_out
     ]
 

@@ -32,23 +32,18 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's table too")
     args = parser.parse_args()
 
+    from vibe_run_folder import require, step_episode_seqs
+
     from agentjet.core.config import load_train_config
     from agentjet.core.episodes.journal import Journal
     from agentjet.core.models import resolve_model
     from agentjet.core.step.step_trainer import default_trainer
     from agentjet.core.training.batches import build_samples
 
-    needed = [args.run / "train.yaml", args.run / "state" / "metrics.jsonl", args.run / "state" / "journal.sqlite"]
-    missing = [str(path) for path in needed if not path.is_file()]
-    if missing:
-        sys.exit(f"{args.run} is not a vibe run's folder: no {', '.join(missing)}")
-    lines = needed[1].read_text().splitlines()
-    step = next((m for m in map(json.loads, lines) if m.get("step") == args.step), None)
-    if step is None or "episode_seqs" not in step:
-        sys.exit(f"step {args.step} is not in {needed[1]} (or names no episodes: a run older than episode_seqs)")
-    seqs = set(step["episode_seqs"])
-    records = [record for seq, record in Journal(needed[2]).read_from(0) if seq in seqs]
-    config = load_train_config(needed[0])
+    train_yaml, metrics, journal = require(args.run, "train.yaml", "state/metrics.jsonl", "state/journal.sqlite")
+    seqs = step_episode_seqs(metrics, args.step)
+    records = [record for seq, record in Journal(journal).read_from(0) if seq in seqs]
+    config = load_train_config(train_yaml)
     batch = build_samples(records, config)
     samples, advantages = batch.samples[: args.limit], batch.advantages[: args.limit]
     if not samples:
