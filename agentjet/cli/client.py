@@ -33,6 +33,9 @@ def client_run(
     eval_first: Annotated[
         bool, typer.Option(help="an eval round before training: the base policy's score, train episodes alongside")
     ] = False,
+    base_model: Annotated[
+        bool, typer.Option(help="eval episodes sample the base weights beside the policy (the base's score)")
+    ] = False,
     group_size: Annotated[int | None, typer.Option(min=1, help="episodes per task (default: server's, else 8)")] = None,
     update_every: Annotated[
         int | None, typer.Option(min=1, help="agree to an update (all_clients) every U episodes and wait for it")

@@ -39,6 +39,7 @@ from agentjet.core.errors import (
     EpisodeBusy,
     EpisodeClosed,
     EpisodeNotFound,
+    InvalidRequest,
     PermissionDenied,
     RewardRefused,
     TrainingDown,
@@ -172,8 +173,14 @@ class Engine:
         agent: str | None,
         client_id: str | None,
         principal: Principal = ADMIN,
+        base_model: bool = False,
     ) -> tuple[OpenEpisode, str]:
-        """Open an episode owned by `principal` and issue its signed key."""
+        """Open an episode owned by `principal` and issue its signed key; `base_model`: an eval episode whose calls
+        sample the base weights beside the policy (never a train one: its samples would not be the policy's)."""
+        if base_model and kind is not EpisodeKind.EVAL:
+            raise InvalidRequest(
+                "base_model is for eval episodes only: the base's samples are not the policy's", param="base_model"
+            )
         self.states.require_serving()
         health = self.training_health
         if kind is EpisodeKind.TRAIN and health is not None and health.is_down:
@@ -194,8 +201,9 @@ class Engine:
             owner=principal.principal_id,
             created_at=now,
             expires_at=now + self.episode_ttl_s,
-            policy_version_at_begin=self.backend.policy_version,
+            policy_version_at_begin=0 if base_model else self.backend.policy_version,
             last_active=now,
+            base_model=base_model,
         )
         self._open[episode.episode_id] = episode
         self.touch_client(client_id)

@@ -180,7 +180,9 @@ class ChatService:
         params = call.params
         if params.seed is not None and index:
             params = replace(params, seed=params.seed + index)  # n seeded choices must differ
-        request = GenerationRequest(f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params)
+        request = GenerationRequest(
+            f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params, episode.base_model
+        )
         holdback = _ToolTextGate(enabled=bool(call.tools))
         started = time.time()
         first_token_s: float | None = None
@@ -198,8 +200,8 @@ class ChatService:
             return
         timing = (started, first_token_s)
         version = sampled_version(deltas)  # the weights that sampled it, as the backend saw them
-        if version is None:  # nothing sampled: tag it with the policy serving now
-            version = self.engine.backend.policy_version
+        if version is None:  # nothing sampled: tag it with the weights serving it now
+            version = 0 if episode.base_model else self.engine.backend.policy_version
         queue.put_nowait(self._result(episode, call, prompt, (call_index, index, version), deltas, timing))
 
     def _result(

@@ -99,11 +99,15 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One sequence to sample: the exact prompt token ids and how to sample."""
+    """One sequence to sample: the exact prompt token ids and how to sample.
+
+    `base`: sample from the base weights, without the trained adapter (version 0), beside the policy's
+    sequences: a held-out eval of the base once training has begun."""
 
     request_id: str
     prompt_ids: tuple[int, ...]
     params: SamplingParams = field(default_factory=SamplingParams)
+    base: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,7 @@ class EpisodeRecord:
     calls: tuple[CallRecord, ...]
     client_id: str | None = None  # the swarm client that began it (C4/C5 bookkeeping, status)
     owner: str | None = None  # the principal that began it: "admin" or a client token id (None: before tokens)
+    base_model: bool = False  # an eval episode played by the base weights beside the policy
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -215,6 +220,7 @@ class EpisodeRecord:
             "created_at": self.created_at,
             "closed_at": self.closed_at,
             "policy_version_at_begin": self.policy_version_at_begin,
+            "base_model": self.base_model,
             "calls": [c.to_dict() for c in self.calls],
         }
 
@@ -234,4 +240,5 @@ class EpisodeRecord:
             calls=tuple(CallRecord.from_dict(c) for c in d.get("calls", [])),
             client_id=d.get("client_id"),  # absent in journals written before client ids
             owner=d.get("owner"),  # absent before client tokens: such episodes are the admin's
+            base_model=bool(d.get("base_model", False)),
         )

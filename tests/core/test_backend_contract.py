@@ -185,8 +185,8 @@ def subject(
         backend = TransformersBackend(contract_model, name="contract", max_batch_size=8, device=DEVICE, dtype=dtype)
         tol, has_weights = (1e-3 if dtype == torch.float32 else 0.35), True
     else:
-        from agentjet.core.backends.vllm_backend import VllmBackend
-        from agentjet.core.backends.vllm_process import VllmProcess
+        from agentjet.core.backends.vllm.backend import VllmBackend
+        from agentjet.core.backends.vllm.process import VllmProcess
 
         python = _vllm_python_or_skip()
         placement = Placement("cpu", "float32")
@@ -353,7 +353,7 @@ def test_a_prompt_past_the_context_is_a_context_length_error(subject: Subject) -
 
 
 def test_load_adapter_changes_what_is_sampled_and_tags_the_new_version(subject: Subject) -> None:
-    """Last in the module: the subject serves the adapter afterwards. A fake has no weights to
+    """Near the end of the module: the subject serves the adapter afterwards. A fake has no weights to
     change: it must still tag what it samples with the version it was told."""
     request = _request(subject, max_tokens=10, temperature=0.0)
     if not subject.has_weights:
@@ -377,3 +377,27 @@ def test_load_adapter_changes_what_is_sampled_and_tags_the_new_version(subject: 
     subject.run(subject.backend.load_adapter(subject.adapter, 2))  # a reload is a new version, same weights
     again = subject.run(subject.backend.generate(request))
     assert again.policy_version == 2 and again.completion_ids == after.completion_ids
+
+
+def test_a_base_request_beside_the_adapter_samples_the_base_and_says_version_0(subject: Subject) -> None:
+    """After the adapter test (the subject serves a trained version): `base=True` sequences sample the base
+    weights, in the same batch as adapter sequences (a held-out eval of the base while training goes on)."""
+    version = subject.backend.policy_version
+    assert version >= 1
+    plain = _request(subject, "p", max_tokens=8, temperature=1.0, seed=9)
+    base = GenerationRequest("b", plain.prompt_ids, plain.params, base=True)
+
+    async def together() -> list[Generation]:
+        return list(await asyncio.gather(subject.backend.generate(base), subject.backend.generate(plain)))
+
+    on_base, on_adapter = subject.run(together())
+    assert (on_base.policy_version, on_adapter.policy_version) == (0, version)
+    assert {d.policy_version for d in subject.run(_deltas(subject.backend, base)) if d.token_ids} == {0}
+    if not subject.has_weights:
+        return
+    assert subject.adapter_reference is not None
+    _assert_close(subject, on_base.logprobs, subject.reference(base.prompt_ids, on_base.completion_ids, 1.0))
+    _assert_close(
+        subject, on_adapter.logprobs, subject.adapter_reference(plain.prompt_ids, on_adapter.completion_ids, 1.0)
+    )
+    assert on_base.completion_ids != on_adapter.completion_ids

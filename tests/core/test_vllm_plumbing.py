@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentjet.core.backends.vllm_backend import _event, _request_error
-from agentjet.core.backends.vllm_process import VllmProcess, vllm_command
+from agentjet.core.backends.vllm.backend import _event, _request_error
+from agentjet.core.backends.vllm.process import VllmProcess, vllm_command
 from agentjet.core.errors import BackendError, ContextLengthExceeded, InvalidRequest
 from agentjet.core.placement import Placement
 

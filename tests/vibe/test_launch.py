@@ -25,7 +25,7 @@ from agentjet.vibe.run import sandboxed_client
 from agentjet.vibe.run.client_process import ClientSettings, _argv, resolve_sandbox
 from agentjet.vibe.run.evaluation import HeldOutEval
 from agentjet.vibe.run.hot_swap import hot_swap
-from agentjet.vibe.run.launch import CONFIG_FILE, launch, stop
+from agentjet.vibe.run.launch import CONFIG_FILE, base_apart, launch, stop
 from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
@@ -168,14 +168,17 @@ def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_pa
 
 
 def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path) -> None:
+    """The base's round is played on the base weights beside training, once the first step is in (the first
+    update waits for no eval); the final round holds the final policy."""
     workspace = make_workspace(tmp_path / "ws")
     lines: list[str] = []
     options = tiny_options(steps=2, eval_episodes=4, eval_params=("temperature=0",))
     run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
     try:
-        assert run.eval_first and run.eval_client is not None and run.client.generation == 2  # both start at once
+        assert run.eval_client is None and run.client.generation == 1  # training alone first
         evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
         evaluation.before()
+        assert run.eval_client is None and read_launch_file(workspace.path)["eval_launch_step"] == 0
         result = watch(run, settings=FAST, on_poll=evaluation.poll)
         evaluation.after()
         outcome = evaluation.outcome()
@@ -184,6 +187,7 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
             before = [swarm.get_episode(i) for i in saved["eval_before"]]
             after = [swarm.get_episode(i) for i in saved["eval_after"]]
             held = httpx.get(f"{run.server.url}/swarm/config", headers={"Authorization": f"Bearer {run.server.token}"})
+        first_step_at = next(line["time"] for line in result.metrics if line["step"] == 1)
     finally:
         stop(run)
     assert result.status == "completed" and outcome.before is not None and outcome.after is not None
@@ -192,11 +196,26 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
     assert outcome.after.step == run.last_step >= result.steps >= 2
     assert {e["kind"] for e in before + after} == {"eval"}
     assert {c["policy_version"] for e in before for c in e["calls"]} == {0}
+    assert all(e["base_model"] for e in before) and not any(e["base_model"] for e in after)
+    assert min(e["created_at"] for e in before) >= first_step_at  # begun after the first update
     assert {c["policy_version"] for e in after for c in e["calls"]} == {outcome.after.step}
     assert sorted(e["task_id"] for e in before) == sorted(e["task_id"] for e in after)  # the same held-out items
     assert held.json()["config"]["collect"]["hold"] is False  # released after the last round
+    assert any("on the base weights beside training: 4 episodes" in line for line in lines), lines
     assert any("held-out round of the base policy: success rate" in line for line in lines), lines
     assert outcome.verdict in ("improved", "no change detectable", "worse")
+    assert (workspace.path / "state" / "logs" / "client-0.log").is_file()  # the base round's own client
+
+
+@pytest.mark.parametrize(
+    ("record", "step", "apart"),
+    [({}, 0, True), ({}, 3, False), ({"eval_launch_step": 0}, 3, True), ({"eval_launch_step": 2}, 2, False)],
+)
+def test_the_base_round_goes_beside_training_only_when_the_run_began_at_the_base(
+    record: dict[str, int], step: int, apart: bool
+) -> None:
+    """A resumed run that began at step 0 still plays the base; a run launched from a trained policy plays that."""
+    assert base_apart(record, step) is apart
 
 
 def test_policies_apart_train_on_a_server_each_and_each_is_measured(tmp_path: Path) -> None:

@@ -1,14 +1,15 @@
 """The single generation loop: one worker thread that owns a causal LM and batches every request.
 
 Between decode steps the loop reads its inbox: new sequences are prefilled together (left-padded)
-and merged into the running `KVBatch`; cancelled ones leave it; adapter loads run there, so
-weights never change under a forward pass. Each step samples one token for every row and hands
-the deltas to the sequences' event loops with one `call_soon_threadsafe` per loop and step.
-An error while serving some rows fails those rows with `BackendError`; the loop carries on.
+and merged into the running `KVBatch`; cancelled ones leave it; adapter loads run there, so weights
+never change under a forward pass. Each step samples one token for every row and hands the deltas
+to the sequences' event loops (`outbox.py`). An error while serving some rows fails those rows with
+`BackendError`; the loop carries on. A sequence may ask for the base weights (`GenerationRequest.base`):
+its row's adapter is off in each forward (`RowAdapters`), its tokens carry version 0, and it has a
+prefix cache of its own (the base's KV outlives a hot-load).
 
 Other torch work can run on this thread too (`run_job`, `loop_jobs.py`: a training step on a CPU):
-one stage of it per turn, between the decode steps. Serving goes on, slower, and one OpenMP team
-does both.
+one stage of it per turn, between the decode steps. Serving goes on, slower, and one OpenMP team does both.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ import torch
 
 from agentjet.core.backends.kv_batch import KVBatch
 from agentjet.core.backends.loop_jobs import Job, JobQueue
+from agentjet.core.backends.lora_layers import RowAdapters
+from agentjet.core.backends.outbox import Item, Outbox
 from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.prefix_cache import PrefixCache, prefill
 from agentjet.core.backends.sampling import sample_tokens
@@ -40,7 +44,6 @@ log = logging.getLogger(__name__)
 
 _IDLE_POLL_S = 0.5  # an idle loop wakes this often to notice a stop without a command
 _ABORT = TokenDelta(token_ids=(), logprobs=(), text="", finish_reason="abort")
-Item = TokenDelta | BaseException
 
 
 @dataclass(eq=False)
@@ -80,32 +83,6 @@ class _Cancel:
 _Command = LiveSequence | _Cancel | _LoadAdapter | Job | None  # None stops the loop
 
 
-class _Outbox:
-    """Deltas produced in one step, delivered to their event loops in one callback per loop."""
-
-    def __init__(self) -> None:
-        self._items: list[tuple[LiveSequence, Item]] = []
-
-    def put(self, seq: LiveSequence, item: Item) -> None:
-        self._items.append((seq, item))
-
-    def send(self) -> None:
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[LiveSequence, Item]]] = {}
-        for seq, item in self._items:
-            by_loop.setdefault(seq.loop, []).append((seq, item))
-        self._items = []
-        for loop, items in by_loop.items():
-            try:
-                loop.call_soon_threadsafe(_deliver, items)
-            except RuntimeError:  # that event loop is closed: nobody is listening any more
-                log.warning("dropped %d deltas for a closed event loop", len(items))
-
-
-def _deliver(items: list[tuple[LiveSequence, Item]]) -> None:
-    for seq, item in items:
-        seq.deltas.put_nowait(item)
-
-
 class DecodeLoop:
     """Serves all sequences of one model from one thread.
 
@@ -127,6 +104,7 @@ class DecodeLoop:
         num_threads: int | None = None,
         prefix_cache_tokens: int = 0,
         gather: PrefillGather | None = None,  # None: gather on a CPU, admit at once elsewhere
+        rows: RowAdapters | None = None,  # the LoRA layers' per-row switch: base rows beside adapter rows
     ) -> None:
         self._model = model
         self._decode = decode
@@ -137,7 +115,10 @@ class DecodeLoop:
         self._load_weights = load_weights
         self._num_threads = num_threads
         self._prefix = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
+        self._base_prefix = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
+        self._switch = rows
         self._device = next(model.parameters()).device
+        self._dtype = next(model.parameters()).dtype
         self._gather = gather or (PrefillGather() if self._device.type == "cpu" else PrefillGather.immediate())
         self._inbox: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._waiting: list[LiveSequence] = []
@@ -195,7 +176,7 @@ class DecodeLoop:
                         self._iterate()
                     except Exception as exc:  # bookkeeping failed mid-way: the running batch is unusable
                         log.exception("decode loop iteration failed running=%d", len(self._rows))
-                        outbox = _Outbox()
+                        outbox = Outbox()
                         self._fail(self._rows, exc, outbox)
                         self._rows, self._batch = [], None
                         outbox.send()
@@ -253,7 +234,7 @@ class DecodeLoop:
             command.done.set_exception(error)
             return
         self._version = command.version
-        if self._prefix is not None:  # its KV came from the old weights
+        if self._prefix is not None:  # its KV came from the old weights (the base's cache stays right)
             self._prefix.clear()
         log.info("adapter loaded path=%s policy_version=%d", command.path, command.version)
         command.done.set_result(None)
@@ -279,9 +260,9 @@ class DecodeLoop:
         if not seqs:
             return
         rows = [self._new_row(seq) for seq in seqs]
-        outbox = _Outbox()
+        outbox = Outbox()
         try:
-            batch, logits = self._prefill([seq.request.prompt_ids for seq in seqs])
+            batch, logits = self._prefill(seqs)
             finished = self._sample_and_emit(rows, logits, outbox)
         except Exception as exc:
             log.exception("prefill failed for %d sequences", len(rows))
@@ -312,12 +293,30 @@ class DecodeLoop:
         generator.manual_seed(seq.seed)
         return _Row(seq=seq, text=TextStream(self._decode, seq.request.params.stop), generator=generator)
 
-    def _prefill(self, prompts: list[tuple[int, ...]]) -> tuple[KVBatch, torch.Tensor]:
-        """One forward pass over every prompt, minus the prefixes the prefix cache already holds."""
-        hits = [self._prefix.lookup(p) if self._prefix is not None else None for p in prompts]
+    def _prefill(self, seqs: list[LiveSequence]) -> tuple[KVBatch, torch.Tensor]:
+        """One forward pass over every prompt, minus the prefixes the prefix caches already hold."""
+        prompts = [seq.request.prompt_ids for seq in seqs]
+        caches = [self._cache_of(seq.request) for seq in seqs]
+        hits = [cache.lookup(p) if cache is not None else None for p, cache in zip(prompts, caches, strict=True)]
         if any(hits):
             log.debug("prefix hits n=%d reused=%d", sum(1 for h in hits if h), sum(h[0] for h in hits if h))
-        return prefill(self._model, prompts, hits, pad_id=self._pad_id, device=self._device)
+        with self._switched([seq.request.base for seq in seqs]):
+            return prefill(self._model, prompts, hits, pad_id=self._pad_id, device=self._device)
+
+    def _cache_of(self, request: GenerationRequest) -> PrefixCache | None:
+        return self._base_prefix if request.base else self._prefix
+
+    @contextmanager
+    def _switched(self, base: list[bool]) -> Iterator[None]:
+        """The next forward's rows: those asking for the base get no adapter (a no-op when none asks)."""
+        switch = self._switch if any(base) else None
+        if switch is not None:
+            switch.set([not b for b in base], self._dtype, self._device)
+        try:
+            yield
+        finally:
+            if switch is not None:
+                switch.scale = None
 
     def _merge(self, batch: KVBatch, rows: list[_Row], keep: list[int], n_prefilled: int) -> None:
         if len(keep) != n_prefilled:
@@ -330,11 +329,12 @@ class DecodeLoop:
 
     def _decode_step(self) -> None:
         assert self._batch is not None  # rows exist only together with their batch
-        outbox = _Outbox()
+        outbox = Outbox()
         try:
             ids = torch.tensor([[row.pending] for row in self._rows], dtype=torch.long, device=self._device)
             mask, positions = self._batch.step_inputs()
-            out = self._model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=self._batch.cache)
+            with self._switched([row.seq.request.base for row in self._rows]):
+                out = self._model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=self._batch.cache)
             finished = self._sample_and_emit(self._rows, out.logits[:, -1, :], outbox)
         except Exception as exc:
             log.exception("decode step failed for %d sequences", len(self._rows))
@@ -349,15 +349,16 @@ class DecodeLoop:
 
     def _remember(self, finished: set[int]) -> None:
         """Offer finished rows' KV (prompt + sampled tokens but the last) to the prefix cache."""
-        if self._prefix is None or self._batch is None:
+        if self._batch is None:
             return
         for i in sorted(finished):
             row = self._rows[i]
+            cache = self._cache_of(row.seq.request)
             ids = row.seq.request.prompt_ids + tuple(row.sampled[:-1])
-            if len(ids) >= self._prefix.min_match and int(self._batch.mask[i].sum()) == len(ids):
-                self._prefix.store(ids, self._batch.row_kv(i))
+            if cache is not None and len(ids) >= cache.min_match and int(self._batch.mask[i].sum()) == len(ids):
+                cache.store(ids, self._batch.row_kv(i))
 
-    def _sample_and_emit(self, rows: list[_Row], logits: torch.Tensor, outbox: _Outbox) -> set[int]:
+    def _sample_and_emit(self, rows: list[_Row], logits: torch.Tensor, outbox: Outbox) -> set[int]:
         """Sample a token for each row, queue its delta; return the indices of finished rows."""
         params = [row.seq.request.params for row in rows]
         tokens, logprobs = sample_tokens(
@@ -366,7 +367,8 @@ class DecodeLoop:
         finished: set[int] = set()
         for i, (row, token, logprob) in enumerate(zip(rows, tokens, logprobs, strict=True)):
             reason, text = self._accept(row, token)
-            outbox.put(row.seq, TokenDelta((token,), (logprob,), text, reason, self._version))
+            version = 0 if row.seq.request.base else self._version
+            outbox.put(row.seq, TokenDelta((token,), (logprob,), text, reason, version))
             if reason is not None:
                 finished.add(i)
         return finished
@@ -378,7 +380,7 @@ class DecodeLoop:
         max_tokens = row.seq.request.params.max_tokens
         return accept_token(row.text, token, len(row.sampled), eos_ids=self._eos_ids, max_tokens=max_tokens)
 
-    def _fail(self, rows: list[_Row], exc: Exception, outbox: _Outbox) -> None:
+    def _fail(self, rows: list[_Row], exc: Exception, outbox: Outbox) -> None:
         for row in rows:
             error = BackendError(f"generation failed for request {row.seq.request.request_id}: {exc}")
             error.__cause__ = exc
@@ -391,7 +393,7 @@ class DecodeLoop:
             error.__cause__ = cause
         self._read_inbox(block=False)  # sequences, adapters and jobs queued behind the stop
         self._jobs.close_all(error)
-        outbox = _Outbox()
+        outbox = Outbox()
         for seq in [row.seq for row in self._rows] + self._waiting:
             outbox.put(seq, _ABORT if error is None else error)
         self._rows, self._waiting, self._batch = [], [], None

@@ -2,7 +2,7 @@
 
 `transformers` (the embedded default) loads the model in this process at `settings.device` /
 `settings.dtype`; `vllm` serves it from a `vllm serve` process of its own venv (started from
-`vllm_python`, or attached at `vllm_url`; `vllm_backend.py`).
+`vllm_python`, or attached at `vllm_url`; `vllm/backend.py`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,6 @@ def build_backend(settings: ServerSettings) -> Backend:
             device=placement.device,
             dtype=placement.torch_dtype,
         )
-    from agentjet.core.backends.vllm_backend import VllmBackend
+    from agentjet.core.backends.vllm.backend import VllmBackend
 
     return VllmBackend.from_settings(settings, path, placement, name=served_name(settings))

@@ -53,6 +53,10 @@ class _FakeBase:
     async def load_adapter(self, path: Path, version: int) -> None:
         self.policy_version = version
 
+    def _version_for(self, request: GenerationRequest) -> int:
+        """A fake has no weights: the base is told apart by its version only (0)."""
+        return 0 if request.base else self.policy_version
+
     def _check(self, request: GenerationRequest) -> None:
         if not request.prompt_ids:
             raise InvalidRequest("prompt is empty", param="messages")
@@ -83,7 +87,7 @@ class EchoBackend(_FakeBase):
         count = min(self.echo_tokens, request.params.max_tokens, len(request.prompt_ids))
         ids = request.prompt_ids[-count:]
         finish: FinishReason = "length" if count == request.params.max_tokens else "stop"
-        yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish, self.policy_version)
+        yield TokenDelta(tuple(ids), (0.0,) * count, self.tokenizer.decode(ids), finish, self._version_for(request))
 
 
 class ScriptedBackend(_FakeBase):
@@ -126,7 +130,7 @@ class ScriptedBackend(_FakeBase):
             elif last:
                 visible += text_stream.flush()
                 finish = "length" if len(ids) == request.params.max_tokens else "stop"
-            yield TokenDelta((token,), (_fake_logprob(token),), visible, finish, self.policy_version)
+            yield TokenDelta((token,), (_fake_logprob(token),), visible, finish, self._version_for(request))
             if finish is not None:
                 return
         yield TokenDelta((), (), "", "stop")  # an empty script: nothing sampled

@@ -15,6 +15,10 @@ so their LoRA math stays one.
 
 Layers in a state this path does not cover (adapters disabled or merged, per-row adapter names,
 a LoRA variant such as DoRA) run peft's own forward.
+
+A server also samples the base beside the policy in one batch (an eval of the base after training
+began): `RowAdapters` is a per-row switch the decode loop sets before a forward, read by every layer
+it was given to; a row switched off gets the base projection alone.
 """
 
 from __future__ import annotations
@@ -27,14 +31,30 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["run_lora_in_input_dtype"]
+__all__ = ["RowAdapters", "run_lora_in_input_dtype"]
 
 
-def run_lora_in_input_dtype(model: nn.Module) -> int:
+class RowAdapters:
+    """Which rows of the next forward get the adapter: `scale` is None (every row) or a (rows, 1, 1) tensor of
+    1 (adapter) and 0 (the base alone), in the activations' dtype. Set by its one owner, the decode loop."""
+
+    def __init__(self) -> None:
+        self.scale: Tensor | None = None
+
+    def set(self, use_adapter: list[bool], dtype: torch.dtype, device: torch.device) -> None:
+        """Switch the rows for the next forward; all on is `None`, the cheap path."""
+        if all(use_adapter):
+            self.scale = None
+        else:
+            self.scale = torch.tensor(use_adapter, dtype=dtype, device=device)[:, None, None]
+
+
+def run_lora_in_input_dtype(model: nn.Module, rows: RowAdapters | None = None) -> int:
     """Give every peft LoRA `Linear` in `model` the input-dtype forward; how many layers it covers.
 
     Call it again after loading or writing adapter weights under `torch.inference_mode()` (the
     server's loop): it drops the casts kept for serving, since inference tensors count no writes.
+    With `rows`, each layer scales its adapter's output row by row by `rows.scale` (a serving batch).
     """
     from peft.tuners.lora.layer import Linear as LoraLinear
 
@@ -43,6 +63,7 @@ def run_lora_in_input_dtype(model: nn.Module) -> int:
         if type(module) is LoraLinear:  # subclasses (quantised layers) keep their own forward
             module.forward = MethodType(_forward, module)  # type: ignore[method-assign]  # per instance, on purpose
             module.__dict__.pop("_lora_casts", None)
+            module.__dict__["_lora_rows"] = rows
             covered += 1
     return covered
 
@@ -56,9 +77,13 @@ def _forward(layer: Any, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if any(name in layer.lora_variant for name in active):
         return own(layer, x, *args, **kwargs)  # type: ignore[no-any-return]
     result: Tensor = layer.base_layer(x, *args, **kwargs)
+    rows: RowAdapters | None = layer.__dict__.get("_lora_rows")
+    scale = None if rows is None else rows.scale
     for name in active:
         down, up = _cast_weights(layer, name, x.dtype)
         delta = F.linear(F.linear(layer.lora_dropout[name](x), down), up)
+        if scale is not None:
+            delta = delta * scale.to(delta.dtype)
         result = result + delta.to(result.dtype)
     return result
 

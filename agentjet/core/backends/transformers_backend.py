@@ -25,7 +25,7 @@ import torch
 
 from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.decode_loop import DecodeLoop, LiveSequence
-from agentjet.core.backends.lora_layers import run_lora_in_input_dtype
+from agentjet.core.backends.lora_layers import RowAdapters, run_lora_in_input_dtype
 from agentjet.core.backends.prefill_gather import PrefillGather
 from agentjet.core.backends.validation import eos_token_ids, validate_request
 from agentjet.core.errors import BackendError, ConfigError
@@ -94,6 +94,7 @@ class TransformersBackend:
         self._base: torch.nn.Module | None = None
         self._param_bytes = 0  # this copy's (the base, then with its adapter), counted at each load, not per poll
         self._peft: Any = None  # a peft.PeftModel once the first adapter is loaded
+        self._rows = RowAdapters()  # which rows of a forward get the adapter (base rows beside policy rows)
         self._n_adapters = 0
 
     async def start(self) -> None:
@@ -236,6 +237,7 @@ class TransformersBackend:
             num_threads=self._num_threads,
             prefix_cache_tokens=self._prefix_cache_tokens,
             gather=self._prefill_gather,
+            rows=self._rows,
         )
 
     def _apply_adapter(self, path: Path) -> torch.nn.Module:
@@ -257,7 +259,7 @@ class TransformersBackend:
             self._peft.set_adapter(name)
             self._peft.delete_adapter(previous)
         self._peft.eval()
-        run_lora_in_input_dtype(self._peft)  # the trainer's LoRA math (`step/policy_model.py`); drops stale casts
+        run_lora_in_input_dtype(self._peft, self._rows)  # the trainer's LoRA math (`step/policy_model.py`)
         model: torch.nn.Module = self._peft.get_base_model()  # LoRA layers are injected in place
         self._param_bytes = parameter_bytes(model.parameters())  # the adapter's weights too, once per load
         return model

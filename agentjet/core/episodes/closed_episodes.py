@@ -75,6 +75,7 @@ class ClosedEpisodes:
             calls=tuple(sorted(episode.calls, key=lambda c: (c.call_index, c.choice_index))),
             client_id=episode.client_id,
             owner=episode.owner,
+            base_model=episode.base_model,
         )
         try:
             seq = await asyncio.to_thread(self._journal.append, record)

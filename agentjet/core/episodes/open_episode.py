@@ -27,6 +27,7 @@ class OpenEpisode:
     expires_at: float
     policy_version_at_begin: int
     last_active: float
+    base_model: bool = False  # an eval episode every call of which samples the base weights (version 0)
     calls: list[CallRecord] = field(default_factory=list)
     calls_in_flight: int = 0
     calls_waiting: int = 0  # held at the door during an update: not idle, not in flight
@@ -53,6 +54,7 @@ class OpenEpisode:
             "last_active": self.last_active,
             "calls_in_flight": self.calls_in_flight,
             "policy_version_at_begin": self.policy_version_at_begin,
+            "base_model": self.base_model,
             "calls": [c.to_dict() for c in self.calls],
         }
 

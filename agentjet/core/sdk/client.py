@@ -149,10 +149,13 @@ class SwarmClient(ClientCore):
         """Begin an episode for a `with` block (see the module docstring)."""
         return _EpisodeScope(self, task_id, kind, agent)
 
-    def begin_episode(self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None) -> Episode:
+    def begin_episode(
+        self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None, *, base_model: bool = False
+    ) -> Episode:
         """Begin an episode you close yourself with `end()` or `abort()`. A begin retried after
-        a lost reply may leave an unused episode behind; the server reclaims it when idle."""
-        body = self._run(one_call(begin_call(task_id, kind, agent, self.client_id)))
+        a lost reply may leave an unused episode behind; the server reclaims it when idle.
+        `base_model` (eval only): its calls sample the base weights, not the trained policy."""
+        body = self._run(one_call(begin_call(task_id, kind, agent, self.client_id, base_model=base_model)))
         return Episode(**episode_fields(body, task_id, kind, agent), _client=self)
 
     def get_episode(self, episode_id: str) -> JsonDict:
@@ -305,10 +308,10 @@ class AsyncSwarmClient(ClientCore):
         return _AsyncEpisodeScope(self, task_id, kind, agent)
 
     async def begin_episode(
-        self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None
+        self, task_id: str, kind: EpisodeKindName = "train", agent: str | None = None, *, base_model: bool = False
     ) -> AsyncEpisode:
-        """Begin an episode you close yourself with `end()` or `abort()`."""
-        body = await self._run(one_call(begin_call(task_id, kind, agent, self.client_id)))
+        """Begin an episode you close yourself with `end()` or `abort()` (`base_model`: see `SwarmClient`)."""
+        body = await self._run(one_call(begin_call(task_id, kind, agent, self.client_id, base_model=base_model)))
         return AsyncEpisode(**episode_fields(body, task_id, kind, agent), _client=self)
 
     async def get_episode(self, episode_id: str) -> JsonDict:

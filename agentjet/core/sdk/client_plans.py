@@ -97,10 +97,12 @@ def end_plan(episode_id: str, body: JsonDict) -> Plan[JsonDict]:
     return {"episode_id": episode_id, "status": "ended", "reward": reward, "calls": count}
 
 
-def begin_call(task_id: str, kind: str, agent: str | None, client_id: str) -> Call:
+def begin_call(task_id: str, kind: str, agent: str | None, client_id: str, *, base_model: bool = False) -> Call:
     if kind not in ("train", "eval"):
         raise InvalidRequest(f"kind must be 'train' or 'eval', got {kind!r}", param="kind")
-    body = {"task_id": task_id, "kind": kind, "agent": agent, "client_id": client_id}
+    body: dict[str, Any] = {"task_id": task_id, "kind": kind, "agent": agent, "client_id": client_id}
+    if base_model:  # sent only when asked: a server from before it still takes every other begin
+        body["base_model"] = True
     return Call("POST", "/swarm/episodes", body)
 
 

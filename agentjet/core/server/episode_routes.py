@@ -31,6 +31,7 @@ class _WireIn(Utf8Body):
 class BeginEpisodeIn(_WireIn):
     task_id: str = Field(min_length=1, max_length=256)
     kind: Literal["train", "eval"] = "train"
+    base_model: bool = Field(False, description="eval only: every call samples the base weights, not the policy")
     agent: str | None = Field(None, min_length=1, max_length=128)
     client_id: str | None = Field(None, pattern=CLIENT_ID_PATTERN, description="who begins it (C4/C5, status)")
 
@@ -80,7 +81,7 @@ async def begin_episode(
     client_id = body.client_id or x_agentjet_client  # the body wins; the SDK sends both, equal
     kind = EpisodeKind(body.kind)
     episode, key = engine.begin_episode(
-        body.task_id, kind=kind, agent=body.agent, client_id=client_id, principal=principal
+        body.task_id, kind=kind, agent=body.agent, client_id=client_id, principal=principal, base_model=body.base_model
     )
     base_url = _base_url(request, request.app.state.runtime.settings.public_url)
     return EpisodeOut(

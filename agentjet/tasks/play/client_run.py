@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-every", type=int, default=None)
     parser.add_argument("--eval-episodes", type=int, default=8)
     parser.add_argument("--eval-first", action="store_true", help="an eval round before training (the base policy)")
+    parser.add_argument("--base-model", action="store_true", help="eval episodes sample the base weights")
     parser.add_argument("--group-size", type=int, default=None)
     parser.add_argument("--update-every", type=int, default=None)
     parser.add_argument("--param", action="append", default=[])

@@ -47,8 +47,10 @@ class EpisodePlayer:
         clients: Mapping[str, SwarmClient],
         *,
         broken: tuple[type[Exception], ...] = (Exception,),
+        base_model: bool = False,  # eval episodes are played by the base weights, not the trained policy
     ) -> None:
         self.family, self.clients, self._broken = family, dict(clients), broken
+        self.base_model = base_model
         self.servers = tuple(self.clients)
         self.episodes = OpenEpisodes()
 
@@ -58,7 +60,7 @@ class EpisodePlayer:
         `on_begun` is called once the begin is settled (begun, failed or skipped), before the agent runs.
         """
         try:
-            begun = self.episodes.begin(self.clients, item.task_id, kind, self.family.name)
+            begun = self.episodes.begin(self.clients, item.task_id, kind, self.family.name, base_model=self.base_model)
         except self._broken as exc:
             return EpisodeResult(kind, error=f"begin failed: {describe(exc)}")
         finally:

@@ -49,6 +49,7 @@ class RunSettings:
     eval_every: int | None = None  # train episodes between eval rounds
     eval_episodes: int = 8  # episodes (items) per eval round
     eval_first: bool = False  # an eval round before training, its episodes begun ahead of the first train block
+    base_model: bool = False  # eval episodes sample the base weights beside the policy (the base's score, any time)
     group_size: int | None = None  # episodes per task_id; None: the server's (status pool.group_size) or 8
     update_every: int | None = None  # train episodes between update requests (then wait for the update)
     update_timeout_s: float = 1800.0
@@ -118,7 +119,7 @@ class TaskRunner:
         self.family, self.settings = family, settings
         self.servers: tuple[str, ...] = tuple(family.servers)
         self.clients = {name: clients[name] for name in self.servers}
-        self._player = EpisodePlayer(family, self.clients)
+        self._player = EpisodePlayer(family, self.clients, base_model=settings.base_model)
         self._episodes = self._player.episodes
         self._view = RunView(show_progress, console)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()

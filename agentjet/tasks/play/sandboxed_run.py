@@ -107,6 +107,8 @@ def settings_flags(settings: RunSettings, params: Sequence[str] = ()) -> list[st
             argv += [flag, str(value)]
     if settings.eval_first:
         argv.append("--eval-first")
+    if settings.base_model:
+        argv.append("--base-model")
     for param in params:
         argv += ["--param", param]
     return argv

@@ -38,10 +38,10 @@ class OpenEpisodes:
         self.aborted_on_stop = 0  # episodes aborted because the run stopped (Ctrl-C, stop(), an error)
 
     def begin(
-        self, clients: Mapping[str, SwarmClient], task_id: str, kind: str, agent: str
+        self, clients: Mapping[str, SwarmClient], task_id: str, kind: str, agent: str, *, base_model: bool = False
     ) -> dict[str, Episode] | None:
         """Begin one episode per server (all or none: a failed begin aborts the others and raises);
-        None once stopping."""
+        None once stopping. `base_model`: eval episodes played by the base weights."""
         with self._lock:
             if self.stopping:
                 return None
@@ -49,7 +49,10 @@ class OpenEpisodes:
         begun: dict[str, Episode] = {}
         try:
             for name, client in clients.items():
-                begun[name] = client.begin_episode(task_id, kind="eval" if kind == "eval" else "train", agent=agent)
+                if kind == "eval":
+                    begun[name] = client.begin_episode(task_id, kind="eval", agent=agent, base_model=base_model)
+                else:
+                    begun[name] = client.begin_episode(task_id, kind="train", agent=agent)
             with self._lock:
                 late = self.stopping
                 if not late:

@@ -9,8 +9,8 @@ client_standby.py    A client process started ahead of need, so a hot-swap does 
 early_server.py      The run's own server, started on a thread when validation begins, so nothing waits for it
                      twice.
 episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
-evaluation.py        The held-out rounds of a vibe run: the base policy before the first update, the final policy
-                     after the last.
+evaluation.py        The held-out rounds of a vibe run: the base policy's, the final policy's after the last
+                     update, and any between.
 hot_swap.py          Hot-swap a vibe run's client: a new client file takes over while the server keeps running and
                      its step count.
 launch.py            Launch a vibe run's training: the server (started, adopted or reused), the sandboxed client,

@@ -59,7 +59,8 @@ class ClientSettings:
     group_size: int | None = None
     eval_every: int | None = None
     eval_episodes: int = 4
-    eval_first: bool = False  # the held-out round first (the base policy, held still by the server)
+    eval_first: bool = False  # the held-out round first (its episodes begun ahead of any train one)
+    base_model: bool = False  # eval episodes sample the base weights beside the trained policy
     update_every: int | None = None  # train episodes per round: then wait for the server's update (on-policy)
     seed: int = 0
     params: tuple[str, ...] = ()

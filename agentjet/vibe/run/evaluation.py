@@ -1,13 +1,15 @@
-"""The held-out rounds of a vibe run: the base policy before the first update, the final policy after the last.
+"""The held-out rounds of a vibe run: the base policy's, the final policy's after the last update, and any between.
 
-Every round is the same: the server's policy is held still (`collect.hold`, so no pooled episode
-can move it mid-round), a client process plays only the eval split (`client run --episodes 0
---eval-first`, greedy where the task has a temperature), and when it has finished the hold is
-released. The base round's client runs beside the first training client (both play the base
-policy, and their calls share the server's batches; the first update waits for the release);
-later rounds replace the training client, which takes over again after. The final round runs
-after the target step; with
-`every_steps`, more rounds in between draw the curve. Every eval episode id is kept in
+A client process plays only the eval split (`client run --episodes 0 --eval-first`, greedy where the
+task has a temperature). The base's round is played on the base weights (`--base-model`: the server
+samples them beside the policy, row by row in the same batches), by a client beside the training one,
+started once the first step is in: the first update waits for no eval, and the round is the base's
+whatever the step (~half of a werewolves first round's calls were the base's games). Every other round
+holds the server's policy still (`collect.hold`, so no pooled episode can move it mid-round) and
+replaces the training client, which takes over again after; so does the base round of a run launched
+from a trained policy (a reused server past step 0), whose "before" is that policy, played beside the
+first training round. The final round runs after the target step; with `every_steps`, more rounds in
+between draw the curve. Every eval episode id is kept in
 `state/launch.json`, so a resumed run still counts them; `outcome()` reads them back from the
 server (`outcome.measure_outcome`), each at the policy version that played it. A run whose policies
 train apart holds every server still for a round and measures each policy on its own server's
@@ -24,7 +26,7 @@ from typing import Any
 from agentjet.core import AgentJetError
 from agentjet.vibe.plan.spec import SHARED_POLICY, SuccessMetric
 from agentjet.vibe.run.client_process import ClientHandle, stop_client
-from agentjet.vibe.run.launch import TrainingRun, restart_client, start_eval_client
+from agentjet.vibe.run.launch import TrainingRun, base_apart, restart_client, start_base_client, start_eval_client
 from agentjet.vibe.run.outcome import EvalEpisode, Outcome, eval_episode, measure_outcome
 from agentjet.vibe.run.swarm_server import ServerHandle, read_launch_file, write_launch_file
 
@@ -51,6 +53,9 @@ class HeldOutEval:
             name: {p: list((apart.get(name) or {}).get(p) or []) for p in _PHASES} for name in run.policy_servers
         }
         self.launch_step = int(saved.get("eval_launch_step", run.step_at_launch))
+        if "eval_launch_step" not in saved:  # a resume must know the run began at the base (`base_apart`)
+            write_launch_file(run.workspace, eval_launch_step=self.launch_step)
+        self._base_apart = bool(self.items) and "eval_before" not in saved and base_apart(saved, self.launch_step)
         self._next_at = self._after(run.last_step)
         self._held_at_target = False
 
@@ -67,8 +72,10 @@ class HeldOutEval:
             self._keep("before", self._round("the base policy", resume_training=False, beside=eval_client))
 
     def poll(self) -> None:
-        """Each watch poll: hold the policy once the target step is reached (the final round measures it), or
-        play a round in between when the step has reached the next multiple of `every_steps`."""
+        """Each watch poll: start or count the base's round on the base weights; hold the policy once the target
+        step is reached (the final round measures it), or play a round in between when the step has reached
+        the next multiple of `every_steps`."""
+        self._base_round()
         step = self.run.last_step
         if self.items and step >= self.run.target_step and not self._held_at_target:
             self._held_at_target = self.run.hold_policy(True)  # a round ending now must not train again
@@ -79,9 +86,34 @@ class HeldOutEval:
         self._keep("between", self._round(f"step {step}", resume_training=True), add=True)
 
     def after(self) -> None:
-        """The final policy's round; the training client is not started again."""
+        """The final policy's round (after the base's, if that is still playing); the training client is not
+        started again."""
         if self.items:
+            self._base_round(wait=True)
             self._keep("after", self._round("the final policy", resume_training=False))
+
+    def _base_round(self, *, wait: bool = False) -> None:
+        """The base's round beside training: started once a step past the launch's is in (or at once with
+        `wait`), counted once its client has exited (`wait`: block until then)."""
+        run = self.run
+        if not self._base_apart:
+            return
+        if run.eval_client is None:
+            if run.last_step <= self.launch_step and not wait:
+                return
+            run.progress(
+                f"held-out round of the base policy, on the base weights beside training: {self.items} episodes"
+            )
+            start_base_client(run)
+        handle = run.eval_client
+        assert handle is not None
+        deadline = time.monotonic() + self.timeout_s
+        while wait and handle.exit_code is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if handle.exit_code is None and not wait:
+            return
+        self._base_apart = False
+        self._keep("before", self._count("the base policy", handle, self.launch_step))
 
     def _keep(self, phase: str, ids: dict[str | None, list[str]], *, add: bool = False) -> None:
         """Note a round's eval episode ids (by server) under `phase`, and save them."""
@@ -96,8 +128,8 @@ class HeldOutEval:
     def _round(
         self, what: str, *, resume_training: bool, beside: ClientHandle | None = None
     ) -> dict[str | None, list[str]]:
-        """Play one held-out round (in the eval client `beside` the training one, or in place of it); the eval
-        episode ids it began on each server (by the task's server name)."""
+        """Play one held-out round of the held policy (in the eval client `beside` the training one, or in place
+        of it); the eval episode ids it began on each server (by the task's server name)."""
         run = self.run
         held = run.hold_policy(True)
         if not held:
@@ -109,19 +141,32 @@ class HeldOutEval:
         deadline = time.monotonic() + self.timeout_s
         while handle.exit_code is None and time.monotonic() < deadline:
             time.sleep(0.5)
+        ids = self._count(what, handle, step, then_train=Path(training_client) if resume_training else None)
+        if held:
+            run.hold_policy(False)
+        return ids
+
+    def _count(
+        self, what: str, handle: ClientHandle, step: int, *, then_train: Path | None = None
+    ) -> dict[str | None, list[str]]:
+        """A finished (or overdue) round's eval episode ids by server, its tally said. The client beside training
+        is stopped and forgotten; one that replaced the training client gives way to it (`then_train`)."""
+        run = self.run
         if handle.exit_code is None:
             run.progress(f"the held-out round did not finish in {self.timeout_s:.0f} s: stopping it")
         elif handle.exit_code != 0:
             run.progress(f"the held-out client exited with status {handle.exit_code}:\n{handle.log_tail(10)}")
         ids = {name: [e.episode_id for e in tap.episodes() if e.kind == "eval"] for name, tap in handle.taps.items()}
-        if beside is not None:
-            stop_client(beside)
+        if handle is run.eval_client:
+            stop_client(handle)
             run.eval_client = None
             write_launch_file(run.workspace, eval_client_pid=None)
-        elif resume_training:
-            restart_client(run, Path(training_client))
-        if held:
-            run.hold_policy(False)
+        elif then_train is not None:
+            restart_client(run, then_train)
+        self._tally(what, ids, step)
+        return ids
+
+    def _tally(self, what: str, ids: dict[str | None, list[str]], step: int) -> None:
         metric = self.metric
         tallies = []
         for name, found in ids.items():
@@ -130,8 +175,7 @@ class HeldOutEval:
             tally = "no usable episode" if point is None else f"{metric.rate} {point.successes}/{point.episodes}"
             mean = "" if point is None else f", mean reward {point.reward_mean:.3f}"
             tallies.append(f"{'' if name is None else f'{name}: '}{tally}{mean}")
-        run.progress(f"held-out round of {what}: {'; '.join(tallies)}")
-        return ids
+        self.run.progress(f"held-out round of {what}: {'; '.join(tallies)}")
 
     def _settled_step(self, timeout_s: float = 1800.0) -> int:
         """The served step once no update is running (one begun before the hold lands first)."""

@@ -3,16 +3,16 @@ generations and the held-out client.
 
 `launch` writes the run's `train.yaml` into the workspace (committed), brings a server up (takes the one
 validation started, `early_server`, or reuses `--server URL`), and starts the client for the requested
-steps (with `eval_episodes`, beside a second client that plays only the base policy's held-out round:
-the policy is held still until that round is counted, so the first train round plays the base policy too
-and the two rounds share the server's batches). `restart_client` and `start_next_client` put the next
-client generation in place (in its waiting standby); `start_eval_client` one that plays only the
-held-out round. `stop` ends the client and, when this run started it, the server. A run whose policies
-train apart (`LaunchOptions.policies`, e.g. the wolves and the village of a werewolves game with
-separate models) gets one server per policy, all on the same train.yaml: the first policy's on `state/`,
-each other's on `state/policies/NAME/`; the client reaches each as the task's server of that name. The
-`TrainingRun` holds live processes: it never goes into graph state (the workspace's `state/launch.json`
-is what survives).
+steps. The base's held-out round (with `eval_episodes`) is played by a second client beside training on the
+base weights (`client run --base-model`, `start_base_client`), once the first step is in, so the first
+update waits for no eval; a launch from a trained policy (a reused server past step 0) instead starts that
+client now, the policy held still until its round is counted. `restart_client` and `start_next_client` put
+the next client generation in place (in its waiting standby); `start_eval_client` one that plays only the
+held-out round. `stop` ends the client and, when this run started it, the server. A run whose policies train
+apart (`LaunchOptions.policies`, e.g. the wolves and the village of a werewolves game with separate models)
+gets one server per policy, all on the same train.yaml: the first policy's on `state/`, each other's on
+`state/policies/NAME/`; the client reaches each as the task's server of that name. The `TrainingRun` holds
+live processes: it never goes into graph state (the workspace's `state/launch.json` is what survives).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,10 @@ __all__ = [
     "TrainingRun",
     "launch",
     "record_config",
+    "base_apart",
     "restart_client",
     "spawn_next_standby",
+    "start_base_client",
     "start_eval_client",
     "start_next_client",
     "stop",
@@ -93,13 +95,8 @@ class TrainingRun:
     restarts: int = 0
     progress: Progress = _quiet
     standby: Standby | None = None  # the next client process, already started and waiting
-    eval_client: ClientHandle | None = None  # the process playing that round, until it is counted
+    eval_client: ClientHandle | None = None  # a held-out round's client beside the training one, until counted
     policy_servers: dict[str, ServerHandle] = field(default_factory=dict)  # policies apart: name -> server
-
-    @property
-    def eval_first(self) -> bool:
-        """The base policy's held-out round is being played beside the first train round (until counted)."""
-        return self.eval_client is not None
 
     def upstreams(self) -> list[Upstream]:
         """The client's servers: one per policy by name when they train apart, else the one server."""
@@ -228,9 +225,9 @@ def launch(
         recorded = record.get("target_step") if server.is_ours else None
         target = recorded if isinstance(recorded, int) and recorded > step else step + options.steps
         write_launch_file(root, target_step=target)
-        first = options.eval_episodes > 0 and "eval_before" not in record  # the base policy's round comes first
+        first = options.eval_episodes > 0 and "eval_before" not in record and not base_apart(record, step)
         eval_client = None
-        if first:  # the base round's client and the training client start together, the policy held still
+        if first:  # the launch policy's round and the training client start together, the policy held still
             for _, held in upstreams:
                 held.hold_policy(True)
             settings = eval_only(client_settings(options, step, step, target, per_step, group, 1), options)
@@ -326,6 +323,22 @@ def start_next_client(run: TrainingRun, client: Path, *, spawn_next: bool = True
 
 def spawn_next_standby(run: TrainingRun) -> None:
     run.standby = spawn_standby(run.workspace, sandbox=run.sandbox, generation=run.client.generation + 1)
+
+
+def base_apart(record: dict[str, Any], step: int) -> bool:
+    """Is the run's "before" the base itself (launched at step 0, now or before a resume)? Then its held-out
+    round runs on the base weights beside training (`start_base_client`), not on a held policy first."""
+    return int(record.get("eval_launch_step", step)) == 0
+
+
+def start_base_client(run: TrainingRun) -> ClientHandle:
+    """A client beside the training one that plays only the held-out round, on the base weights (generation 0:
+    client-0.log); the caller keeps it in `run.eval_client` until its round is counted."""
+    settings = replace(eval_only(run.client_settings(0), run.options), base_model=True)
+    run.eval_client = _start(
+        run.workspace, run.upstreams(), run.sandbox, run.client.path, settings, generation=0, pid_key="eval_client_pid"
+    )
+    return run.eval_client
 
 
 def start_eval_client(run: TrainingRun) -> ClientHandle:

@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-every", type=int, default=None)
     parser.add_argument("--eval-episodes", type=int, default=8)
     parser.add_argument("--eval-first", action="store_true")
+    parser.add_argument("--base-model", action="store_true")
     parser.add_argument("--update-every", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--param", action="append", default=[])

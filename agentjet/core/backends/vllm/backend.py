@@ -30,7 +30,7 @@ import httpx
 from agentjet.core.backends.base import collect_generation
 from agentjet.core.backends.textstream import TextStream, accept_token
 from agentjet.core.backends.validation import eos_token_ids, validate_request
-from agentjet.core.backends.vllm_process import VllmProcess
+from agentjet.core.backends.vllm.process import VllmProcess
 from agentjet.core.config import ServerSettings
 from agentjet.core.errors import BackendError, ContextLengthExceeded, InvalidRequest
 from agentjet.core.placement import Placement
@@ -137,11 +137,13 @@ class VllmBackend:
         """Validate now (raising `InvalidRequest`/`ContextLengthExceeded`), stream when iterated."""
         self._require_http()
         validate_request(request, max_context=self.max_context, vocab_size=self._vocab_size)
+        if request.base:  # the base weights, served under their own id beside every adapter
+            return self._deltas(request, self._base_model, 0)
         return self._deltas(request, self._model, self.policy_version)  # the adapter name and its version, together
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """`stream` collected; tagged with the version whose weights sample it (fixed at admission)."""
-        version = self.policy_version
+        version = 0 if request.base else self.policy_version
         return await collect_generation(self.stream(request), version_if_none=version, finish_if_none="abort")
 
     async def load_adapter(self, path: Path, version: int) -> None:
