@@ -386,6 +386,10 @@ def test_a_base_request_beside_the_adapter_samples_the_base_and_says_version_0(s
     assert version >= 1
     plain = _request(subject, "p", max_tokens=8, temperature=1.0, seed=9)
     base = GenerationRequest("b", plain.prompt_ids, plain.params, base=True)
+    if subject.name.startswith("vllm") and DEVICE == "cpu":  # its CPU LoRA ops would give the row an adapter
+        with pytest.raises(InvalidRequest, match="cannot sample the base beside a trained adapter"):
+            subject.run(subject.backend.generate(base))
+        return
 
     async def together() -> list[Generation]:
         return list(await asyncio.gather(subject.backend.generate(base), subject.backend.generate(plain)))

@@ -167,12 +167,13 @@ def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_pa
     assert parser.parse_args(two[3:]).server == ["a=http://127.0.0.1:9", "b=http://127.0.0.1:10"]
 
 
-def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path) -> None:
+@pytest.mark.parametrize("steps", [1, 2])
+def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path, steps: int) -> None:
     """The base's round is played on the base weights beside training, once the first step is in (the first
-    update waits for no eval); the final round holds the final policy."""
+    update waits for no eval); the final round holds the final policy (one step: both rounds after it)."""
     workspace = make_workspace(tmp_path / "ws")
     lines: list[str] = []
-    options = tiny_options(steps=2, eval_episodes=4, eval_params=("temperature=0",))
+    options = tiny_options(steps=steps, eval_episodes=4, eval_params=("temperature=0",))
     run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
     try:
         assert run.eval_client is None and run.client.generation == 1  # training alone first
@@ -193,7 +194,7 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
     assert result.status == "completed" and outcome.before is not None and outcome.after is not None
     assert (outcome.before.step, outcome.before.episodes, outcome.after.episodes) == (0, 4, 4)
     # the final round played the final policy (a tiny round may finish, and train, before the hold lands)
-    assert outcome.after.step == run.last_step >= result.steps >= 2
+    assert outcome.after.step == run.last_step >= result.steps >= steps
     assert {e["kind"] for e in before + after} == {"eval"}
     assert {c["policy_version"] for e in before for c in e["calls"]} == {0}
     assert all(e["base_model"] for e in before) and not any(e["base_model"] for e in after)

@@ -118,7 +118,6 @@ class DecodeLoop:
         self._base_prefix = PrefixCache(prefix_cache_tokens) if prefix_cache_tokens > 0 else None
         self._switch = rows
         self._device = next(model.parameters()).device
-        self._dtype = next(model.parameters()).dtype
         self._gather = gather or (PrefillGather() if self._device.type == "cpu" else PrefillGather.immediate())
         self._inbox: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._waiting: list[LiveSequence] = []
@@ -311,12 +310,12 @@ class DecodeLoop:
         """The next forward's rows: those asking for the base get no adapter (a no-op when none asks)."""
         switch = self._switch if any(base) else None
         if switch is not None:
-            switch.set([not b for b in base], self._dtype, self._device)
+            switch.set([not b for b in base], self._device)
         try:
             yield
         finally:
             if switch is not None:
-                switch.scale = None
+                switch.picked = None
 
     def _merge(self, batch: KVBatch, rows: list[_Row], keep: list[int], n_prefilled: int) -> None:
         if len(keep) != n_prefilled:

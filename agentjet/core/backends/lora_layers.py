@@ -35,18 +35,19 @@ __all__ = ["RowAdapters", "run_lora_in_input_dtype"]
 
 
 class RowAdapters:
-    """Which rows of the next forward get the adapter: `scale` is None (every row) or a (rows, 1, 1) tensor of
-    1 (adapter) and 0 (the base alone), in the activations' dtype. Set by its one owner, the decode loop."""
+    """Which rows of the next forward get the adapter: `picked` is None (every row) or the indices of those
+    that do (the others get the base projection alone, and cost no adapter math). Set by its one owner,
+    the decode loop, around each forward."""
 
     def __init__(self) -> None:
-        self.scale: Tensor | None = None
+        self.picked: Tensor | None = None
 
-    def set(self, use_adapter: list[bool], dtype: torch.dtype, device: torch.device) -> None:
-        """Switch the rows for the next forward; all on is `None`, the cheap path."""
+    def set(self, use_adapter: list[bool], device: torch.device) -> None:
+        """Switch the rows for the next forward; all on is `None`, the plain path."""
         if all(use_adapter):
-            self.scale = None
+            self.picked = None
         else:
-            self.scale = torch.tensor(use_adapter, dtype=dtype, device=device)[:, None, None]
+            self.picked = torch.tensor([i for i, on in enumerate(use_adapter) if on], dtype=torch.long, device=device)
 
 
 def run_lora_in_input_dtype(model: nn.Module, rows: RowAdapters | None = None) -> int:
@@ -54,7 +55,7 @@ def run_lora_in_input_dtype(model: nn.Module, rows: RowAdapters | None = None) -
 
     Call it again after loading or writing adapter weights under `torch.inference_mode()` (the
     server's loop): it drops the casts kept for serving, since inference tensors count no writes.
-    With `rows`, each layer scales its adapter's output row by row by `rows.scale` (a serving batch).
+    With `rows`, each layer adds its adapter's output to the rows `rows.picked` names only (a serving batch).
     """
     from peft.tuners.lora.layer import Linear as LoraLinear
 
@@ -78,13 +79,13 @@ def _forward(layer: Any, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return own(layer, x, *args, **kwargs)  # type: ignore[no-any-return]
     result: Tensor = layer.base_layer(x, *args, **kwargs)
     rows: RowAdapters | None = layer.__dict__.get("_lora_rows")
-    scale = None if rows is None else rows.scale
+    picked = None if rows is None else rows.picked
+    if picked is not None:
+        x = x.index_select(0, picked)  # the adapter's rows only: a base row costs no adapter math
     for name in active:
         down, up = _cast_weights(layer, name, x.dtype)
-        delta = F.linear(F.linear(layer.lora_dropout[name](x), down), up)
-        if scale is not None:
-            delta = delta * scale.to(delta.dtype)
-        result = result + delta.to(result.dtype)
+        delta = F.linear(F.linear(layer.lora_dropout[name](x), down), up).to(result.dtype)
+        result = result + delta if picked is None else result.index_add(0, picked, delta)
     return result
 
 

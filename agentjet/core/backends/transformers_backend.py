@@ -7,7 +7,8 @@ into async streams. Requests of any number of concurrent callers share that one 
 Every delta carries the version of the weights that sampled its tokens (`TokenDelta.policy_version`,
 read in the worker as it samples). An adapter loaded while a sequence runs also applies to its later
 tokens, which then say so; the engine holds new calls for the hot-load, so in training a sequence
-straddles two versions only past a drain timeout, and its record takes the older one.
+straddles two versions only past a drain timeout, and its record takes the older one. A request for
+the base (`GenerationRequest.base`) is sampled without the adapter, beside the others, at version 0.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class TransformersBackend:
     `stall_timeout_s` bounds the wait for a stream's next token or an adapter load;
     `prefix_cache_tokens` bounds the KV of finished sequences kept so that a prompt extending one
     (the next chat round, a shared system prompt) skips re-prefilling it (0 disables; about
-    46 KB per token for smollm2-135m, so the default 8192 holds under 400 MB); `prefill_gather` is when newcomers
+    46 KB per token for smollm2-135m, so the default 8192 holds under 400 MB; base-model requests get a cache of
+    their own of the same size); `prefill_gather` is when newcomers
     are prefilled (None: a busy CPU loop gathers them into batches, `prefill_gather.py`).
     """
 

@@ -112,8 +112,9 @@ def _verdict(outcome: Mapping[str, Any]) -> list[str]:
 def _how(outcome: Mapping[str, Any], spec: Mapping[str, Any] | None) -> list[str]:
     metric = (spec or {}).get("success_metric") or {}
     return [
-        f"Held-out items: the eval split (never trained on), the same items in every round, played with each "
-        f"policy held still (no update during a round) and greedily where the task has a temperature. A success is "
+        f"Held-out items: the eval split (never trained on), the same items in every round, each round played by one "
+        f"set of weights (the base's on the base weights, sampled beside training; the others with the policy held "
+        f"still) and greedily where the task has a temperature. A success is "
         f"an episode the task reports as won, or, where it reports none, one whose reward is at least "
         f"{outcome.get('success_reward')} ({metric.get('description', 'the task')}). The interval is Newcombe's "
         'hybrid score interval of after - before at 95%: "improved" and "worse" '

@@ -86,20 +86,22 @@ class HeldOutEval:
         self._keep("between", self._round(f"step {step}", resume_training=True), add=True)
 
     def after(self) -> None:
-        """The final policy's round (after the base's, if that is still playing); the training client is not
-        started again."""
+        """The final policy's round, beside the base's if that is still to play or playing (their calls share
+        the batches); the training client is not started again."""
         if self.items:
+            self._base_round(start=True)
+            final = self._round("the final policy", resume_training=False)
             self._base_round(wait=True)
-            self._keep("after", self._round("the final policy", resume_training=False))
+            self._keep("after", final)
 
-    def _base_round(self, *, wait: bool = False) -> None:
-        """The base's round beside training: started once a step past the launch's is in (or at once with
-        `wait`), counted once its client has exited (`wait`: block until then)."""
+    def _base_round(self, *, start: bool = False, wait: bool = False) -> None:
+        """The base's round beside training: started once a step past the launch's is in (or now, with `start`
+        or `wait`), counted once its client has exited (`wait`: block until then)."""
         run = self.run
         if not self._base_apart:
             return
         if run.eval_client is None:
-            if run.last_step <= self.launch_step and not wait:
+            if run.last_step <= self.launch_step and not (start or wait):
                 return
             run.progress(
                 f"held-out round of the base policy, on the base weights beside training: {self.items} episodes"

@@ -138,6 +138,7 @@ class VllmBackend:
         self._require_http()
         validate_request(request, max_context=self.max_context, vocab_size=self._vocab_size)
         if request.base:  # the base weights, served under their own id beside every adapter
+            self._check_base_beside_adapter()
             return self._deltas(request, self._base_model, 0)
         return self._deltas(request, self._model, self.policy_version)  # the adapter name and its version, together
 
@@ -178,6 +179,17 @@ class VllmBackend:
         }
 
     # ---- internals -----------------------------------------------------------------------
+    def _check_base_beside_adapter(self) -> None:
+        """vLLM's CUDA LoRA kernels skip a row without an adapter; its CPU build's torch ops index the adapter
+        slots with that row's -1 and give it the last slot's adapter (vllm 0.32.0, `lora/ops/torch_ops`): its
+        base would not be the base, so on a CPU it is refused while an adapter serves."""
+        if self.placement.device == "cpu" and self._model != self._base_model:
+            raise InvalidRequest(
+                "this server's vLLM CPU build cannot sample the base beside a trained adapter (its LoRA ops give "
+                "a row without an adapter the last adapter's weights): use the embedded backend or a GPU",
+                param="base_model",
+            )
+
     def _load_tokenizer(self) -> None:
         from transformers import AutoConfig, AutoTokenizer, GenerationConfig
 
