@@ -65,8 +65,10 @@ class HeldOutEval:
 
     # ---- the rounds ----------------------------------------------------------------------------
     def before(self) -> None:
-        """The base policy's round, once per run (a resumed run keeps the one it played): `launch` started its
-        client beside the training client (`run.eval_client`); the hold is released once it is counted."""
+        """The launch policy's round of a run launched from a trained policy, once per run (a resumed run keeps
+        the one it played): `launch` started its client beside the training client (`run.eval_client`); the
+        hold is released once it is counted. A run that began at the base plays the base's round later, on
+        the base weights (`poll`)."""
         eval_client = self.run.eval_client
         if self.items and eval_client is not None and "eval_before" not in read_launch_file(self.run.workspace):
             self._keep("before", self._round("the base policy", resume_training=False, beside=eval_client))
