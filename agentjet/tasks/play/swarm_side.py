@@ -49,10 +49,10 @@ class OpenEpisodes:
         begun: dict[str, Episode] = {}
         try:
             for name, client in clients.items():
-                if kind == "eval":
-                    begun[name] = client.begin_episode(task_id, kind="eval", agent=agent, base_model=base_model)
-                else:
-                    begun[name] = client.begin_episode(task_id, kind="train", agent=agent)
+                is_eval = kind == "eval"
+                begun[name] = client.begin_episode(
+                    task_id, kind="eval" if is_eval else "train", agent=agent, base_model=base_model and is_eval
+                )
             with self._lock:
                 late = self.stopping
                 if not late:
