@@ -207,7 +207,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     from agentjet.vibe.run.evaluation import HeldOutEval
     from agentjet.vibe.run.launch import launch, stop
     from agentjet.vibe.run.swarm_server import stop_server
-    from agentjet.vibe.run.watch import WatchSettings, training_record, watch
+    from agentjet.vibe.run.watch import WatchSettings, catch_up, training_record, watch
 
     spec, started = _spec(state), _started_at(state)
     minutes = spec.budget.minutes
@@ -226,16 +226,20 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     try:
         evaluation = HeldOutEval(run, spec.success_metric)
         evaluation.before()
+
+        def said(line: dict[str, Any]) -> None:
+            ctx.progress.train_step(int(line["step"]), _reward(line))
+
         result = watch(
             run,
             settings=WatchSettings(budget_s=minutes * 60 if minutes else None, keep_lr=bool(spec.train)),
             regenerate=client_regenerator(state, ctx, records),
-            on_step=lambda line: ctx.progress.train_step(int(line["step"]), _reward(line)),
+            on_step=said,
             on_poll=evaluation.poll,
         )
         if result.status != "failed":
             evaluation.after()
-            result.steps = max(result.steps, run.last_step)  # a round that ended before the hold trained once more
+            catch_up(run, result, said)  # an update under way when the watch stopped landed before the final round
         outcome, apart = evaluation.outcome(), evaluation.outcomes()
         for name, each in apart.items() or [(None, outcome)]:
             ctx.progress.log(f"outcome{'' if name is None else f' of policy {name}'}: {each.sentence()}")

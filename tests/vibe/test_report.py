@@ -109,6 +109,16 @@ def _finished_run() -> ReportInput:
     )
 
 
+@pytest.mark.parametrize(
+    ("total_s", "shown"), [(719.6, "12 min 0 s"), (719.4, "11 min 59 s"), (125.0, "2 min 5 s"), (119.96, "120.0 s")]
+)
+def test_a_run_s_total_time_reads_as_minutes_and_whole_seconds(tmp_path: Path, total_s: float, shown: str) -> None:
+    run = _finished_run()
+    run.finished_at = run.started_at + total_s
+    text = write_report(make_workspace(tmp_path / "ws"), run)["report.md"].read_text()
+    assert f"total: **{shown}**" in text
+
+
 def test_a_finished_run_gets_report_json_and_curves(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws")
     files = write_report(workspace, _finished_run())

@@ -5,6 +5,7 @@ scripted constant reward shows zero variance, and greedy completions show degene
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 from agentjet.core import TrainConfig
+from agentjet.vibe.run.budget import Budget
 from agentjet.vibe.run.hot_swap import hot_swap
 from agentjet.vibe.run.launch import launch, stop
 from agentjet.vibe.run.trouble import (
@@ -26,7 +28,7 @@ from agentjet.vibe.run.trouble import (
     flat_curve,
     zero_variance,
 )
-from agentjet.vibe.run.watch import WatchSettings, watch
+from agentjet.vibe.run.watch import WatchSettings, catch_up, watch
 from tests.vibe.launch_helpers import CONSTANT_REWARD, StepRecorder, client_source, make_workspace, tiny_options
 
 FAST = WatchSettings(poll_s=0.2, zero_variance_steps=2, episode_check_every_s=0.5, budget_s=240.0)
@@ -55,6 +57,49 @@ def test_flat_curve_compares_the_halves_of_the_window() -> None:
     found = flat_curve(flat, window=6, min_gain=0.01)
     assert found is not None and found.trouble is Trouble.FLAT_CURVE
     assert flat_curve(flat[:4], window=6, min_gain=0.01) is None  # not enough steps yet
+
+
+@dataclass
+class _Pace:  # what the budget reads of a run
+    started_at: float = 1000.0
+    first_step_at: float | None = None
+    step_at_launch: int = 0
+    last_step: int = 0
+    target_step: int = 4
+
+
+@pytest.mark.parametrize(
+    ("budget_s", "run", "now", "said"),
+    [
+        (None, _Pace(first_step_at=1100.0, last_step=1), 1100.0, None),  # no budget, no note
+        (600.0, _Pace(), 1050.0, None),  # no step yet
+        (600.0, _Pace(first_step_at=1100.0, last_step=1), 1100.0, None),  # 100 s a step: all 4 fit
+        (600.0, _Pace(first_step_at=1274.0, last_step=1), 1274.0, "~274 s a step, the 10.0 min budget stops "
+         "training near step 2 of 4"),  # make demo in fp32: validation's time counts in the first step's
+        (600.0, _Pace(first_step_at=1274.0, last_step=2), 1603.0, "~329 s a step"),  # paced since step 1 now
+        (600.0, _Pace(first_step_at=1200.0, last_step=2, target_step=6), 1300.0, "near step 5 of 6"),
+        (600.0, _Pace(first_step_at=1200.0, last_step=4), 1700.0, None),  # the target reached
+        (600.0, _Pace(first_step_at=1700.0, last_step=1), 1700.0, "near step 1 of 4"),  # past the budget already
+        (600.0, _Pace(first_step_at=1300.0, step_at_launch=3, last_step=4, target_step=7), 1300.0, "step 5 of 7"),
+    ],
+)  # fmt: skip
+def test_the_budget_says_early_where_training_will_stop(
+    budget_s: float | None, run: _Pace, now: float, said: str | None
+) -> None:
+    note = Budget(budget_s).pace_note(run, now=now)
+    if said is None:
+        assert note is None
+    else:
+        assert note is not None and said in note and note.endswith("the final held-out round follows"), note
+
+
+def test_the_budget_runs_out_past_its_seconds_and_says_each_projection_once() -> None:
+    budget, run = Budget(600.0), _Pace(first_step_at=1274.0, last_step=1)
+    assert budget.ran_out(run, now=1600.0) is None and Budget(None).ran_out(run, now=1e12) is None
+    assert budget.ran_out(run, now=1600.5) == "the 10.0 min budget ran out at step 1 of 4"
+    assert budget.pace_note(run, now=1274.0) is not None
+    run.last_step = 2
+    assert budget.pace_note(run, now=1603.0) is None  # still near step 2: said already
 
 
 def _episode(status: str, *texts: str) -> dict[str, Any]:
@@ -256,3 +301,28 @@ def test_a_sandboxed_crashing_client_is_hot_swapped(tmp_path: Path) -> None:
         assert run.server.pid == server_pid and len(result.hot_swaps) == 1
     finally:
         stop(run)
+
+
+def test_a_spent_budget_stops_the_watch_and_steps_landing_after_join_the_record(tmp_path: Path) -> None:
+    """The budget ran out at once: the watch stops and says so; the client, not yet replaced by a final round,
+    trains on, and `catch_up` adds those steps' metrics (said like watched ones) and the step reached."""
+    workspace = make_workspace(tmp_path / "ws")
+    lines: list[str] = []
+    run = launch(workspace, options=tiny_options(steps=50), started_at=time.time(), progress=lines.append)
+    spent = WatchSettings(poll_s=0.2, episode_check_every_s=1e9, budget_s=1e-3)
+    try:
+        result = watch(run, settings=spent)
+        assert result.status == "budget_exhausted" and result.reason.startswith("the 0.0 min budget ran out at step")
+        assert any("training stops (an update under way still lands)" in line for line in lines), lines
+        stopped_at = result.steps
+        deadline = time.monotonic() + 120
+        while _status(run.server.url, run.server.token)["step"] < stopped_at + 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        seen: list[int] = []
+        catch_up(run, result, lambda line: seen.append(int(line["step"])))
+    finally:
+        stop(run)
+    steps = [int(line["step"]) for line in result.metrics]
+    assert steps == list(range(1, steps[-1] + 1)) and steps[-1] >= stopped_at + 2  # every step, in order
+    assert seen == [s for s in steps if s > stopped_at] and result.steps == steps[-1]
+    assert result.reason.endswith(f"the update under way then landed as step {steps[-1]}")

@@ -28,7 +28,8 @@ def _duration(seconds: object) -> str:
         return "not reached"
     if seconds < 120:
         return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+    whole = round(seconds)  # 719.6 s is 12 min 0 s, not 11 min 60 s
+    return f"{whole // 60} min {whole % 60} s"
 
 
 def _reward(value: object) -> str:

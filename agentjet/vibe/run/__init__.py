@@ -2,6 +2,8 @@
 client processes behind episode taps, hot-swaps, trouble detection, and the held-out rounds that say
 whether the agent got better.
 
+budget.py            A vibe run's wall-clock budget (`--budget M`): when training stops, and where the pace says it
+                     will stop.
 client_process.py    One client process of a vibe run: the sandbox it runs in, starting it behind its own episode
                      tap, stopping it.
 client_standby.py    A client process started ahead of need, so a hot-swap does not wait for an interpreter to

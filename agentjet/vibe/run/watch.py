@@ -17,12 +17,13 @@ import logging
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentjet.core import AgentJetError, TrainConfig
 from agentjet.vibe.errors import VibeError
+from agentjet.vibe.run.budget import Budget
 from agentjet.vibe.run.hot_swap import hot_swap
 from agentjet.vibe.run.launch import TrainingRun, record_config, restart_client
 from agentjet.vibe.run.trouble import (
@@ -39,7 +40,7 @@ from agentjet.vibe.run.trouble import (
 )
 from agentjet.vibe.workspace import Workspace
 
-__all__ = ["Regenerate", "WatchResult", "WatchSettings", "apply_config", "training_record", "watch"]
+__all__ = ["Regenerate", "WatchResult", "WatchSettings", "apply_config", "catch_up", "training_record", "watch"]
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +76,8 @@ class WatchResult:
     metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "steps": self.steps,
-            "time_to_first_step_s": self.time_to_first_step_s,
-            "findings": self.findings,
-            "actions": self.actions,
-            "hot_swaps": self.hot_swaps,
-        }
+        """Every field but the metrics lines (the record keeps those under its own key)."""
+        return {name: value for name, value in asdict(self).items() if name != "metrics"}
 
 
 class _Metrics:
@@ -333,8 +327,12 @@ def watch(
     settings = settings or WatchSettings()
     watcher = _Watcher(run, settings, regenerate)
     watcher.lr = _current_lr(run)
+    budget = Budget(settings.budget_s)
     while True:
+        step_before = run.last_step
         finding = watcher.poll(on_step)
+        if run.last_step > step_before and (note := budget.pace_note(run)) is not None:
+            run.progress(note)
         if on_poll is not None:
             on_poll()
         if run.last_step >= run.target_step:
@@ -344,15 +342,33 @@ def watch(
             break
         if run.client.exit_code == 0 and run.last_step < run.target_step and not watcher.ran_out():
             break
-        if settings.budget_s is not None and time.time() - run.started_at > settings.budget_s:
-            watcher.result.status = "budget_exhausted"
-            watcher.result.reason = f"the {settings.budget_s / 60:.1f} min budget ran out at step {run.last_step}"
+        if (ran_out := budget.ran_out(run)) is not None:
+            watcher.result.status, watcher.result.reason = "budget_exhausted", ran_out
+            run.progress(f"{ran_out}: training stops (an update under way still lands)")
             break
         time.sleep(settings.poll_s)
     result = watcher.result
     result.steps, result.time_to_first_step_s = run.last_step, run.time_to_first_step_s
     result.hot_swaps, result.metrics = list(run.hot_swaps), watcher.metrics.history()
     return result
+
+
+def catch_up(run: TrainingRun, result: WatchResult, on_step: Callable[[dict[str, Any]], None] = lambda _: None) -> None:
+    """Fold in the steps that landed after the watch stopped (the update under way when the budget ran out
+    lands before the final round), said like the watched ones; the record then ends at the served step."""
+    last = max((int(line["step"]) for line in result.metrics), default=run.step_at_launch)
+    try:
+        with run.swarm() as swarm:
+            latest = swarm.status().get("latest_metrics")
+    except AgentJetError:  # the file alone, where the run owns the server
+        latest = None
+    new = _Metrics(run.server.state_dir, last).update(latest)  # the steps after the last one the watch saw
+    for line in new:
+        on_step(line)
+    result.metrics = sorted([*result.metrics, *new], key=lambda line: int(line["step"]))
+    result.steps = max([result.steps, run.last_step, *(int(line["step"]) for line in new)])
+    if new and result.status == "budget_exhausted":
+        result.reason += f"; the update under way then landed as step {new[-1]['step']}"
 
 
 def _current_lr(run: TrainingRun) -> float:
