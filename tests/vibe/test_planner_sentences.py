@@ -2258,6 +2258,11 @@ def test_time_budgets_in_words_add_up(sentence: str, minutes: float) -> None:
         ("arithmetic word problems that need 3 steps", None, 3),
         ("math problems with a few steps, 12 steps of training", 12, 3),
         ("arithmetic for 12 steps", 12, 1),
+        # a range of steps a problem takes is a difficulty too, at its top (found 2026-12-06: read as 3 steps)
+        ("make a 1.5B agent solve word problems that take two or three steps", None, 3),
+        ("arithmetic word problems that need 2-3 steps, 10 training steps", 10, 3),
+        ("math problems requiring 3 to 4 operations", None, 4),
+        ("arithmetic, 20 or 30 steps", 30, 1),
     ],
 )
 def test_the_steps_of_a_problem_are_its_difficulty_not_the_budget(sentence: str, steps: int | None, level: int) -> None:

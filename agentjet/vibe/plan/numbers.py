@@ -54,6 +54,7 @@ PROBLEM_NOUNS = _PROBLEM_NOUNS = (  # "word problems", "story problems", "sums":
 STEPS_OF_A_PROBLEM = re.compile(
     rf"{_PROBLEM_NOUNS}\s+(?:(?:that|which)\s+)?(?:need|needs|needing|require|requires|requiring|take|takes|taking|"
     r"with|of|having|have|in)\s+(?:(?:exactly|just|only|about|around|at most|at least|up to|no more than)\s+)?"
+    r"(?:(?:[1-9]|10)\s*(?:-|–|or|to)\s*)?"  # "that take 2 or 3 steps": the top of the range
     r"([1-9]|10)[\s-]*(?:steps?|operations?|ops)\b"  # a problem of 100 steps is a training budget
 )
 _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (

@@ -246,7 +246,10 @@ def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
 
 def _step_range(text: str) -> re.Match[str] | None:
     """The first range of steps said, low to high ("10-15 steps"; not "held out 10 - 4 steps")."""
+    of_a_problem = [m.span() for m in STEPS_OF_A_PROBLEM.finditer(text)]  # "problems that take 2 or 3 steps"
     for ranged in _STEP_RANGE.finditer(text):
+        if any(start <= ranged.start() < end for start, end in of_a_problem):
+            continue
         if int(ranged.group(1) or ranged.group(3)) < int(ranged.group(2) or ranged.group(4)):
             return ranged
     return None
