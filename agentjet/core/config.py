@@ -62,6 +62,10 @@ class LoraConfig(_Section):
     target_modules: tuple[str, ...] = Field(
         ("q_proj", "k_proj", "v_proj", "o_proj"), min_length=1, description="module names to adapt"
     )
+    layers: int | None = Field(
+        None, ge=1, description="adapt only the top N transformer layers (null: every layer): the backward pass "
+        "stops below them, so an update costs less"
+    )
 
 
 _MICRO_BATCH_TOKENS_AUTO = {"cpu": 512, "cuda": 4096}

@@ -113,6 +113,28 @@ def contract_adapter(contract_model: Path, tmp_path_factory: pytest.TempPathFact
     return out
 
 
+@pytest.fixture(scope="session")
+def top_layer_adapter(contract_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoRA adapter on the top layer only (`lora.layers: 1`), with non-zero B."""
+    import peft
+    from transformers import AutoModelForCausalLM
+
+    from agentjet.core.config import LoraConfig
+    from agentjet.core.step.policy_model import to_peft
+
+    out = tmp_path_factory.mktemp("top-layer-adapter")
+    base = AutoModelForCausalLM.from_pretrained(contract_model, dtype=torch.float32)
+    config = to_peft(LoraConfig(rank=8, alpha=16.0, target_modules=("q_proj", "v_proj"), layers=1), 2)
+    torch.manual_seed(7)
+    model = peft.get_peft_model(base, config)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_" in name:
+                param.normal_(0, 0.5)
+    model.save_pretrained(out)
+    return out
+
+
 class ForwardReference:
     """log_softmax(logits / T) of an fp32 transformers forward on CPU (plain logits when T == 0)."""
 
@@ -405,3 +427,18 @@ def test_a_base_request_beside_the_adapter_samples_the_base_and_says_version_0(s
         subject, on_adapter.logprobs, subject.adapter_reference(plain.prompt_ids, on_adapter.completion_ids, 1.0)
     )
     assert on_base.completion_ids != on_adapter.completion_ids
+
+
+def test_an_adapter_on_the_top_layer_only_serves_as_its_reference(
+    subject: Subject, contract_model: Path, top_layer_adapter: Path
+) -> None:
+    """The last case: an adapter whose lower layers have no LoRA weights at all (`lora.layers`) serves as a
+    forward pass of it computes; the backend must take the missing layers for neither an error nor weights."""
+    request = _request(subject, max_tokens=10, temperature=0.0)
+    subject.run(subject.backend.load_adapter(top_layer_adapter, 7))
+    served = subject.run(subject.backend.generate(request))
+    assert served.policy_version == 7
+    if not subject.has_weights:
+        return
+    reference = ForwardReference(contract_model, top_layer_adapter)
+    _assert_close(subject, served.logprobs, reference(request.prompt_ids, served.completion_ids, 0.0))

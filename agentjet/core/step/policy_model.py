@@ -16,21 +16,33 @@ from transformers import AutoModelForCausalLM
 
 from agentjet.core.backends.lora_layers import run_lora_in_input_dtype
 from agentjet.core.config import LoraConfig
+from agentjet.core.errors import ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
 
-__all__ = ["build_model", "load_policy_weights", "set_activation_checkpointing", "to_peft"]
+__all__ = ["build_model", "load_policy_weights", "set_activation_checkpointing", "to_peft", "top_layers"]
 
 
-def to_peft(cfg: LoraConfig) -> peft.LoraConfig:
-    """Our LoRA section as peft's config for a causal LM."""
+def to_peft(cfg: LoraConfig, depth: int | None = None) -> peft.LoraConfig:
+    """Our LoRA section as peft's config for a causal LM of `depth` transformer layers (needed with `layers`)."""
     return peft.LoraConfig(
         task_type="CAUSAL_LM",
         r=cfg.rank,
         lora_alpha=cfg.alpha,  # type: ignore[arg-type]  # annotated int; peft's scaling alpha / r takes floats
         lora_dropout=cfg.dropout,
         target_modules=list(cfg.target_modules),
+        layers_to_transform=None if cfg.layers is None else top_layers(cfg.layers, depth),
         bias="none",
     )
+
+
+def top_layers(count: int, depth: int | None) -> list[int]:
+    """The indices of the top `count` of `depth` layers: with the adapter only there, the backward pass of an
+    update stops at the lowest of them (nothing below needs a gradient)."""
+    if depth is None:
+        raise ConfigError("lora.layers needs the model's depth: this model's config names no num_hidden_layers")
+    if count > depth:
+        raise ConfigError(f"lora.layers is {count}, but the model has {depth} layers: give at most {depth}")
+    return list(range(depth - count, depth))
 
 
 def build_model(
@@ -51,7 +63,8 @@ def build_model(
         model.to(device)
         if not lora.enabled:
             return model
-        policy = peft.get_peft_model(model, to_peft(lora), autocast_adapter_dtype=True)
+        depth = getattr(model.config, "num_hidden_layers", None)
+        policy = peft.get_peft_model(model, to_peft(lora, depth), autocast_adapter_dtype=True)
     run_lora_in_input_dtype(policy)  # the adapter's matmuls in the base's dtype, its weights float32
     return policy
 
@@ -60,7 +73,13 @@ def load_policy_weights(model: nn.Module, path: Path, device: torch.device) -> N
     """Set `model`'s trained weights from a folder its `save_pretrained` wrote: the adapter, or the whole model."""
     if isinstance(model, peft.PeftModel):
         weights = peft.utils.load_peft_weights(str(path), device=str(device))
-        peft.set_peft_model_state_dict(model, weights)
+        loaded = peft.set_peft_model_state_dict(model, weights)
+        unfit = [k for k in (*loaded.unexpected_keys, *loaded.missing_keys) if "lora_" in k]
+        if unfit:  # peft loads what fits and drops the rest: a lora.* change since the checkpoint would go unseen
+            raise ConfigError(
+                f"the adapter in {path} does not fit this run's lora settings ({len(unfit)} weights apart, e.g. "
+                f"{unfit[0]}): lora.rank, lora.target_modules and lora.layers must stay as they were"
+            )
     else:
         with model_loading():
             saved = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # full fine-tune: fp32
