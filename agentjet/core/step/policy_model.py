@@ -73,7 +73,7 @@ def load_policy_weights(model: nn.Module, path: Path, device: torch.device) -> N
     """Set `model`'s trained weights from a folder its `save_pretrained` wrote: the adapter, or the whole model."""
     if isinstance(model, peft.PeftModel):
         weights = peft.utils.load_peft_weights(str(path), device=str(device))
-        loaded = peft.set_peft_model_state_dict(model, weights)
+        loaded: Any = peft.set_peft_model_state_dict(model, weights)  # torch's (missing_keys, unexpected_keys)
         unfit = [k for k in (*loaded.unexpected_keys, *loaded.missing_keys) if "lora_" in k]
         if unfit:  # peft loads what fits and drops the rest: a lora.* change since the checkpoint would go unseen
             raise ConfigError(
