@@ -49,7 +49,7 @@ DEMO_EVAL_ITEMS ?= 8
 # one deal of 8 games an update instead of the recipe's 2 deals of 8, so the demo ends within 15 minutes on
 # 2 cores (bf16 on a CPU with native bf16: the vibe run took 8.8 min, 3/8 -> 7/8 held-out wins; docs/vibe.md)
 DEMO_TRAIN ?= collect.tasks=1
-# a cap for CPUs without native bf16 (fp32 is ~2x slower): training stops there, the final held-out round still runs
+# a cap for CPUs without native bf16 (fp32 is 2-3.5x slower): training stops there, the final held-out round still runs
 DEMO_BUDGET_MINUTES ?= 10
 DEMO_VIBE = $(VENV)/bin/agentjet vibe "$(DEMO_SENTENCE)" --steps $(DEMO_STEPS) --eval-items $(DEMO_EVAL_ITEMS) \
 	--budget $(DEMO_BUDGET_MINUTES) \
