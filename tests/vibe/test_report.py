@@ -119,6 +119,16 @@ def test_a_run_s_total_time_reads_as_minutes_and_whole_seconds(tmp_path: Path, t
     assert f"total: **{shown}**" in text
 
 
+def test_the_last_eval_reward_is_the_last_held_out_round_s_else_the_metrics(tmp_path: Path) -> None:
+    """A step's metrics line counts the eval episodes that ended in its window (in a vibe run, the base's round
+    beside training); the final round ends after the last step, so the outcome's last round is the one to say."""
+    run = _finished_run()
+    assert run_summary(run)["last_eval_reward"] == pytest.approx(0.875)
+    assert run.training is not None
+    run.training = {k: v for k, v in run.training.items() if k != "outcome"}  # no held-out rounds: the metrics
+    assert run_summary(run)["last_eval_reward"] == pytest.approx(0.3)
+
+
 def test_a_finished_run_gets_report_json_and_curves(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws")
     files = write_report(workspace, _finished_run())
@@ -126,7 +136,8 @@ def test_a_finished_run_gets_report_json_and_curves(tmp_path: Path) -> None:
     summary = json.loads(files["run.json"].read_text())
     assert summary["status"] == "done" and summary["steps"] == 6 and summary["repairs"] == 1
     assert summary["time_to_first_step_s"] == 41.24 and summary["total_s"] == 300.5
-    assert summary["first_train_reward"] == 0.1 and summary["last_eval_reward"] == pytest.approx(0.3)
+    assert summary["first_train_reward"] == 0.1
+    assert summary["last_eval_reward"] == pytest.approx(0.875)  # the final held-out round's (14 of 16 rewards 1)
     assert summary["model_note"].startswith("no GPU here") and summary["red_team_verdict"] == "sound"
     assert files["curves.png"].read_bytes().startswith(PNG_MAGIC)
     text = files["report.md"].read_text()

@@ -130,7 +130,7 @@ def _training(summary: Mapping[str, Any], training: Mapping[str, Any] | None, ha
         f"{_duration(summary['time_to_first_step_s'])}",
         f"- **Train reward:** {_reward(summary['first_train_reward'])} at the first step, "
         f"{_reward(summary['last_train_reward'])} at the last; "
-        f"last eval reward: {_reward(summary['last_eval_reward'])}",
+        f"last held-out mean reward: {_reward(summary['last_eval_reward'])}",
         "",
     ]
     if has_curves:

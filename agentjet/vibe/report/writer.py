@@ -37,6 +37,8 @@ def run_summary(data: ReportInput) -> dict[str, Any]:
     metrics = _metrics(data)
     rewards = [line.get("reward_mean") for line in metrics]
     evals = [line.get("eval_reward_mean") for line in metrics if line.get("eval_reward_mean") is not None]
+    rounds = (training.get("outcome") or {}).get("curve") or []  # the held-out rounds, the final one last
+    held_out = [point["reward_mean"] for point in rounds if isinstance(point, Mapping) and "reward_mean" in point]
     spec = data.spec or {}
     return {
         "status": data.status,
@@ -59,7 +61,9 @@ def run_summary(data: ReportInput) -> dict[str, Any]:
         "actions": training.get("actions", []),
         "first_train_reward": rewards[0] if rewards else None,
         "last_train_reward": rewards[-1] if rewards else None,
-        "last_eval_reward": evals[-1] if evals else None,
+        # the last held-out round's mean; a step's metrics line only holds eval episodes that ended in its window
+        # (the base's round, say), and the final round ends after the last step
+        "last_eval_reward": held_out[-1] if held_out else (evals[-1] if evals else None),
         "validation_ok": (data.validation or {}).get("ok"),
         "red_team_verdict": (data.red_team or {}).get("verdict"),
         "repair_details": [dict(r) for r in data.repairs],
