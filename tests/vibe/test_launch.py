@@ -29,7 +29,7 @@ from agentjet.vibe.run.launch import CONFIG_FILE, base_apart, launch, stop
 from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
-from agentjet.vibe.run.watch import WatchSettings, training_record, watch
+from agentjet.vibe.run.watch import WatchSettings, catch_up, training_record, watch
 from tests.conftest import TOKEN
 from tests.vibe.launch_helpers import TWO_SIDES_CLIENT, make_workspace, tiny_options
 
@@ -182,6 +182,7 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
         assert run.eval_client is None and read_launch_file(workspace.path)["eval_launch_step"] == 0
         result = watch(run, settings=FAST, on_poll=evaluation.poll)
         evaluation.after()
+        catch_up(run, result)  # as vibe does: a step's metrics line can land just after the status says the step
         outcome = evaluation.outcome()
         saved = read_launch_file(workspace.path)
         with run.server.swarm() as swarm:
