@@ -94,45 +94,40 @@ def contract_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -
     return out
 
 
-@pytest.fixture(scope="session")
-def contract_adapter(contract_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LoRA adapter with non-zero B (peft's init would leave the policy unchanged)."""
+def _random_adapter(contract_model: Path, out: Path, config: Any, seed: int, randomise: str) -> Path:
+    """`config`'s LoRA adapter on the contract model, with the weights named `randomise` drawn from N(0, 0.5)
+    (peft's init leaves B at 0, which would leave the policy unchanged)."""
     import peft
     from transformers import AutoModelForCausalLM
 
-    out = tmp_path_factory.mktemp("contract-adapter")
     base = AutoModelForCausalLM.from_pretrained(contract_model, dtype=torch.float32)
-    config = peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-    torch.manual_seed(99)
+    torch.manual_seed(seed)
     model = peft.get_peft_model(base, config)
     with torch.no_grad():
         for name, param in model.named_parameters():
-            if "lora_B" in name:
+            if randomise in name:
                 param.normal_(0, 0.5)
     model.save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def contract_adapter(contract_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoRA adapter with non-zero B on every layer."""
+    import peft
+
+    config = peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    return _random_adapter(contract_model, tmp_path_factory.mktemp("contract-adapter"), config, 99, "lora_B")
 
 
 @pytest.fixture(scope="session")
 def top_layer_adapter(contract_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LoRA adapter on the top layer only (`lora.layers: 1`), with non-zero B."""
-    import peft
-    from transformers import AutoModelForCausalLM
-
+    """A LoRA adapter on the top layer only (`lora.layers: 1`), with random A and B."""
     from agentjet.core.config import LoraConfig
     from agentjet.core.step.policy_model import to_peft
 
-    out = tmp_path_factory.mktemp("top-layer-adapter")
-    base = AutoModelForCausalLM.from_pretrained(contract_model, dtype=torch.float32)
     config = to_peft(LoraConfig(rank=8, alpha=16.0, target_modules=("q_proj", "v_proj"), layers=1), 2)
-    torch.manual_seed(7)
-    model = peft.get_peft_model(base, config)
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_" in name:
-                param.normal_(0, 0.5)
-    model.save_pretrained(out)
-    return out
+    return _random_adapter(contract_model, tmp_path_factory.mktemp("top-layer-adapter"), config, 7, "lora_")
 
 
 class ForwardReference:
