@@ -41,6 +41,19 @@ def test_a_bad_model_is_one_line_and_leaves_nothing_behind(tmp_path: Path, model
     assert not state.exists()
 
 
+def test_an_adapter_on_more_layers_than_the_model_has_is_one_line_before_anything_starts(tmp_path: Path) -> None:
+    """`lora.layers` past the model's depth would fail the first update minutes in: refused at the start."""
+    config = tmp_path / "train.yaml"
+    config.write_text("lora:\n  layers: 5\n")  # tiny has 2 layers
+    state = tmp_path / "state"
+    result = runner.invoke(
+        app, ["server", "start", "--model", "tiny", "--config", str(config), "--state-dir", str(state)]
+    )
+    assert result.exit_code == 2
+    assert _one_error_line(result.output) == "error: lora.layers is 5, but the model has 2 layers: give at most 2"
+    assert not state.exists()
+
+
 def test_a_short_token_is_refused_before_anything_starts(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["server", "start", "--model", "tiny", "--state-dir", str(tmp_path / "s")], env={"AGENTJET_TOKEN": "short"}

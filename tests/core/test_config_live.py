@@ -161,6 +161,24 @@ def _train_one_step(server: RunningServer, step: int, timeout_s: float = 60.0) -
     raise TimeoutError(f"never reached step {step}")
 
 
+def test_a_put_of_an_adapter_deeper_than_the_model_is_refused_before_the_trainer_exists(
+    training_server: tuple[RunningServer, Path],
+) -> None:
+    """Before the first update no trainer holds the lora settings, so `lora.layers` is checked against the model's
+    depth at the PUT, not at the build minutes later."""
+    server, _ = training_server
+    deeper = _with(CONFIG, lora={"layers": 3})  # tiny has 2 layers
+    reply = httpx.put(f"{server.url}/swarm/config", json=deeper.model_dump(mode="json"), headers=HEADERS)
+    assert 400 <= reply.status_code < 500, reply.text
+    assert "lora.layers is 3, but the model has 2 layers" in reply.json()["error"]["message"]
+    current = httpx.get(f"{server.url}/swarm/config", headers=HEADERS).json()["config"]
+    assert TrainConfig.model_validate(current) == CONFIG
+    fits = _with(CONFIG, lora={"layers": 2})
+    assert (
+        httpx.put(f"{server.url}/swarm/config", json=fits.model_dump(mode="json"), headers=HEADERS).status_code == 200
+    )
+
+
 def test_live_server_refuses_lora_changes_with_409_and_applies_lr(training_server: tuple[RunningServer, Path]) -> None:
     server, state_dir = training_server
     _train_one_step(server, 1)  # the trainer now exists

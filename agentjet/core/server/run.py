@@ -34,12 +34,15 @@ def preflight(settings: ServerSettings) -> None:
     from agentjet.core.episodes.journal import Journal
     from agentjet.core.server.app import admin_token, prepare_state_dir
     from agentjet.core.state_lock import StateDirLock
+    from agentjet.core.step.policy_model import check_lora_fits
     from agentjet.core.trackers.factory import check_installed
 
     if settings.uds is not None and not settings.uds.parent.is_dir():
         raise AgentJetError(f"cannot listen on {settings.uds}: its folder {settings.uds.parent} does not exist")
-    if settings.config is not None:  # a config the lifespan would refuse is refused here, in one sentence
-        check_installed(load_train_config(settings.config).report_to)
+    if settings.config is not None:  # a config the lifespan or the first update would refuse: one sentence here
+        config = load_train_config(settings.config)
+        check_installed(config.report_to)
+        check_lora_fits(config.lora, resolve_model(settings.model))
     prepare_state_dir(settings.state_dir)
     holder = StateDirLock(settings.state_dir).holder()
     if holder is not None:

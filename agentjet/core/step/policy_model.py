@@ -6,6 +6,7 @@ checkpoint is resumed (`load_policy_weights`); `to_peft` is our LoRA section in 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,14 @@ from agentjet.core.config import LoraConfig
 from agentjet.core.errors import ConfigError
 from agentjet.core.models import check_cache_argument, model_loading
 
-__all__ = ["build_model", "load_policy_weights", "set_activation_checkpointing", "to_peft", "top_layers"]
+__all__ = [
+    "build_model",
+    "check_lora_fits",
+    "load_policy_weights",
+    "set_activation_checkpointing",
+    "to_peft",
+    "top_layers",
+]
 
 
 def to_peft(cfg: LoraConfig, depth: int | None = None) -> peft.LoraConfig:
@@ -43,6 +51,14 @@ def top_layers(count: int, depth: int | None) -> list[int]:
     if count > depth:
         raise ConfigError(f"lora.layers is {count}, but the model has {depth} layers: give at most {depth}")
     return list(range(depth - count, depth))
+
+
+def check_lora_fits(lora: LoraConfig, model_path: Path) -> None:
+    """Refuse a `lora.layers` the model cannot hold when the config is given, not at the first update (a model
+    folder without a config.json is left to the build)."""
+    config = model_path / "config.json"
+    if lora.enabled and lora.layers is not None and config.is_file():
+        top_layers(lora.layers, json.loads(config.read_text()).get("num_hidden_layers"))
 
 
 def build_model(

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentjet.core.config import TrainConfig
 from agentjet.core.errors import ConfigConflict
+from agentjet.core.step.policy_model import check_lora_fits
 from agentjet.core.step.step_trainer import StepTrainer, TrainerFactory
 
 __all__ = ["LazyTrainer"]
@@ -46,7 +47,9 @@ class LazyTrainer:
         return self._trainer
 
     def check_config(self, config: TrainConfig) -> None:
-        """Guard of PUT /swarm/config: a built trainer takes the config at its next step or refuses it."""
+        """Guard of PUT /swarm/config: a built trainer takes the config at its next step or refuses it; an adapter
+        the model cannot hold is refused before any build."""
+        check_lora_fits(config.lora, self.model_path)
         if self._trainer is not None:
             self._trainer.reconfigure(config)
         elif self._building:
