@@ -238,8 +238,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
             on_poll=evaluation.poll,
         )
         if result.status != "failed":
-            evaluation.after()
-            catch_up(run, result, said)  # an update under way when the watch stopped landed before the final round
+            evaluation.after(on_settled=lambda: catch_up(run, result, said))  # an update under way lands first
         outcome, apart = evaluation.outcome(), evaluation.outcomes()
         for name, each in apart.items() or [(None, outcome)]:
             ctx.progress.log(f"outcome{'' if name is None else f' of policy {name}'}: {each.sentence()}")

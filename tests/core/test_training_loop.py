@@ -154,6 +154,43 @@ async def test_update_failing_after_its_step_never_trains_the_batch_again(
     assert [json.loads(line)["step"] for line in lines] == [2]  # step 1 was never published
 
 
+async def test_the_status_step_moves_with_its_metrics_line_never_before_it(
+    fake_loop: tuple[Engine, TrainingLoop, FakeTrainer],
+) -> None:
+    """A client that sees step N in /swarm/status then reads N's metrics (vibe's watch did not, once)."""
+    engine, loop, trainer = fake_loop
+    written = loop._metrics_log.append
+    seen: list[tuple[int, int, Any]] = []
+
+    def append(metrics: dict[str, Any], config: TrainConfig | None = None) -> None:
+        seen.append((loop.step, engine.backend.policy_version, loop.latest_metrics))
+        written(metrics, config)
+
+    loop._metrics_log.append = append  # type: ignore[method-assign]
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "a", 0.0)
+    await loop._train_ready_batches()
+    assert seen == [(0, 1, None)]  # while the line is written: hot-loaded, but the status step not yet moved
+    status = engine.status()
+    assert status["step"] == 1 and status["latest_metrics"]["step"] == 1
+
+
+async def test_a_metrics_line_that_fails_to_write_still_moves_the_served_step(
+    fake_loop: tuple[Engine, TrainingLoop, FakeTrainer],
+) -> None:
+    engine, loop, trainer = fake_loop
+
+    def append(metrics: dict[str, Any], config: TrainConfig | None = None) -> None:
+        raise OSError("no space left on device")
+
+    loop._metrics_log.append = append  # type: ignore[method-assign]
+    await _episode(engine, "a", 1.0)
+    await _episode(engine, "a", 0.0)
+    await loop._train_ready_batches()
+    assert loop.failed_updates == 1 and engine.backend.policy_version == 1
+    assert engine.step == 1 and engine.status()["latest_metrics"] is None  # served, never published
+
+
 # ---- end to end: a live server on the real tiny model trains ---------------------------------
 @pytest.fixture
 def training_server(tmp_path: Path, tiny_model: Path) -> Iterator[tuple[RunningServer, Path]]:

@@ -167,6 +167,37 @@ def test_a_client_process_gets_every_setting_as_a_flag_its_module_accepts(tmp_pa
     assert parser.parse_args(two[3:]).server == ["a=http://127.0.0.1:9", "b=http://127.0.0.1:10"]
 
 
+def test_a_step_landing_after_a_spent_budget_is_said_before_the_final_round_and_is_what_it_measures(
+    tmp_path: Path,
+) -> None:
+    """The budget ran out while the client trained on: the steps that land before the final round are said as
+    they land (not after the round), and the final round measures the last of them."""
+    workspace = make_workspace(tmp_path / "ws")
+    lines: list[str] = []
+    options = tiny_options(steps=50, eval_episodes=2, eval_params=("temperature=0",))
+    run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
+    spent = WatchSettings(poll_s=0.2, episode_check_every_s=1e9, budget_s=1e-3)
+    try:
+        evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
+        result = watch(run, settings=spent, on_poll=evaluation.poll)
+        assert result.status == "budget_exhausted"
+        stopped_at, deadline = result.steps, time.monotonic() + 120
+        while _served_step(run.server.url, run.server.token) <= stopped_at and time.monotonic() < deadline:
+            time.sleep(0.2)  # a step past the watch's lands (the client trains on until the final round)
+        evaluation.after(on_settled=lambda: catch_up(run, result, lambda line: lines.append(f"landed {line['step']}")))
+        outcome = evaluation.outcome()
+    finally:
+        stop(run)
+    landed = [i for i, line in enumerate(lines) if line.startswith("landed ")]
+    final = next(i for i, line in enumerate(lines) if line.startswith("held-out round of the final policy (step"))
+    assert landed and max(landed) < final, lines  # said as they landed, before the round
+    assert (
+        lines[final].startswith(f"held-out round of the final policy (step {result.steps})")
+        and result.steps > stopped_at
+    )
+    assert outcome.after is not None and outcome.after.step == result.steps
+
+
 @pytest.mark.parametrize("steps", [1, 2])
 def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items(tmp_path: Path, steps: int) -> None:
     """The base's round is played on the base weights beside training, once the first step is in (the first
@@ -181,8 +212,7 @@ def test_held_out_rounds_measure_the_base_and_the_final_policy_on_the_same_items
         evaluation.before()
         assert run.eval_client is None and read_launch_file(workspace.path)["eval_launch_step"] == 0
         result = watch(run, settings=FAST, on_poll=evaluation.poll)
-        evaluation.after()
-        catch_up(run, result)  # as vibe does: a step's metrics line can land just after the status says the step
+        evaluation.after(on_settled=lambda: catch_up(run, result))  # as vibe does
         outcome = evaluation.outcome()
         saved = read_launch_file(workspace.path)
         with run.server.swarm() as swarm:
@@ -282,3 +312,7 @@ def test_policies_apart_train_on_a_server_each_and_each_is_measured(tmp_path: Pa
     assert series["village"].metrics == record["policy_metrics"]["village"] != series["wolves"].metrics
     assert [p["step"] for p in series["village"].held_out] == [0, outcomes["village"].after.step]
     assert files["curves.png"].stat().st_size > 0
+
+
+def _served_step(url: str, token: str) -> int:
+    return int(httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()["step"])

@@ -74,7 +74,8 @@ class TrainingLoop:
         self.state_dir = state_dir
         self.drain_timeout_s = drain_timeout_s
         self.failed_updates = 0
-        self.step = 0  # the step whose adapter the backend serves: the engine reads it (`training/seam.py`)
+        # the newest step served and published (its metrics line out): the engine reads it (`training/seam.py`)
+        self.step = 0
         self.latest_metrics: dict[str, Any] | None = None  # the newest metrics line: GET /swarm/status
         self.trainer = LazyTrainer(trainer_factory, model_path)
         self._pool = EpisodePool()
@@ -250,7 +251,6 @@ class TrainingLoop:
             self.engine.states.resume()
             return False
         if metrics is not None:
-            self.latest_metrics = metrics
             self.health.step_done(int(metrics["step"]), time.time())
         return self.engine.states.resume()
 
@@ -306,7 +306,11 @@ class TrainingLoop:
             metrics["trained_through_seq"] = self._pool.trained_through_seq
             metrics["episode_seqs"] = sorted(e.seq for e in batch.episodes)
             metrics["skipped_seqs"] = sorted(e.seq for e in batch.skipped)
-            await asyncio.to_thread(self._metrics_log.append, metrics, config)
+            try:
+                await asyncio.to_thread(self._metrics_log.append, metrics, config)
+                self.latest_metrics = metrics
+            finally:  # the served step moves with its metrics line, never before it (a poll then sees both)
+                self.step = trainer.steps
             if trainer.steps % config.checkpoint_every == 0:
                 await self._checkpoint(trainer, config)
         return metrics
@@ -340,7 +344,7 @@ class TrainingLoop:
         built: TrainingBatch,
         started: float,
     ) -> dict[str, Any]:
-        """Save and hot-load the new adapter, then the step's metrics (the served `step` moves here).
+        """Save and hot-load the new adapter, then the step's metrics (`_train` appends them and moves `step`).
 
         The eval episodes ended since the previous step are reported in this line, then forgotten.
         """
@@ -351,7 +355,6 @@ class TrainingLoop:
             self.engine.states.move(EngineState.DRAINING)
             await self._drain()
         await self.engine.backend.load_adapter(path, version=step)
-        self.step = step
         keep = self.engine.train_config.keep_adapters
         await asyncio.to_thread(checkpoints.prune_state_adapters, self.state_dir, keep=keep)
         values = step_metrics(

@@ -22,7 +22,9 @@ class TrainingSeam(Protocol):
 
     @property
     def step(self) -> int:
-        """The optimiser step whose weights are served (0: the base weights, nothing hot-loaded)."""
+        """The optimiser step whose weights are served and whose metrics line is out (0: the base weights).
+
+        It moves after `latest_metrics`, so a poll that sees step N also sees N's metrics."""
 
     @property
     def latest_metrics(self) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +88,16 @@ class HeldOutEval:
         self._next_at = self._after(step)
         self._keep("between", self._round(f"step {step}", resume_training=True), add=True)
 
-    def after(self) -> None:
+    def after(self, on_settled: Callable[[], None] = lambda: None) -> None:
         """The final policy's round, beside the base's if that is still to play or playing (their calls share
-        the batches); the training client is not started again."""
+        the batches); the training client is not started again.
+
+        First the policy is held and an update under way (the watch stopped on a spent budget) lands; then
+        `on_settled` runs, before any round: vibe folds that step into its record there (`watch.catch_up`),
+        so it is said when it lands, not after the final round."""
+        self.run.hold_policy(True)  # no update begins from here on; `_round` says so if it cannot be held
+        self._settled_step()
+        on_settled()
         if self.items:
             self._base_round(start=True)
             final = self._round("the final policy", resume_training=False)
