@@ -2135,6 +2135,8 @@ def test_generic_words_alone_do_not_name_the_game(sentence: str) -> None:
         ("make the model reply with only the word ok", "ok"),
         ("answer with 'yes'", "yes"),
         ("say hello and nothing else", "hello"),
+        ("teach a 135M model to respond only with a single word, the word is 'blue'", "blue"),
+        ("a one-word answer bot; the word should be thanks", "thanks"),
     ],
 )
 def test_a_named_word_is_said_to_be_one_of_many(sentence: str, word: str) -> None:

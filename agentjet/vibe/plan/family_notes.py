@@ -29,13 +29,13 @@ _OPERATION_KINDS = (
 )
 _WORDED = re.compile(r"\b(?:word|story|math|maths|grade|gsm|arithmetic)")
 _GAME_OF_24 = re.compile(GAME_OF_24)
-_NAMED_WORD = re.compile(
+_NAMED_WORD = re.compile(  # the first: "the word is blue"
+    r"\b(?:(?:the|a|that|this)\s+)?word\s+(?:is|should be|will be|would be|being|to say is)\s*[:,-]?\s*"
+    r"[\"'\u2018\u201c]?(?P<is_word>[a-z]+)|"
     r"\b(?:the|a) word\s+[\"'\u2018\u201c]?(?P<word>[a-z]+)|"
     r"\bgreet(?:s|ing)?\s+(?:\w+\s+){0,2}?with\s+[\"'\u2018\u201c]?(?P<greeted>[a-z]+)|"
     r"\brepeat after me\s*[:,-]?\s*[\"'\u2018\u201c]?(?P<echoed>[a-z]+)[\"'\u2019\u201d]?\s*(?:[.!,;:]|$)|"
-    rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|"
-    + REPLIES_TO_EVERY
-    + "|"
+    rf"\b{REPLY_VERB}\s+with\s+(?P<replied>[a-z]+)\s*(?:[.!,;:]|$)|" + REPLIES_TO_EVERY + "|"
     r"\bword(?::\s*[\"'\u2018\u201c]?|\s+[\"'\u2018\u201c])(?P<word2>[a-z]+)|"
     r"\bsay(?:s|ing)?\s+(?:my|your|his|her|their|our)\s+name\s*[,:-]?\s*(?:(?:which\s+)?is\s+)?(?P<name>[a-z]+)|"
     + SAYS_A_WORD
@@ -51,6 +51,7 @@ _NOT_A_NAMED_WORD = frozenset(
     | {"back", "again", "out", "aloud", "loud", "correctly", "properly", "right", "exactly", "clearly", "once"}
     | {"twice", "more", "better", "well", "on", "at", "with", "by", "as", "when", "if", "then", "now", "each"}
     | {"after", "before", "me", "you", "said", "typed", "shown", "written"}  # "repeat the word after me"
+    | {"not", "the", "a", "an", "any", "whatever", "chosen", "random", "up"}  # "the word is up to you"
 )
 _SAYS_A_PHRASE = re.compile(SAYS_A_PHRASE)
 _NOT_INTEGERS = re.compile(r"\b(?:fractions?|decimals?|percent(?:ages?)?|negative numbers|negatives|real numbers)\b")
@@ -131,8 +132,9 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
     if family == "countdown" and (op := _NOT_COUNTDOWN_OPS.search(text)):
         notes.append(f"'{op.group(0)}' cannot be asked for: every countdown puzzle allows +, -, x and / only")
     if family == "countdown" and (every := _ALL_NUMBERS.search(text)):
-        notes.append(f"'{every.group(0)}' is not the rule here: each number may be used at most once, and not all "
-                     "need be")
+        notes.append(
+            f"'{every.group(0)}' is not the rule here: each number may be used at most once, and not all need be"
+        )
     if family == "arithmetic" and (rest := _REMAINDERS.search(text)):
         notes.append(f"'{rest.group(0)}' cannot be asked for: every division in a problem comes out exact")
     if family != "werewolves" and (language := _LANGUAGE.search(text)):
@@ -208,7 +210,9 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
     return notes
 
 
-_WORD_GROUPS = ("word", "word2", "name", "said", "quoted", "bare", "greeted", "echoed", "replied", "to_every")
+_WORD_GROUPS = (
+    "word", "word2", "is_word", "name", "said", "quoted", "bare", "greeted", "echoed", "replied", "to_every"
+)  # fmt: skip
 
 
 def named_word(text: str) -> str | None:
