@@ -74,8 +74,7 @@ class TrainingLoop:
         self.state_dir = state_dir
         self.drain_timeout_s = drain_timeout_s
         self.failed_updates = 0
-        # the newest step served and published (its metrics line out): the engine reads it (`training/seam.py`)
-        self.step = 0
+        self.step = 0  # the newest step served whose metrics line is out: the engine reads it (`training/seam.py`)
         self.latest_metrics: dict[str, Any] | None = None  # the newest metrics line: GET /swarm/status
         self.trainer = LazyTrainer(trainer_factory, model_path)
         self._pool = EpisodePool()
