@@ -96,7 +96,8 @@ class AssistantPane(Vertical):
             self.rendered.append("\n")
         self.rendered.append_text(text)
         self.body.update(self.rendered)
-        self.query_one("#assistant-log", VerticalScroll).scroll_end(animate=False)
+        for log in self.query("#assistant-log").results(VerticalScroll):  # none once the app is closing
+            log.scroll_end(animate=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "assistant-message":
@@ -127,6 +128,8 @@ class AssistantPane(Vertical):
         """Each event into the transcript as it comes; a confirm shows the buttons (focused: y/n work)."""
         try:
             async for event in events:
+                if not self.is_attached:  # the app closed under a job's stream: nothing left to write to
+                    return
                 self.append(event_text(event))
                 if event.get("type") == "confirm":
                     self.waiting = str(event["action_id"])

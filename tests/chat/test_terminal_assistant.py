@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, TabbedContent
 from typer.testing import CliRunner
@@ -103,6 +104,20 @@ async def test_a_run_started_on_yes_streams_its_progress_and_stops(
         app.query_one("#assistant-yes", Button).press()
         await until(pilot, lambda: "ended with exit code" in chat.transcript(), timeout_s=120)
         assert "Stopping " in chat.transcript()
+
+
+async def test_a_stream_that_outlives_the_log_writes_nothing_and_raises_nothing(
+    policies: Callable[..., list[ChatTarget]], offline: Callable[..., Assistant]
+) -> None:
+    """A job's progress still streaming while the app closes: its log is gone before its worker is cancelled
+    (the run_test teardown once failed on `NoMatches('#assistant-log')`)."""
+    app = ChatTerminal(policies(delay_s=0.0, base="hi"), offline(*TINY))
+    async with app.run_test(size=SIZE) as pilot:
+        chat = pane(app)
+        await chat.query_one("#assistant-log").remove()  # the order a closing app tears the pane down in
+        chat.append(Text("a late progress line"))
+        await pilot.pause()
+        assert chat.transcript().endswith("a late progress line")  # kept; nothing left to scroll
 
 
 async def test_without_an_assistant_the_tab_says_none_is_configured(
