@@ -184,3 +184,9 @@ class StepRecorder:
         self._stop.set()
         self._thread.join(timeout=10)
         self._poll()  # the step the run ended at: a step reached in the last poll interval counts too
+
+
+def swarm_status(url: str, token: str) -> dict[str, Any]:
+    """GET /swarm/status of a run's server, as a test reads it beside the run."""
+    body: dict[str, Any] = httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()
+    return body

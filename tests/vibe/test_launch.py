@@ -31,7 +31,7 @@ from agentjet.vibe.run.sandboxed_client import client_files
 from agentjet.vibe.run.swarm_server import read_launch_file
 from agentjet.vibe.run.watch import WatchSettings, catch_up, training_record, watch
 from tests.conftest import TOKEN
-from tests.vibe.launch_helpers import TWO_SIDES_CLIENT, make_workspace, tiny_options
+from tests.vibe.launch_helpers import TWO_SIDES_CLIENT, make_workspace, swarm_status, tiny_options
 
 FAST = WatchSettings(poll_s=0.2, episode_check_every_s=0.5, budget_s=240.0)
 
@@ -182,7 +182,7 @@ def test_a_step_landing_after_a_spent_budget_is_said_before_the_final_round_and_
         result = watch(run, settings=spent, on_poll=evaluation.poll)
         assert result.status == "budget_exhausted"
         stopped_at, deadline = result.steps, time.monotonic() + 120
-        while _served_step(run.server.url, run.server.token) <= stopped_at and time.monotonic() < deadline:
+        while swarm_status(run.server.url, run.server.token)["step"] <= stopped_at and time.monotonic() < deadline:
             time.sleep(0.2)  # a step past the watch's lands (the client trains on until the final round)
         evaluation.after(on_settled=lambda: catch_up(run, result, lambda line: lines.append(f"landed {line['step']}")))
         outcome = evaluation.outcome()
@@ -312,7 +312,3 @@ def test_policies_apart_train_on_a_server_each_and_each_is_measured(tmp_path: Pa
     assert series["village"].metrics == record["policy_metrics"]["village"] != series["wolves"].metrics
     assert [p["step"] for p in series["village"].held_out] == [0, outcomes["village"].after.step]
     assert files["curves.png"].stat().st_size > 0
-
-
-def _served_step(url: str, token: str) -> int:
-    return int(httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()["step"])

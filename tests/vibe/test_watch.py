@@ -29,7 +29,14 @@ from agentjet.vibe.run.trouble import (
     zero_variance,
 )
 from agentjet.vibe.run.watch import WatchSettings, catch_up, watch
-from tests.vibe.launch_helpers import CONSTANT_REWARD, StepRecorder, client_source, make_workspace, tiny_options
+from tests.vibe.launch_helpers import (
+    CONSTANT_REWARD,
+    StepRecorder,
+    client_source,
+    make_workspace,
+    swarm_status,
+    tiny_options,
+)
 
 FAST = WatchSettings(poll_s=0.2, zero_variance_steps=2, episode_check_every_s=0.5, budget_s=240.0)
 
@@ -192,14 +199,14 @@ def test_hot_swap_returns_the_latency_to_the_new_clients_first_episode(tmp_path:
     workspace = make_workspace(tmp_path / "ws")
     run = launch(workspace, options=tiny_options(steps=50), started_at=time.time())
     try:
-        step_before = _status(run.server.url, run.server.token)["step"]
+        step_before = swarm_status(run.server.url, run.server.token)["step"]
         assert run.standby is not None and run.standby.wait_ready(120.0)  # the next client, warm and waiting
         standby_pid = run.standby.process.pid
         new = workspace.write("client_v2.py", client_source(temperature=0.7))
         latency = hot_swap(run, new)
         first = run.client.tap.episodes()[0]
         assert 0.0 <= latency < 300.0 and run.hot_swaps[-1]["first_episode"] == first.episode_id
-        assert _status(run.server.url, run.server.token)["step"] >= step_before
+        assert swarm_status(run.server.url, run.server.token)["step"] >= step_before
         assert run.client.path == new and run.client.generation == 2
         assert run.client.process.pid == standby_pid and run.standby.generation == 3
         unused = run.standby.process
@@ -275,11 +282,6 @@ def test_a_client_whose_episodes_all_fail_is_reported_and_the_run_gives_up(tmp_p
     assert result.status == "failed" and "finished 3 times" in result.reason and run.restarts == 2
 
 
-def _status(url: str, token: str) -> dict[str, Any]:
-    body: dict[str, Any] = httpx.get(f"{url}/swarm/status", headers={"Authorization": f"Bearer {token}"}).json()
-    return body
-
-
 @pytest.mark.bwrap
 def test_a_sandboxed_crashing_client_is_hot_swapped(tmp_path: Path) -> None:
     from tests.sandbox.conftest import sandbox_for
@@ -316,7 +318,7 @@ def test_a_spent_budget_stops_the_watch_and_steps_landing_after_join_the_record(
         assert any("training stops (an update under way still lands)" in line for line in lines), lines
         stopped_at = result.steps
         deadline = time.monotonic() + 120
-        while _status(run.server.url, run.server.token)["step"] < stopped_at + 2 and time.monotonic() < deadline:
+        while swarm_status(run.server.url, run.server.token)["step"] < stopped_at + 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         seen: list[int] = []
         catch_up(run, result, lambda line: seen.append(int(line["step"])))

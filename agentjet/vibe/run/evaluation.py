@@ -92,14 +92,16 @@ class HeldOutEval:
         """The final policy's round, beside the base's if that is still to play or playing (their calls share
         the batches); the training client is not started again.
 
-        First the policy is held and an update under way (the watch stopped on a spent budget) lands; then
-        `on_settled` runs, before any round: vibe folds that step into its record there (`watch.catch_up`),
-        so it is said when it lands, not after the final round."""
-        self.run.hold_policy(True)  # no update begins from here on; `_round` says so if it cannot be held
+        First an update under way (the watch stopped on a spent budget) lands, the policy held so that no other
+        begins; then `on_settled` runs, before the final round: vibe folds that step into its record there
+        (`watch.catch_up`), so it is said when it lands, not after the round. The base's round, on the base
+        weights, need not wait for it."""
+        if self.items:
+            self._base_round(start=True)
+            self.run.hold_policy(True)  # released by the final round; `_round` says so if it cannot be held
         self._settled_step()
         on_settled()
         if self.items:
-            self._base_round(start=True)
             final = self._round("the final policy", resume_training=False)
             self._base_round(wait=True)
             self._keep("after", final)
