@@ -86,6 +86,7 @@ def _dry_run(
     steps: int | None,
     minutes: float | None,
     eval_items: int | None,
+    seed: int | None,
     train: dict[str, Any],
     as_json: bool,
 ) -> None:
@@ -98,9 +99,8 @@ def _dry_run(
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     with _in_one_line():
-        spec = plan(
-            text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items, train=train
-        )
+        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items,
+                    seed=seed, train=train)  # fmt: skip
     typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
     raise typer.Exit(0)
 
@@ -139,7 +139,7 @@ def _refused_offline(text: str, options: VibeOptions) -> None:
 
     if resolve_llm(options.llm) is None:
         plan(text, llm=None, model=options.model, steps=options.steps, minutes=options.budget_minutes,
-             eval_items=options.eval_items, train=options.train)  # fmt: skip
+             eval_items=options.eval_items, seed=options.seed, train=options.train)  # fmt: skip
 
 
 def vibe_command(
@@ -155,6 +155,15 @@ def vibe_command(
     budget: Annotated[float | None, typer.Option(min=0.1, help="wall-clock budget of the run, minutes")] = None,
     eval_items: Annotated[
         int | None, typer.Option(min=1, help="held-out items the policy plays before and after training")
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=2**31 - 1,
+            help="the seed the train and held-out items are drawn with (default 0): another seed gives other "
+            "deals, puzzles or lists, so a second run is a second sample, not a replicate",
+        ),
     ] = None,
     train: Annotated[
         list[str] | None,
@@ -198,9 +207,10 @@ def vibe_command(
     if mistake := _flag_mistake(text, model, budget):
         typer.secho(f"error: {mistake}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
-    if train and resume is not None:
-        typer.secho("error: --train goes with a new run (a resumed run keeps its settings)", fg=typer.colors.RED,
-                    err=True)  # fmt: skip
+    new_run_only = [flag for flag, used in (("--train", bool(train)), ("--seed", seed is not None)) if used]
+    if resume is not None and new_run_only:
+        typer.secho(f"error: {' and '.join(new_run_only)} go{'es' if len(new_run_only) == 1 else ''} with a new run "
+                    "(a resumed run keeps its settings)", fg=typer.colors.RED, err=True)  # fmt: skip
         raise typer.Exit(2)
     try:
         overrides = parse_train_overrides(train or [])
@@ -208,14 +218,15 @@ def vibe_command(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     if dry_run:
-        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, train=overrides,
-                 as_json=as_json)  # fmt: skip
+        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, seed=seed,
+                 train=overrides, as_json=as_json)  # fmt: skip
     options = VibeOptions(
         llm=llm,
         model=model,
         steps=steps,
         budget_minutes=budget,
         eval_items=eval_items,
+        seed=seed,
         train=overrides,
         workdir=str(workdir),
         max_repairs=max_repairs,

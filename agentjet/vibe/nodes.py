@@ -62,6 +62,7 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         steps=options.steps,
         minutes=options.budget_minutes,
         eval_items=options.eval_items,
+        seed=options.seed,
         train=options.train,
     )
     workspace = Workspace(Path(state["workspace"])).init()

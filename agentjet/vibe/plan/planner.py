@@ -71,13 +71,14 @@ def plan(
     steps: int | None = None,
     minutes: float | None = None,
     eval_items: int | None = None,
+    seed: int | None = None,
     train: dict[str, Any] | None = None,
     gpu: bool | None = None,
     model_roots: Sequence[Path] | None = None,
 ) -> TaskSpec:
-    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`train` (checked TrainConfig overrides,
-    `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu` None means
-    ask torch; `model_roots` are where local models are looked for (tests)."""
+    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`seed`/`train` (checked TrainConfig
+    overrides, `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu`
+    None means ask torch; `model_roots` are where local models are looked for (tests)."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -118,6 +119,14 @@ def plan(
         if not low <= eval_items <= high:
             raise PlanRefused(f"{eval_items} held-out items cannot be planned: say {low} to {high}")
         update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
+    if seed is not None:  # other deals and other sampling: a second sample of a recipe, not a replicate
+        low, high = field_range(DatasetPlan, "seed")
+        if not low <= seed <= high:
+            raise PlanRefused(f"seed {seed} cannot be planned: say {low} to {high}")
+        dataset = update.get("dataset", draft.dataset)
+        assert isinstance(dataset, DatasetPlan)
+        update["dataset"] = dataset.model_copy(update={"seed": seed})
+        notes.append(f"--seed {seed}: the train and held-out items are drawn with seed {seed}")
     assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
     if model is not None and requested is not None:  # "--model 0.5B" over "a 7B": an override, said as one
         assumptions.append(choice.note)

@@ -66,7 +66,7 @@ class DatasetPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
     train_items: int = Field(64, ge=1, le=100_000, description="items in data/train.jsonl")
     eval_items: int = Field(16, ge=1, le=100_000, description="items in data/eval.jsonl (never trained on)")
-    seed: int = Field(0, ge=0, description="the dataset seed")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="the dataset seed")
     params: dict[str, Any] = Field(default_factory=dict, description="generator parameters (generated tasks)")
     description: str = Field("", description="what an item is, in plain words")
 
