@@ -5,6 +5,8 @@ server adopted after a killed orchestrator, and a server reused by URL."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import stat
 import time
 from collections.abc import Callable
@@ -196,6 +198,26 @@ def test_a_step_landing_after_a_spent_budget_is_said_before_the_final_round_and_
         and result.steps > stopped_at
     )
     assert outcome.after is not None and outcome.after.step == result.steps
+
+
+def test_a_server_that_dies_before_the_final_round_fails_the_run_at_once_not_after_a_long_wait(
+    tmp_path: Path,
+) -> None:
+    """The final round waits for the served step to settle; a dead server never settles, so waiting for it is
+    a one-line error that says how to go on, within seconds."""
+    workspace = make_workspace(tmp_path / "ws")
+    options = tiny_options(steps=50, eval_episodes=2, eval_params=("temperature=0",))
+    run = launch(workspace, options=options, started_at=time.time(), progress=lambda line: None)
+    try:
+        evaluation = HeldOutEval(run, SuccessMetric(description="replies of even length", success_reward=0.5))
+        assert run.server.pid is not None
+        os.kill(run.server.pid, signal.SIGKILL)
+        began = time.monotonic()
+        with pytest.raises(VibeError, match=rf"pid {run.server.pid}\) exited .*resume the run") as caught:
+            evaluation.after()
+        assert time.monotonic() - began < 120 and "\n" not in str(caught.value)
+    finally:
+        stop(run)
 
 
 @pytest.mark.parametrize("steps", [1, 2])

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentjet.core import AgentJetError
+from agentjet.vibe.errors import VibeError
 from agentjet.vibe.plan.spec import SHARED_POLICY, SuccessMetric
 from agentjet.vibe.run.client_process import ClientHandle, stop_client
 from agentjet.vibe.run.launch import TrainingRun, base_apart, restart_client, start_base_client, start_eval_client
@@ -192,14 +193,22 @@ class HeldOutEval:
         self.run.progress(f"held-out round of {what}: {'; '.join(tallies)}")
 
     def _settled_step(self, timeout_s: float = 1800.0) -> int:
-        """The served step once no update is running (one begun before the hold lands first)."""
+        """The served step once no update is running (one begun before the hold lands first). A server of the
+        run's that has exited will not settle: that is a VibeError at once, not a wait of `timeout_s`."""
         deadline = time.monotonic() + timeout_s
         while True:
-            steps = [self._rolling_step(server) for server in self.run.all_servers()]
+            servers = self.run.all_servers()
+            steps = [self._rolling_step(server) for server in servers]
             if all(step is not None for step in steps):
                 step = min(s for s in steps if s is not None)
                 self.run.note_step(step)
                 return step
+            if dead := next((s for s in servers if s.is_ours and not s.is_alive()), None):
+                log_note = f" (its log: {dead.log_path})" if dead.log_path is not None else ""
+                raise VibeError(
+                    f"the server at {dead.url} (pid {dead.pid}) exited while the run waited for its update to land"
+                    f"{log_note}: resume the run to go on from its last checkpoint"
+                )
             if time.monotonic() > deadline:
                 return self.run.last_step
             time.sleep(0.5)
