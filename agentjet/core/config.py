@@ -62,10 +62,21 @@ class LoraConfig(_Section):
     target_modules: tuple[str, ...] = Field(
         ("q_proj", "k_proj", "v_proj", "o_proj"), min_length=1, description="module names to adapt"
     )
-    layers: int | None = Field(
-        None, ge=1, description="adapt only the top N transformer layers (null: every layer): the backward pass "
-        "stops below them, so an update costs less"
+    layers: int | float | None = Field(
+        None,
+        gt=0,
+        description="adapt only the top N transformer layers, or a share of them (0.5: the top half of "
+        "any model's; null: every layer): the backward pass stops below them, so an update costs less",
     )
+
+    @model_validator(mode="after")
+    def _layers_count_or_share(self) -> LoraConfig:
+        layers = self.layers
+        if isinstance(layers, float) and not (layers < 1 or layers.is_integer()):
+            raise ValueError(f"lora.layers is {layers}: give a count of layers (1, 2, ...) or a share below 1 (0.5)")
+        if isinstance(layers, float) and layers.is_integer():  # 15.0 from YAML or JSON is the count 15
+            object.__setattr__(self, "layers", int(layers))
+        return self
 
 
 _MICRO_BATCH_TOKENS_AUTO = {"cpu": 512, "cuda": 4096}

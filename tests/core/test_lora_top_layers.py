@@ -24,7 +24,7 @@ from agentjet.core.types import GenerationRequest, SamplingParams
 from tests.core.test_trainer import _eight_samples, _step
 
 
-def _trainer(model: Path, layers: int | None) -> Trainer:
+def _trainer(model: Path, layers: int | float | None) -> Trainer:
     config = TrainConfig(lora=LoraConfig(layers=layers), optim=OptimConfig(lr=1e-2, micro_batch_tokens=4096))
     return Trainer(model, config, seed=0)
 
@@ -32,10 +32,13 @@ def _trainer(model: Path, layers: int | None) -> Trainer:
 @pytest.mark.parametrize(
     ("count", "depth", "picked"),
     [(1, 2, [1]), (2, 2, [0, 1]), (15, 30, list(range(15, 30))), (1, 30, [29]), (3, 2, "at most 2"),
-     (1, None, "depth")],
+     (1, None, "depth"),
+     # a share of the model's layers: the same recipe fits any depth, at least one layer
+     (0.5, 30, list(range(15, 30))), (0.5, 2, [1]), (0.5, 24, list(range(12, 24))), (0.25, 30, list(range(22, 30))),
+     (0.01, 30, [29]), (0.99, 2, [0, 1]), (0.5, None, "depth")],
 )  # fmt: skip
 def test_the_top_layers_are_the_last_indices_and_too_many_is_a_config_error(
-    count: int, depth: int | None, picked: list[int] | str
+    count: int | float, depth: int | None, picked: list[int] | str
 ) -> None:
     if isinstance(picked, str):
         with pytest.raises(ConfigError, match=picked):
@@ -46,13 +49,27 @@ def test_the_top_layers_are_the_last_indices_and_too_many_is_a_config_error(
     assert to_peft(LoraConfig(), depth).layers_to_transform is None  # the default: every layer
 
 
-def test_lora_layers_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="greater than or equal to 1"):
-        TrainConfig.model_validate({"lora": {"layers": 0}})
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [(0, "greater than 0"), (-2, "greater than 0"), (0.0, "greater than 0"), (1.5, "a share below 1"),
+     (30.2, "a share below 1"), ("half", "lora.layers")],
+)  # fmt: skip
+def test_lora_layers_is_a_positive_count_or_a_share_below_one(given: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.model_validate({"lora": {"layers": given}})
 
 
-def test_an_adapter_on_the_top_layer_trains_only_there_and_nothing_below_joins_the_backward(tiny_model: Path) -> None:
-    trainer = _trainer(tiny_model, layers=1)
+@pytest.mark.parametrize(("given", "kept"), [(15, 15), (15.0, 15), (1.0, 1), (0.5, 0.5), (None, None)])
+def test_a_whole_float_is_a_count_and_a_fraction_a_share(given: object, kept: object) -> None:
+    layers = TrainConfig.model_validate({"lora": {"layers": given}}).lora.layers
+    assert layers == kept and type(layers) is type(kept)
+
+
+@pytest.mark.parametrize("layers", [1, 0.5])  # one layer of tiny's two, as a count and as a share
+def test_an_adapter_on_the_top_layer_trains_only_there_and_nothing_below_joins_the_backward(
+    tiny_model: Path, layers: int | float
+) -> None:
+    trainer = _trainer(tiny_model, layers=layers)
     adapted = {name for name, p in trainer.model.named_parameters() if p.requires_grad}
     assert adapted and all(".layers.1." in name for name in adapted), adapted  # tiny has 2 layers: 0 and 1
     below: list[bool] = []  # each training forward (with grad enabled): does the layer's output need a gradient?

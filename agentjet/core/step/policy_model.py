@@ -43,11 +43,14 @@ def to_peft(cfg: LoraConfig, depth: int | None = None) -> peft.LoraConfig:
     )
 
 
-def top_layers(count: int, depth: int | None) -> list[int]:
-    """The indices of the top `count` of `depth` layers: with the adapter only there, the backward pass of an
-    update stops at the lowest of them (nothing below needs a gradient)."""
+def top_layers(count: int | float, depth: int | None) -> list[int]:
+    """The indices of the top `count` of `depth` layers, or of the top share `count` (< 1) of them, at least
+    one: with the adapter only there, the backward pass of an update stops at the lowest of them (nothing
+    below needs a gradient). A share keeps one recipe right for models of any depth."""
     if depth is None:
         raise ConfigError("lora.layers needs the model's depth: this model's config names no num_hidden_layers")
+    if isinstance(count, float):
+        count = max(1, round(count * depth))
     if count > depth:
         raise ConfigError(f"lora.layers is {count}, but the model has {depth} layers: give at most {depth}")
     return list(range(depth - count, depth))
