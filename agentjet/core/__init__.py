@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from agentjet.core.launch.server_process import ServerProcess
     from agentjet.core.logs import error_line, log_to_stderr
     from agentjet.core.models import check_model
+    from agentjet.core.placement import resolve_placement
     from agentjet.core.scripted_server import serve_scripted
     from agentjet.core.sdk.client import AsyncEpisode, AsyncSwarmClient, Episode, EpisodeReclaimed, SwarmClient
     from agentjet.core.sdk.client_core import TOKEN_ENV
@@ -116,6 +117,7 @@ __all__ = [
     "log_to_stderr",
     "pid_alive",
     "process_mentions",
+    "resolve_placement",
     "run_server",
     "serve_scripted",
     "stop_process_group",
@@ -128,7 +130,7 @@ _HOME.update(
 )
 _HOME.update(describe_validation_error="config")
 _HOME.update(error_line="logs", log_to_stderr="logs", run_server="server.run")
-_HOME.update(ServerProcess="launch.server_process", check_model="models")
+_HOME.update(ServerProcess="launch.server_process", check_model="models", resolve_placement="placement")
 _CHILD_PROCESS = ("log_tail", "pid_alive", "process_mentions", "stop_process_group")
 _HOME.update({name: "launch.child_process" for name in _CHILD_PROCESS})
 

@@ -128,6 +128,8 @@ class FamilyInfo:
     steps: int | None = None  # the default budget when the sentence names none (None: the planner's default)
     recipe: str = ""  # where `train` comes from, stated as an assumption of the plan
     on_embedded: str = ""  # what the family's default run measured on the embedded model, when it did not learn
+    fp32_train: Mapping[str, Any] = field(default_factory=dict)  # over `train` where the server trains in fp32
+    fp32_recipe: str = ""  # why, stated as an assumption of a plan that takes it
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
@@ -219,6 +221,9 @@ WEREWOLVES_TRAIN: dict[str, Any] = {
     "optim": {"lr": 2e-4},
     "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
 }
+# In fp32 (a CPU without native bf16) the update is over half of the first step: the adapter on the top half of
+# the layers at twice the rate learned as the recipe does on 3 seeds of 3, a quarter sooner to the first step
+WEREWOLVES_FP32_TRAIN: dict[str, Any] = {"optim": {"lr": 4e-4}, "lora": {"layers": 0.5}}
 
 # `bench learn-check` (README): the word task from 0.02 to 1.00 train reward in 20 steps of 2 words x 8
 WORD_TRAIN: dict[str, Any] = {
@@ -257,6 +262,11 @@ CATALOG: dict[str, FamilyInfo] = {
             rate="win rate",
             train=WEREWOLVES_TRAIN,
             steps=4,
+            fp32_train=WEREWOLVES_FP32_TRAIN,
+            fp32_recipe="the server trains in fp32 here (no native bf16 on this CPU): the LoRA adapter on the top half "
+            "of the layers at lr 4e-4, which learned as the recipe does on the embedded model in 3 runs of 3 seeds "
+            "and reaches the first step about a quarter sooner (docs/vibe.md); --train lora.layers=null --train "
+            "optim.lr=2e-4 gives the bf16 recipe",
         ),
         FamilyInfo(
             "countdown",

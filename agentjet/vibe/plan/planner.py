@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentjet.core import ConfigError
 from agentjet.llm.chat import ENV_LLM, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
@@ -24,7 +23,14 @@ from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.planner_llm import plan_with_llm
-from agentjet.vibe.plan.policy_model import EMBEDDED, choose_model, devices_note, has_cuda, sizes_said
+from agentjet.vibe.plan.policy_model import (
+    EMBEDDED,
+    choose_model,
+    devices_note,
+    has_cuda,
+    sizes_said,
+    trains_in_fp32,
+)
 from agentjet.vibe.plan.refusals import no_training
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
 from agentjet.vibe.plan.spec import (
@@ -37,16 +43,8 @@ from agentjet.vibe.plan.spec import (
     field_range,
     merge_overrides,
 )
-from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, parse_train_overrides
-from agentjet.vibe.plan.train_words import (
-    BATCH_SIZE,
-    CONTEXT,
-    EPISODES_PER_STEP,
-    MAX_TOKENS,
-    OVERNIGHT,
-    TEMPERATURE,
-    impossible_budget,
-)  # fmt: skip
+from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, said_settings
+from agentjet.vibe.plan.train_words import OVERNIGHT, impossible_budget
 from agentjet.vibe.plan.werewolves.plan import plan_werewolves
 
 __all__ = ["DEFAULT_STEPS", "DETERMINISTIC", "QUICK_STEPS", "plan"]
@@ -74,11 +72,13 @@ def plan(
     seed: int | None = None,
     train: dict[str, Any] | None = None,
     gpu: bool | None = None,
+    fp32: bool | None = None,
     model_roots: Sequence[Path] | None = None,
 ) -> TaskSpec:
     """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`seed`/`train` (checked TrainConfig
     overrides, `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu`
-    None means ask torch; `model_roots` are where local models are looked for (tests)."""
+    None means ask torch; `fp32` whether the server trains in float32 (None: resolve it as the server will,
+    `trains_in_fp32`); `model_roots` are where local models are looked for (tests)."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -100,13 +100,17 @@ def plan(
         requested, override=model, gpu=(gpu if gpu is not None else needs_gpu_check and has_cuda()), roots=model_roots
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
-    said, notes = _said_settings(reading, dict(draft.train), flags=train or {})
+    family, base_recipe, notes = CATALOG.get(draft.family), dict(draft.train), []
+    if family is not None and family.fp32_train and (trains_in_fp32() if fp32 is None else fp32):
+        base_recipe = merge_overrides(base_recipe, dict(family.fp32_train))
+        notes.append(family.fp32_recipe)
+    said, said_notes = said_settings(reading, base_recipe, flags=train or {})
+    notes += said_notes
     if len(sizes := sizes_said(reading.text)) > 1:  # "the wolves with a 3B and the villagers with a 7B"
         notes.append(f"{', '.join(sizes[1:])} ignored: every policy of a run trains one model (the {sizes[0]} asked "
                      "first)")
     if device := devices_note(reading.text, cuda=gpu):
         notes.append(device)
-    family = CATALOG.get(draft.family)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
         notes.append(family.on_embedded)
     if eval_items is None and reading.eval_count is not None:
@@ -127,7 +131,7 @@ def plan(
         assert isinstance(dataset, DatasetPlan)
         update["dataset"] = dataset.model_copy(update={"seed": seed})
         notes.append(f"--seed {seed}: the train and held-out items are drawn with seed {seed}")
-    assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(dict(draft.train), said)
+    assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(base_recipe, said)
     if model is not None and requested is not None:  # "--model 0.5B" over "a 7B": an override, said as one
         assumptions.append(choice.note)
     if train:
@@ -136,50 +140,6 @@ def plan(
         assumptions.append(f"training settings from --train, over the recipe: {given}")
     check_train(recipe, f"the training settings do not fit the {draft.family} recipe")  # each was checked alone
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
-
-
-def _said_settings(
-    reading: Reading, recipe: dict[str, Any], *, flags: dict[str, Any]
-) -> tuple[dict[str, Any], list[str]]:
-    """The training settings the sentence states, checked, as overrides of the recipe, and a note on each; a
-    setting that `--train` (`flags`) also sets is the flag's, and the note says so."""
-    overrides: dict[str, Any] = {}
-    notes: list[str] = []
-    for setting in reading.settings:
-        section, _, key = setting.key.partition(".")
-        if key and key in flags.get(section, {}):
-            notes.append(f"--train {setting.key}={flags[section][key]} overrides '{setting.words}' in the sentence")
-            continue
-        if setting.key in _NOT_SETTINGS:
-            notes.append(f"'{setting.words}' ignored: {_NOT_SETTINGS[setting.key]}")
-            continue
-        if setting.key == EPISODES_PER_STEP:
-            group = int(merge_overrides(recipe, overrides).get("grpo", {}).get("group_size", 8))
-            pairs, how = _episodes_per_step(int(setting.value), group)
-        else:
-            pairs, how = [f"{setting.key}={setting.value}"], f"sets {setting.key}={setting.value:g}"
-        try:
-            checked = parse_train_overrides(pairs)
-        except ConfigError as exc:
-            notes.append(f"'{setting.words}' ignored: {str(exc).removeprefix('--train: ')}")
-            continue
-        overrides = merge_overrides(overrides, checked)
-        notes.append(f"'{setting.words}' {how} over " + ("the family's recipe" if recipe else "vibe's defaults"))
-        if setting.others:  # "lr 1e-4 and then lr 3e-4": the first is planned
-            also = ", ".join(repr(w) for w in setting.others)
-            notes.append(f"{also} also said: the first, '{setting.words}', is used")
-    return overrides, notes
-
-
-def _episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
-    """Episodes an update as GRPO groups x task groups: 16 with groups of 8 -> 2 tasks; 4 -> one group of 4."""
-    if episodes < group:
-        pairs = [f"grpo.group_size={episodes}", "collect.tasks=1"]
-        return pairs, f"sets grpo.group_size={episodes}, collect.tasks=1 (one group of {episodes} an update)"
-    tasks = max(1, round(episodes / group))
-    exact = "" if tasks * group == episodes else f"; {tasks * group}, the nearest multiple of the group size"
-    groups = f"{tasks} group{'s' if tasks != 1 else ''} of {group}"
-    return [f"collect.tasks={tasks}"], f"sets collect.tasks={tasks} ({groups} an update{exact})"
 
 
 def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
@@ -255,13 +215,6 @@ _GAME_ROLE_WORDS = frozenset(
     "seer seers witch witches hunter hunters villager villagers werewolf werewolves wolf wolves wolf pack".split()
     + ["wolf pack", "plain villager", "godfather", "mafioso", "mafiosi", "mafiosos"]  # mafia's own words
 )
-_NOT_SETTINGS = {  # words that look like training settings but are not TrainConfig's, and why
-    TEMPERATURE: "each family samples at its recipe's temperature, measured to learn (a task parameter, not a "
-    "training setting)",
-    BATCH_SIZE: "a step trains on its GRPO groups x task groups (say 'groups of N' or 'N games per step')",
-    MAX_TOKENS: "each family's reply length is its recipe's (a task parameter, not a training setting)",
-    CONTEXT: "the context window is the model's own (a model property, not a training setting)",
-}
 _CLOCK = re.compile(
     r"\b(?:until|till|by|before)\s+(?:lunch|dinner|breakfast|noon|midnight|tonight|tomorrow(?: morning)?|"
     r"(?:the )?morning|(?:the )?evening|(?:the )?end of (?:the )?day|eod|\d{1,2}(?::\d\d)?\s*(?:am|pm|o'?clock))\b"
