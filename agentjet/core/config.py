@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentjet.core.errors import ConfigError
@@ -69,14 +69,14 @@ class LoraConfig(_Section):
         "any model's; null: every layer): the backward pass stops below them, so an update costs less",
     )
 
-    @model_validator(mode="after")
-    def _layers_count_or_share(self) -> LoraConfig:
-        layers = self.layers
-        if isinstance(layers, float) and not (layers < 1 or layers.is_integer()):
+    @field_validator("layers")
+    @classmethod
+    def _layers_count_or_share(cls, layers: int | float | None) -> int | float | None:
+        if not isinstance(layers, float) or layers < 1:
+            return layers
+        if not layers.is_integer():
             raise ValueError(f"lora.layers is {layers}: give a count of layers (1, 2, ...) or a share below 1 (0.5)")
-        if isinstance(layers, float) and layers.is_integer():  # 15.0 from YAML or JSON is the count 15
-            object.__setattr__(self, "layers", int(layers))
-        return self
+        return int(layers)  # 15.0 from YAML or JSON is the count 15
 
 
 _MICRO_BATCH_TOKENS_AUTO = {"cpu": 512, "cuda": 4096}

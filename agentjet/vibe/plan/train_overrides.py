@@ -22,7 +22,7 @@ from agentjet.vibe.plan.train_words import BATCH_SIZE, CONTEXT, EPISODES_PER_STE
 if TYPE_CHECKING:
     from agentjet.vibe.plan.sentence import Reading
 
-__all__ = ["check_train", "describe_overrides", "episodes_per_step", "parse_train_overrides", "said_settings"]
+__all__ = ["check_train", "describe_overrides", "parse_train_overrides", "said_settings"]
 
 _NOT_SETTINGS = {  # words that look like training settings but are not TrainConfig's, and why
     TEMPERATURE: "each family samples at its recipe's temperature, measured to learn (a task parameter, not a "
@@ -91,7 +91,7 @@ def said_settings(
             continue
         if setting.key == EPISODES_PER_STEP:
             group = int(merge_overrides(recipe, overrides).get("grpo", {}).get("group_size", 8))
-            pairs, how = episodes_per_step(int(setting.value), group)
+            pairs, how = _as_groups(int(setting.value), group)
         else:
             pairs, how = [f"{setting.key}={setting.value}"], f"sets {setting.key}={setting.value:g}"
         try:
@@ -107,7 +107,7 @@ def said_settings(
     return overrides, notes
 
 
-def episodes_per_step(episodes: int, group: int) -> tuple[list[str], str]:
+def _as_groups(episodes: int, group: int) -> tuple[list[str], str]:
     """Episodes an update as GRPO groups x task groups: 16 with groups of 8 -> 2 tasks; 4 -> one group of 4."""
     if episodes < group:
         pairs = [f"grpo.group_size={episodes}", "collect.tasks=1"]

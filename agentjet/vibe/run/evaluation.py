@@ -197,13 +197,12 @@ class HeldOutEval:
         run's that has exited will not settle: that is a VibeError at once, not a wait of `timeout_s`."""
         deadline = time.monotonic() + timeout_s
         while True:
-            servers = self.run.all_servers()
-            steps = [self._rolling_step(server) for server in servers]
+            steps = [self._rolling_step(server) for server in self.run.all_servers()]
             if all(step is not None for step in steps):
                 step = min(s for s in steps if s is not None)
                 self.run.note_step(step)
                 return step
-            if dead := next((s for s in servers if s.is_ours and not s.is_alive()), None):
+            if dead := self.run.exited_server():
                 log_note = f" (its log: {dead.log_path})" if dead.log_path is not None else ""
                 raise VibeError(
                     f"the server at {dead.url} (pid {dead.pid}) exited while the run waited for its update to land"

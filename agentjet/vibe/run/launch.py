@@ -105,6 +105,10 @@ class TrainingRun:
     def all_servers(self) -> list[ServerHandle]:
         return [server for _, server in self.upstreams()]
 
+    def exited_server(self) -> ServerHandle | None:
+        """A server this run started whose process has exited (one it reuses by URL is never counted)."""
+        return next((server for server in self.all_servers() if server.is_ours and not server.is_alive()), None)
+
     def hold_policy(self, hold: bool) -> bool:
         """Hold (or release) every server's policy; False when one would not take it."""
         return all([server.hold_policy(hold) for server in self.all_servers()])

@@ -152,7 +152,7 @@ class _Watcher:
             self.failures = 0
         except AgentJetError as exc:
             self.failures += 1
-            if self.failures >= self.settings.server_failures or not self._server_alive():
+            if self.failures >= self.settings.server_failures or self.run.exited_server() is not None:
                 return Finding(Trouble.SERVER_DOWN, f"the server does not answer: {exc}", self.run.last_step)
             return None
         self.run.note_step(min(steps))  # policies apart: the run is as far as its slowest server
@@ -168,9 +168,6 @@ class _Watcher:
             with server.swarm() as swarm:
                 steps.append(int(swarm.status().get("step") or 0))
         return steps
-
-    def _server_alive(self) -> bool:
-        return all(server.pid is None or server.is_alive() for server in self.run.all_servers())
 
     def _client_finding(self) -> Finding | None:
         client = self.run.client
