@@ -105,12 +105,13 @@ def test_the_row_switch_zeroes_only_the_adapter_of_base_rows(tiny_model: Path, t
     assert run_lora_in_input_dtype(peft, rows) > 0
     with torch.no_grad():
         adapted = peft(input_ids=ids).logits
-        rows.set([False, True, False], torch.device("cpu"))
-        switched = peft(input_ids=ids).logits
-        rows.set([False, False, False], torch.device("cpu"))
-        all_base = peft(input_ids=ids).logits
-        rows.set([True, True, True], torch.device("cpu"))
-        assert rows.picked is None  # every row on: the plain path
+        with rows.only([False, True, False], torch.device("cpu")):
+            switched = peft(input_ids=ids).logits
+        assert rows.picked is None  # the switch holds for the forward inside only
+        with rows.only([False, False, False], torch.device("cpu")):
+            all_base = peft(input_ids=ids).logits
+        with rows.only([True, True, True], torch.device("cpu")):
+            assert rows.picked is None  # every row on: the plain path
     assert not torch.allclose(adapted[1], plain[1], atol=1e-3)
     torch.testing.assert_close(switched[0], plain[0], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(switched[2], plain[2], atol=1e-5, rtol=1e-5)

@@ -13,7 +13,8 @@ lora_layers.py           LoRA layers whose adapter runs in the activations' dtyp
 loop_jobs.py             Work the decode loop runs on its own thread between decode steps: a queue of paused jobs.
 outbox.py                Deltas of one decode step, handed to their sequences' event loops with one callback
                          per loop.
-prefill_gather.py        When the decode loop prefills newcomers: at once, or a few steps later in a batch (busy CPU).
+prefill_gather.py        When the decode loop prefills newcomers (at once, or a few steps later in a batch: busy CPU),
+                         and in how many forwards (a CPU batch split by suffix length: less padding).
 prefix_cache.py          Prefix KV reuse: finished sequences' KV rows, kept so that a prompt extending them skips
                          their prefill.
 sampling.py              Per-row token sampling for a decode batch: greedy, temperature and top-p, seeded per row.

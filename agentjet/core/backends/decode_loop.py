@@ -18,9 +18,9 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from agentjet.core.backends.loop_jobs import Job, JobQueue
 from agentjet.core.backends.lora_layers import RowAdapters
 from agentjet.core.backends.outbox import Item, Outbox
 from agentjet.core.backends.prefill_gather import PrefillGather
-from agentjet.core.backends.prefix_cache import PrefixCache, prefill
+from agentjet.core.backends.prefix_cache import PrefixCache, prefill_in_groups
 from agentjet.core.backends.sampling import sample_tokens
 from agentjet.core.backends.textstream import TextStream, accept_token
 from agentjet.core.errors import BackendError
@@ -293,29 +293,24 @@ class DecodeLoop:
         return _Row(seq=seq, text=TextStream(self._decode, seq.request.params.stop), generator=generator)
 
     def _prefill(self, seqs: list[LiveSequence]) -> tuple[KVBatch, torch.Tensor]:
-        """One forward pass over every prompt, minus the prefixes the prefix caches already hold."""
+        """Forward passes over every prompt (one per group of like length), minus the cached prefixes."""
         prompts = [seq.request.prompt_ids for seq in seqs]
         caches = [self._cache_of(seq.request) for seq in seqs]
         hits = [cache.lookup(p) if cache is not None else None for p, cache in zip(prompts, caches, strict=True)]
         if any(hits):
             log.debug("prefix hits n=%d reused=%d", sum(1 for h in hits if h), sum(h[0] for h in hits if h))
-        with self._switched([seq.request.base for seq in seqs]):
-            return prefill(self._model, prompts, hits, pad_id=self._pad_id, device=self._device)
+        base = [seq.request.base for seq in seqs]
+        return prefill_in_groups(
+            self._model, prompts, hits, pad_id=self._pad_id, device=self._device, split=self._gather.groups,
+            rows_of=lambda group: self._switched([base[i] for i in group]),
+        )  # fmt: skip
 
     def _cache_of(self, request: GenerationRequest) -> PrefixCache | None:
         return self._base_prefix if request.base else self._prefix
 
-    @contextmanager
-    def _switched(self, base: list[bool]) -> Iterator[None]:
+    def _switched(self, base: list[bool]) -> AbstractContextManager[None]:
         """The next forward's rows: those asking for the base get no adapter (a no-op when none asks)."""
-        switch = self._switch if any(base) else None
-        if switch is not None:
-            switch.set([not b for b in base], self._device)
-        try:
-            yield
-        finally:
-            if switch is not None:
-                switch.picked = None
+        return self._switch.only([not b for b in base], self._device) if self._switch is not None else nullcontext()
 
     def _merge(self, batch: KVBatch, rows: list[_Row], keep: list[int], n_prefilled: int) -> None:
         if len(keep) != n_prefilled:

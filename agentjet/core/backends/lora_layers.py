@@ -17,13 +17,15 @@ Layers in a state this path does not cover (adapters disabled or merged, per-row
 a LoRA variant such as DoRA) run peft's own forward.
 
 A server also samples the base beside the policy in one batch (an eval of the base after training
-began): `RowAdapters` is a per-row switch the decode loop sets before a forward, read by every layer
+began): `RowAdapters` is a per-row switch the decode loop sets around a forward, read by every layer
 it was given to; a row switched off gets the base projection alone.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import MethodType
 from typing import Any
 
@@ -42,12 +44,17 @@ class RowAdapters:
     def __init__(self) -> None:
         self.picked: Tensor | None = None
 
-    def set(self, use_adapter: list[bool], device: torch.device) -> None:
-        """Switch the rows for the next forward; all on is `None`, the plain path."""
+    @contextmanager
+    def only(self, use_adapter: list[bool], device: torch.device) -> Iterator[None]:
+        """For the forward inside: the adapter on the rows marked True alone (all on is the plain path)."""
         if all(use_adapter):
+            yield
+            return
+        self.picked = torch.tensor([i for i, on in enumerate(use_adapter) if on], dtype=torch.long, device=device)
+        try:
+            yield
+        finally:
             self.picked = None
-        else:
-            self.picked = torch.tensor([i for i, on in enumerate(use_adapter) if on], dtype=torch.long, device=device)
 
 
 def run_lora_in_input_dtype(model: nn.Module, rows: RowAdapters | None = None) -> int:

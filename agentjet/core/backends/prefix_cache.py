@@ -11,7 +11,8 @@ whenever the weights change. Owned by the generation loop thread; not thread-saf
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 
 import torch
 import torch.nn.functional as F
@@ -19,7 +20,7 @@ from transformers import DynamicCache
 
 from agentjet.core.backends.kv_batch import KVBatch, LayerKV, left_padded
 
-__all__ = ["PrefixCache", "PrefixHit", "prefill"]
+__all__ = ["PrefixCache", "PrefixHit", "prefill", "prefill_in_groups"]
 
 PrefixHit = tuple[int, list[LayerKV]]  # (n tokens reused, per layer (keys, values) each (1, H, n, D))
 
@@ -114,6 +115,37 @@ def prefill(
     )
     next_pos = mask.sum(dim=1)  # (n,): each prompt's length
     return KVBatch(cache, mask, next_pos), out.logits[:, -1, :]
+
+
+def prefill_in_groups(
+    model: torch.nn.Module,
+    prompts: Sequence[Sequence[int]],
+    hits: Sequence[PrefixHit | None],
+    *,
+    pad_id: int,
+    device: torch.device,
+    split: Callable[[list[int]], list[list[int]]],
+    rows_of: Callable[[Sequence[int]], AbstractContextManager[None]],
+) -> tuple[KVBatch, torch.Tensor]:
+    """`prefill` one forward per group of rows that `split` makes of the suffix lengths (indices into
+    `prompts`), each inside `rows_of(group)`, joined in the prompts' order: unlike lengths pad less apart."""
+    groups = split([len(prompt) - (hit[0] if hit else 0) for prompt, hit in zip(prompts, hits, strict=True)])
+    if len(groups) == 1:  # in the prompts' order: nothing to put back
+        with rows_of(range(len(prompts))):
+            return prefill(model, prompts, hits, pad_id=pad_id, device=device)
+    parts = []
+    for group in groups:
+        with rows_of(group):
+            parts.append(
+                prefill(model, [prompts[i] for i in group], [hits[i] for i in group], pad_id=pad_id, device=device)
+            )
+    batch, _ = parts[0]
+    for other, _ in parts[1:]:
+        batch.extend(other)
+    joined = [i for group in groups for i in group]  # joined row k holds prompt joined[k]
+    back = sorted(range(len(joined)), key=joined.__getitem__)  # the joined row of each prompt, in order
+    batch.select(back)
+    return batch, torch.cat([logits for _, logits in parts], dim=0)[back]
 
 
 def _past_cache(hits: Sequence[PrefixHit | None], width: int) -> tuple[DynamicCache, torch.Tensor]:
