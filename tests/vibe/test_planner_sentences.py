@@ -3096,3 +3096,57 @@ def test_the_gpus_a_sentence_asks_for_are_answered(sentence: str, cuda: bool, sa
         assert gpu_notes == []
     else:
         assert len(gpu_notes) == 1 and gpu_notes[0].startswith(said)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "difficulty", "steps", "said"),
+    [("improve accuracy on two-step arithmetic, 15 minutes", 2, 40, "'two-step' -> level 2"),
+     ("improve accuracy on 2-step arithmetic", 2, 40, "'2-step' -> level 2"),
+     ("train on arithmetic that takes two steps", 2, 40, "'arithmetic that takes two steps' -> level 2"),
+     ("math which requires exactly 3 steps", 3, 40, "-> level 3"),
+     ("2 step math, 10 steps", 2, 10, "'2 step' -> level 2"),
+     ("three-step maths for 12 steps", 3, 12, "'three-step' -> level 3"),
+     ("train 50 steps arithmetic", 1, 50, "no difficulty given"),  # plural "steps": a budget
+     ("train arithmetic in 2 steps", 1, 2, "no difficulty given"),  # "in 2 steps": the run's
+     ("train arithmetic for 2 steps", 1, 2, "no difficulty given")],
+)  # fmt: skip
+def test_round_46_a_step_count_before_the_skills_name_is_its_difficulty_not_a_budget(
+    sentence: str, difficulty: int, steps: int, said: str
+) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.params["difficulty"], spec.budget.steps) == ("arithmetic", difficulty, steps)
+    assert said in _text(spec)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["how many steps does werewolves training take?",
+     "how long would it take to train a 7B on countdown?",
+     "how much time does a werewolves run need?",
+     "How long does training the seer take?"],
+)  # fmt: skip
+def test_round_46_what_a_run_costs_is_a_question_even_when_it_says_training(sentence: str) -> None:
+    with pytest.raises(PlanRefused, match="it asks a question, not for training a model"):
+        _plan(sentence)
+
+
+def test_round_46_a_cost_question_with_a_request_after_it_or_a_skill_in_it_plans_the_run() -> None:
+    assert _plan("how long should I train the seer? do 10 steps").budget.steps == 10
+    assert _plan("train the seer for as long as it takes").trained_roles == ["seer"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "difficulty", "said"),
+    [("get better at 24-game style puzzles", 2, "'24-game: its 4 numbers' -> level 2"),
+     ("make a tiny model good at the game of 24", 2, "'game of 24: its 4 numbers' -> level 2"),
+     ("make the game of 24 easier for my model", 1, "no difficulty given"),  # easier: not four numbers
+     ("game of 24, hard", 3, "'hard' read as difficulty 3"),  # a level word said wins over the game's four
+     ("can you train a model to get 24 from four cards", 2, "'four cards' -> level 2"),
+     ("the 24 game with 6 numbers", 4, "'6 numbers' -> level 4")],
+)  # fmt: skip
+def test_round_46_the_game_of_24_deals_four_numbers_unless_the_sentence_says_otherwise(
+    sentence: str, difficulty: int, said: str
+) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.params["difficulty"]) == ("countdown", difficulty)
+    assert said in _text(spec)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
-    "LISTED_NUMBERS", "PROBLEM_NOUNS", "STEPS_OF_A_PROBLEM", "Cue", "CueKind", "as_written", "read_cues", "read_grade",
-    "with_digits",
+    "LISTED_NUMBERS", "PROBLEM_NOUNS", "STEPS_OF_A_PROBLEM", "STEPS_OF_THE_SKILL", "Cue", "CueKind", "as_written",
+    "read_cues", "read_grade", "with_digits",
 ]  # fmt: skip
 
 _UNITS = {
@@ -44,7 +44,7 @@ _KEEP_ONE = re.compile(
 CueKind = Literal[
     "count", "digits", "at_most", "at_least", "grid", "rounds", "players", "operations", "quantity", "turns", "listed",
     "size", "target", "total",
-]
+]  # fmt: skip
 _COUNT_NOUNS = r"(?:numbers?|operands?|cards?|items?|things|products|goods|ingredients|terms)"
 PROBLEM_NOUNS = _PROBLEM_NOUNS = (  # "word problems", "story problems", "sums": what one problem is called
     r"(?:(?:word\s+|story\s+|math\s+|maths\s+|arithmetic\s+|homework\s+)?"
@@ -57,8 +57,17 @@ STEPS_OF_A_PROBLEM = re.compile(
     r"(?:(?:[1-9]|10)\s*(?:-|–|or|to)\s*)?"  # "that take 2 or 3 steps": the top of the range
     r"([1-9]|10)[\s-]*(?:steps?|operations?|ops)\b"  # a problem of 100 steps is a training budget
 )
+# "2-step arithmetic", "math that takes 3 steps": the skill's name for one problem (a singular "step" before it,
+# as in "two-step"; "50 steps arithmetic" stays a training budget, and so does the ambiguous "arithmetic in 2 steps")
+_SKILL_NAMES = r"(?:arithmetic|math|maths|mathematics|reasoning)"
+STEPS_OF_THE_SKILL = re.compile(
+    rf"\b([1-9]|10)[\s-]step(?=\s+{_SKILL_NAMES}\b)|"
+    rf"\b{_SKILL_NAMES}\s+(?:that|which)\s+(?:needs?|requires?|takes?)\s+"
+    r"(?:(?:exactly|just|only|about|around|at most|up to)\s+)?([1-9]|10)\s+steps?\b"
+)
 _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
     ("operations", STEPS_OF_A_PROBLEM),
+    ("operations", STEPS_OF_THE_SKILL),
     ("grid", re.compile(r"\b(\d+)\s*(?:x|by|×)\s*(\d+)\b(?!\s*(?:steps?|minutes?))")),
     ("digits", re.compile(r"\b(\d+)[\s-]*digits?\b")),
     ("operations", re.compile(

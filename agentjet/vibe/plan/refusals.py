@@ -24,6 +24,9 @@ _SKILL = re.compile(
     r"\b(?:possible|a way)\s+to\s+(?:make|get|teach|help|improve)\b"  # "is it possible to make the village win ..."
 )
 _TRAINING_SAID = re.compile(r"\btrain(?:s|ed|ing)?\b")  # "does training even work? quick test": a run
+# what a run costs is a question even when it names training ("how many steps does werewolves training take?",
+# "how long would it take to train a 7B on countdown?"): one question, nothing after it
+_COST_QUESTION = re.compile(r"^how (?:long|many|much)\b[^.;!?]*\b(?:takes?|costs?|needs?)\b[^.;!?]*\?\s*$")
 # a question about training itself ("what's the quickest check that training works?") asks for a run, not text
 _ABOUT_TRAINING = re.compile(  # not "I would rather not train anything yet"
     r"(?<!rather not )(?<!do not )(?<!n't )\b(?:train|teach|rl|pipeline)\b|"
@@ -37,7 +40,8 @@ def _is_text_request(text: str) -> bool:
     compared = re.search(r"\b(?:stronger|better|weaker|harder|easier|smarter|more \w+)\s+than\b", text)
     skill = _SKILL.search(text) and not (compared and text.rstrip().endswith("?"))  # "is X stronger than Y?"
     question = _QUESTION_ASKED.search(text) and not skill and not _TRAINING_SAID.search(text)
-    return bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text)
+    cost = _COST_QUESTION.search(text) and not skill
+    return bool(cost) or (bool(_TEXT_REQUEST.search(text) or question) and not _ABOUT_TRAINING.search(text))
 
 
 def no_training(text: str) -> str | None:

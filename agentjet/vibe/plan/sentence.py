@@ -84,6 +84,8 @@ GAME_OF_24 = (
     r"\b(?:(?:24|twenty[- ]four)[- ]game|game of (?:24|twenty[- ]four)|make 24|"
     r"(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
 )
+_EASIER = re.compile(r"\b(?:eas(?:y|ier|iest)|simpler?|simplest)\b")  # "the game of 24, but easier": no 4 numbers
+_COUNTS = ("count", "listed")  # cues that say how many numbers a puzzle gives
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -333,6 +335,9 @@ def read_sentence(sentence: str) -> Reading:
     phrase = next(
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, unquoted))), None
     )
+    game = re.search(GAME_OF_24, text) if families[:1] == ("countdown",) else None
+    if game and not (phrase or _level(text) or _EASIER.search(text) or any(c.kind in _COUNTS for c in cues)):
+        cues += (Cue("count", 4, f"{game.group(0)}: its 4 numbers"),)  # the game of 24 deals four numbers
     return Reading(
         text=text,
         families=families,

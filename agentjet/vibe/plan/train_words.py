@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM
+from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM, STEPS_OF_THE_SKILL
 
 __all__ = [
     "BATCH_SIZE", "CONTEXT", "EPISODES_PER_STEP", "MAX_TOKENS", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting",
@@ -237,6 +237,7 @@ _EPOCHS = re.compile(r"\b(\d+)[\s-]*(?:training\s+)?epochs?\b|\bepochs?\s*[:=]?\
 def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
     """Every training-step count said, in order; not the steps one problem takes ("problems that need 3 steps")."""
     of_a_problem = [m.span(1) for m in STEPS_OF_A_PROBLEM.finditer(text)]
+    of_a_problem += [m.span(m.lastindex or 0) for m in STEPS_OF_THE_SKILL.finditer(text)]
     return [
         (int(next(group for group in match.groups() if group is not None)), match)
         for match in _STEPS.finditer(text)
@@ -247,6 +248,7 @@ def _step_counts(text: str) -> list[tuple[int, re.Match[str]]]:
 def _step_range(text: str) -> re.Match[str] | None:
     """The first range of steps said, low to high ("10-15 steps"; not "held out 10 - 4 steps")."""
     of_a_problem = [m.span() for m in STEPS_OF_A_PROBLEM.finditer(text)]  # "problems that take 2 or 3 steps"
+    of_a_problem += [m.span() for m in STEPS_OF_THE_SKILL.finditer(text)]
     for ranged in _STEP_RANGE.finditer(text):
         if any(start <= ranged.start() < end for start, end in of_a_problem):
             continue
