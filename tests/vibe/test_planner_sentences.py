@@ -3150,3 +3150,22 @@ def test_round_46_the_game_of_24_deals_four_numbers_unless_the_sentence_says_oth
     spec = _plan(sentence)
     assert (spec.family, spec.params["difficulty"]) == ("countdown", difficulty)
     assert said in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "policies"),
+    [("train the werewolves in one model and the seer, witch and hunter in another",
+      [["werewolf"], ["seer", "witch", "hunter"]]),
+     ("wolves in one model, seer in a second one", [["werewolf"], ["seer"]]),
+     ("put the wolves in one model and the seer in another, werewolves, 5 steps", [["werewolf"], ["seer"]]),
+     ("the wolves on one model, the village on another", [["werewolf"], VILLAGE])],
+)  # fmt: skip
+def test_round_46_roles_placed_in_one_model_and_another_get_two_policies(
+    sentence: str, policies: list[list[str]]
+) -> None:
+    spec = _plan(sentence)
+    assert [sorted(p.roles) for p in spec.policies] == [sorted(p) for p in policies]
+
+
+def test_round_46_roles_placed_in_one_model_alone_still_share_it() -> None:
+    assert "one model for both sides was asked for" in _text(_plan("train the wolves and the seer in one model"))
