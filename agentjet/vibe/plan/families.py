@@ -264,7 +264,7 @@ CATALOG: dict[str, FamilyInfo] = {
             steps=4,
             fp32_train=WEREWOLVES_FP32_TRAIN,
             fp32_recipe="the server trains in fp32 here (no native bf16 on this CPU): the LoRA adapter on the top half "
-            "of the layers at lr 4e-4, which learned as the recipe does on the embedded model in 3 runs of 3 seeds "
+            "of the layers at lr 4e-4, which learned as the recipe does on the embedded model in 4 runs of 4 seeds "
             "and reaches the first step about a quarter sooner (docs/vibe.md); --train lora.layers=null --train "
             "optim.lr=2e-4 gives the bf16 recipe",
         ),
