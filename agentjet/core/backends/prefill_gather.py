@@ -60,7 +60,7 @@ class PrefillGather:
         if self.split_tokens <= 0 or len(order) < 2:
             return [order] if order else []
         # best[j]: the least cost of prefilling order[:j]; cut[j]: where its last group starts
-        best, cut = [0] + [0] * len(order), [0] * (len(order) + 1)
+        best, cut = [0] * (len(order) + 1), [0] * (len(order) + 1)
         for j in range(1, len(order) + 1):
             best[j], cut[j] = min((best[i] + lengths[order[i]] * (j - i) + self.split_tokens, i) for i in range(j))
         groups, j = [], len(order)

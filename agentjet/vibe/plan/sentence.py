@@ -84,8 +84,6 @@ GAME_OF_24 = (
     r"\b(?:(?:24|twenty[- ]four)[- ]game|game of (?:24|twenty[- ]four)|make 24|"
     r"(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
 )
-_EASIER = re.compile(r"\b(?:eas(?:y|ier|iest)|simpler?|simplest)\b")  # "the game of 24, but easier": no 4 numbers
-_COUNTS = ("count", "listed")  # cues that say how many numbers a puzzle gives
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -255,6 +253,8 @@ _LEVEL_WORDS: tuple[tuple[str, str], ...] = (
              r"beginner|trivial|lowest (?:level|difficulty)|starter)\b"),
 )
 # "harder to detect", "easy to beat": the word describes how a player is to others, not the puzzle's level
+_EASY = re.compile(dict(_LEVEL_WORDS)["easy"])  # "make the game of 24 easier for my model": not its 4 numbers
+_COUNTS = ("count", "listed")  # cues that say how many numbers a puzzle gives
 _NOT_A_LEVEL_AFTER = (  # "hard to detect", "a hard drive", "a medium-sized model", "easy on the CPU": no level
     r"(?!\s+(?:to|for)\s+(?!solve|answer|compute|calculate|crack|work)\w+)"
     r"(?![- ](?:sized?|drives?|ware|disks?)\b|\s+(?:on|setup|set-up|config\w*|models?|llms?|gpus?|cpus?|machines?)\b)"
@@ -336,7 +336,7 @@ def read_sentence(sentence: str) -> Reading:
         ((word, m.group(0)) for word, pat in _LEVEL_WORDS if (m := re.search(pat + _NOT_A_LEVEL_AFTER, unquoted))), None
     )
     game = re.search(GAME_OF_24, text) if families[:1] == ("countdown",) else None
-    if game and not (phrase or _level(text) or _EASIER.search(text) or any(c.kind in _COUNTS for c in cues)):
+    if game and not (phrase or _level(text) or _EASY.search(unquoted) or any(c.kind in _COUNTS for c in cues)):
         cues += (Cue("count", 4, f"{game.group(0)}: its 4 numbers"),)  # the game of 24 deals four numbers
     return Reading(
         text=text,
