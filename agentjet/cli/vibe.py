@@ -100,7 +100,7 @@ def _dry_run(
         raise typer.Exit(2)
     with _in_one_line():
         spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items,
-                    seed=seed, train=train)  # fmt: skip
+                    seed=seed, train=train, dry_run=True)  # fmt: skip
     typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
     raise typer.Exit(0)
 

@@ -231,6 +231,19 @@ def test_dry_run_json_is_the_spec_with_one_server_per_separate_policy(
     assert _listing(tmp_path) == []
 
 
+def test_a_sentence_asking_for_just_the_plan_is_refused_as_a_run_and_printed_with_dry_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    sentence = "please don't train anything, just show me the plan for werewolves"
+    refused = runner.invoke(app, ["vibe", sentence])
+    assert refused.exit_code == 2 and "add --dry-run to print the plan" in refused.output
+    assert "Traceback" not in refused.output and _listing(tmp_path) == []
+    printed = runner.invoke(app, ["vibe", sentence, "--dry-run"])
+    assert printed.exit_code == 0 and "family         werewolves" in printed.output
+    assert _listing(tmp_path) == []
+
+
 def test_dry_run_of_a_refused_sentence_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["vibe", "write me a poem", "--dry-run"])

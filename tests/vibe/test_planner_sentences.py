@@ -929,7 +929,7 @@ TWENTY_FOURTH_HELD_OUT = [
 # was seen): 176 of 200 (119 of 133 plain; flags 8 of 11): "the quickest check that training works" in more words,
 # a word to say before a time limit or quoted in more ways, KL and "lora r=", "each trained", "everyone else"
 TWENTY_FIFTH_HELD_OUT = [
-    Row("I just want to check the pipeline runs end to end. Smallest thing possible.", "word"),
+    Row("I just want to check the pipeline runs end to end. Smallest thing possible.", "word", steps=3),  # a check
     Row("I wanna see reward go up fast, whatever task is easiest", "word"),
     Row("make the model say hi in 1 minute", "word", minutes=1),
     Row("reward the model for saying 'dragon'", "word"),
@@ -3169,3 +3169,153 @@ def test_round_46_roles_placed_in_one_model_and_another_get_two_policies(
 
 def test_round_46_roles_placed_in_one_model_alone_still_share_it() -> None:
     assert "one model for both sides was asked for" in _text(_plan("train the wolves and the seer in one model"))
+
+
+# a forty-seventh round (2026-12-07, 80 fresh sentences written before any output was seen: 67 of 80 right):
+# worked examples ("zero-shot", "no examples in the prompt") set `shots`; "as one model ... as another" is two
+# policies; "solve 24 puzzles" is the game of 24; "6 steps each" of a werewolves run is its budget; a tiny test of
+# the training loop is the word family's quick run; "don't train anything, just show me the plan" is --dry-run's
+# job; high and middle school are grades; "numbers up to 100, 5 of them" counts 5; a clause's end stops a "not"
+@pytest.mark.parametrize(
+    ("sentence", "family", "shots", "said"),
+    [("arithmetic with 0 shots", "arithmetic", 0, "'0 shots' -> shots=0"),
+     ("zero shot math problems", "arithmetic", 0, "'zero shot' -> shots=0"),
+     ("countdown, no examples in the prompt", "countdown", 0, "'no examples' -> shots=0"),
+     ("arithmetic without few-shot examples", "arithmetic", 0, "'without few-shot examples' -> shots=0"),
+     ("one-shot arithmetic, 20 steps", "arithmetic", 1, "'one-shot' -> shots=1: 1 worked example first"),
+     ("arithmetic with a worked example first", "arithmetic", 1, "shots=1"),
+     ("countdown with 2 worked examples", "countdown", 2, "'2 worked examples' -> shots=2"),
+     ("few-shot countdown at level 2", "countdown", 2, "every worked example the countdown task has"),
+     ("5-shot arithmetic", "arithmetic", 2, "the arithmetic task has 2 worked examples, so shots=2"),
+     ("countdown, shots=1", "countdown", 1, "'shots=1' -> shots=1")],
+)  # fmt: skip
+def test_round_47_worked_examples_said_set_shots(sentence: str, family: str, shots: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.params["shots"]) == (family, shots)
+    assert said in _text(spec)
+    assert load_family(family, spec.params).shots == shots  # type: ignore[attr-defined]  # the task takes it
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["train on 200 examples of arithmetic",  # a dataset's size, not worked examples
+     "math problems, no examples of cheating",
+     "countdown level 2",
+     "the hunter gets 2 shots in werewolves"],
+)  # fmt: skip
+def test_round_47_no_worked_examples_said_leaves_shots_to_the_task(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert "shots" not in spec.params
+    assert "shots" not in _text(spec) or spec.family == "werewolves"
+
+
+def test_round_47_worked_examples_in_a_family_without_them_are_said_to_be_ignored() -> None:
+    spec = _plan("zero-shot one word replies")
+    assert spec.family == "word" and "shots" not in spec.params
+    assert "'zero-shot' ignored: the word family shows no worked examples" in _text(spec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "policies"),
+    [("train the village as one model and the wolves as another", [["werewolf"], VILLAGE]),
+     ("train the wolves as one model and the seer as a second one", [["werewolf"], ["seer"]]),
+     ("the wolves as one policy, the village as the other", [["werewolf"], VILLAGE])],
+)  # fmt: skip
+def test_round_47_roles_as_one_model_and_another_get_two_policies(sentence: str, policies: list[list[str]]) -> None:
+    spec = _plan(sentence)
+    assert sorted(sorted(p.roles) for p in spec.policies) == sorted(sorted(p) for p in policies)
+
+
+def test_round_47_roles_as_one_model_alone_still_share_it() -> None:
+    assert "one model for both sides was asked for" in _text(_plan("train the wolves and the village as one model"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "family", "difficulty"),
+    [("train a 3B model to solve 24 puzzles", "countdown", 2),
+     ("get better at the 24 puzzle", "countdown", 2),
+     ("solving twenty-four puzzles, 10 steps", "countdown", 2),
+     ("solve 24 arithmetic puzzles", "arithmetic", 1),  # a count of another family's puzzles
+     ("arithmetic, 24 puzzles a step", "arithmetic", 1)],
+)  # fmt: skip
+def test_round_47_solving_24_puzzles_is_the_game_of_24(sentence: str, family: str, difficulty: int) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.params["difficulty"]) == (family, difficulty)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps", "said"),
+    [("wolves and villagers, separately trained, 6 steps each", 6, "'6 steps each' read as 6 training steps"),
+     ("train both sides ten steps each in werewolves", 10, "'ten steps each' read as 10 training steps"),
+     ("the word task, 7 steps each", 7, "'7 steps each' read as 7 training steps")],
+)  # fmt: skip
+def test_round_47_steps_each_is_the_budget_where_no_problem_takes_steps(sentence: str, steps: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.budget.steps == steps
+    assert said in _text(spec) and "ignored" not in _text(spec)
+
+
+def test_round_47_steps_each_of_an_arithmetic_problem_stays_its_operations() -> None:
+    spec = _plan("arithmetic problems, 3 steps each")
+    assert (spec.params["difficulty"], spec.budget.steps) == (3, CATALOG["arithmetic"].steps)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["run a tiny test of the training loop", "just make sure training works end to end",
+     "a small check of the pipeline"],
+)  # fmt: skip
+def test_round_47_a_small_check_of_the_pipeline_is_the_word_familys_quick_run(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.budget.steps) == ("word", QUICK_STEPS)
+
+
+def test_round_47_a_check_with_its_steps_said_keeps_them() -> None:
+    spec = _plan("check that training works on werewolves, 10 steps")
+    assert (spec.family, spec.budget.steps) == ("werewolves", 10)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("please don't train anything, just show me the plan for werewolves", "don't train anything"),
+     ("dry run: werewolves seer", "dry run"),
+     ("werewolves, just print the spec", "just print the spec"),
+     ("countdown level 2 but do not run it yet", "do not run it")],
+)  # fmt: skip
+def test_round_47_the_plan_without_a_run_points_to_dry_run(sentence: str, said: str) -> None:
+    with pytest.raises(PlanRefused, match="add --dry-run to print the plan and write nothing") as refused:
+        _plan(sentence)
+    assert f"('{said}')" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("don't train the wolves, train the village", VILLAGE),
+     ("do not train the witch; the seer only", ["seer"]),
+     ("not the witch. the seer", ["seer"]),
+     ("do not train the witch, the seer or the hunter", ["villager"])],  # a list stays in the "not"
+)  # fmt: skip
+def test_round_47_not_reaches_no_further_than_its_clause(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles
+
+
+@pytest.mark.parametrize(
+    ("sentence", "family", "difficulty", "said"),
+    [("math for high schoolers", "arithmetic", 5, "'high schoolers' (a school grade) read as level 5"),
+     ("middle school word problems", "arithmetic", 4, "'middle school' (a school grade) read as level 4"),
+     ("junior high arithmetic, 5th grade", "arithmetic", 3, "'5th grade'"),  # a grade said wins over its school
+     ("countdown: numbers up to 100, 5 of them", "countdown", 3, "'5 of them: 5 numbers' -> level 3"),
+     ("countdown with numbers, five of those", "countdown", 3, "'five of those: 5 numbers'"),
+     ("tool use, grocery items, four of them", "tool_use", 3, "'four of them: 4 items' -> level 3")],
+)  # fmt: skip
+def test_round_47_schools_are_grades_and_a_count_said_after_its_noun_counts(
+    sentence: str, family: str, difficulty: int, said: str
+) -> None:
+    spec = _plan(sentence)
+    assert (spec.family, spec.params["difficulty"]) == (family, difficulty)
+    assert said in _text(spec)
+
+
+def test_round_47_the_plan_without_a_run_is_what_dry_run_prints() -> None:
+    spec = plan("dry run: werewolves seer", llm=None, fp32=False, dry_run=True)
+    assert (spec.family, spec.trained_roles) == ("werewolves", ["seer"])

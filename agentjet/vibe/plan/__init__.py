@@ -14,6 +14,8 @@ policy_model.py  Which policy model a vibe run trains: what the sentence asked f
 refusals.py      Requests that are no training (a picture, music, text, software, another skill, a dataset,
                  writing): the reason a plan is refused.
 sentence.py      Read a task sentence: which built-in families it names and the parameters it states.
+shots.py         The worked examples a sentence asks for ("zero-shot", "2-shot") -> countdown's and arithmetic's
+                 `shots`.
 spelling.py      Typos of the keywords read as the keywords ("werwolves"; "whitch" where the game is named).
 spec.py          `TaskSpec`: what a vibe run will train, as planned from the sentence and saved as `task.yaml`, and
                  as the readable block `agentjet vibe TEXT --dry-run` prints.

@@ -134,6 +134,10 @@ _MANY_ITEMS = re.compile(
     r"\b(?:long|longer|big|bigger|large|larger)\s+(?:shopping|grocery)\s+lists?\b|\b(?:long|longer)\s+lists\b|"
     r"\b(?:many|lots of|a lot of|more)\s+items\b"
 )
+# "numbers up to 100, 5 of them": a count said after its noun
+_OF_THEM = re.compile(
+    r"\b(numbers|operands|cards|items|products|goods|ingredients|terms)\b[^;.]{0,40}?\b(\d+)\s+of\s+(?:them|those|these)\b"
+)
 # A puzzle spelled out: "using 3, 7, 25, 50, 75 and 100" (how many numbers), "the target 250" / "reach 952 from"
 LISTED_NUMBERS = re.compile(r"\b\d+(?:\s*,\s*\d+)+(?:\s*,?\s*(?:and|&)\s*\d+)?\b")
 _TARGET = re.compile(
@@ -274,6 +278,10 @@ def read_cues(text: str, said: str | None = None) -> tuple[Cue, ...]:
             found.append((match.start(), Cue("operations", value, words)))
     for match in _MANY_ITEMS.finditer(text):
         found.append((match.start(), Cue("count", 4, f"{_quoted(match.group(0), said)}: 4 items")))
+    for match in _OF_THEM.finditer(text):
+        count, noun = int(match.group(2)), match.group(1)
+        words = _quoted(text[match.start(2) : match.end()], said)
+        found.append((match.start(2), Cue("count", count, f"{words}: {count} {noun}")))
     for match in LISTED_NUMBERS.finditer(text):
         count = len(re.findall(r"\d+", match.group(0)))
         if count >= 3 and not any(start <= match.start() < end for start, end in taken):
@@ -315,13 +323,18 @@ _GRADE = re.compile(  # "grade 5", "class 3 level", "year 4", "5th grade", "fift
     rf"\b(\d{{1,2}}(?=st|nd|rd|th)|{'|'.join(_GRADE_ORDINALS)})(?:st|nd|rd|th)?[- ](?:grade|graders?|class)\b"
 )
 
+_SCHOOL = re.compile(  # "math for high schoolers", "middle school word problems": the school's first grade
+    r"\b(?:(high|secondary)[- ]school(?:ers?)?|(?:middle[- ]school(?:ers?)?|junior[- ]high))\b"
+)
+
 
 def read_grade(text: str) -> tuple[int, str] | None:
     """A school grade the sentence names and its words ("5th grade" -> (5, "5th grade")), if any; a child's age
-    is the grade of that age ("for a 10 year old": grade 5)."""
+    is the grade of that age ("for a 10 year old": grade 5), and a school its first grade ("high school": 9)."""
     if age := _AGE.search(text):
         return max(1, min(12, int(age.group(1) or age.group(2)) - 5)), age.group(0)
     if not (match := _GRADE.search(text)):
-        return None
+        school = _SCHOOL.search(text)
+        return (9 if school.group(1) else 7, school.group(0)) if school else None
     number = match.group(1) or match.group(2)
     return (int(number) if number.isdigit() else _GRADE_ORDINALS[number]), match.group(0)

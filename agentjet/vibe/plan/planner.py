@@ -9,6 +9,7 @@ JSON TaskSpec it writes, validated, with one retry that shows it the validation 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
 from agentjet.vibe.plan.families import CATALOG, FamilyInfo
 from agentjet.vibe.plan.family_notes import family_notes
+from agentjet.vibe.plan.numbers import as_written
 from agentjet.vibe.plan.planner_llm import plan_with_llm
 from agentjet.vibe.plan.policy_model import (
     EMBEDDED,
@@ -31,8 +33,9 @@ from agentjet.vibe.plan.policy_model import (
     sizes_said,
     trains_in_fp32,
 )
-from agentjet.vibe.plan.refusals import no_training
+from agentjet.vibe.plan.refusals import no_training, plan_only
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
+from agentjet.vibe.plan.shots import plan_shots, shots_said
 from agentjet.vibe.plan.spec import (
     SHARED_POLICY,
     Budget,
@@ -74,11 +77,13 @@ def plan(
     gpu: bool | None = None,
     fp32: bool | None = None,
     model_roots: Sequence[Path] | None = None,
+    dry_run: bool = False,
 ) -> TaskSpec:
     """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`seed`/`train` (checked TrainConfig
     overrides, `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu`
     None means ask torch; `fp32` whether the server trains in float32 (None: resolve it as the server will,
-    `trains_in_fp32`); `model_roots` are where local models are looked for (tests)."""
+    `trains_in_fp32`); `model_roots` are where local models are looked for (tests); `dry_run` says the plan alone
+    is wanted, so a sentence asking for just the plan ("dry run: werewolves") is not refused for it."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -91,7 +96,7 @@ def plan(
         requested = draft.requested_model
     else:
         try:
-            draft = _deterministic(sentence, reading, steps=steps, minutes=minutes)
+            draft = _deterministic(sentence, reading, steps=steps, minutes=minutes, dry_run=dry_run)
         except ValidationError as exc:  # a reading the spec cannot hold: one line, never a traceback
             reason = f"its reading is no valid plan ({exc.errors()[0]['msg']})"
             raise _refusal(sentence, reading, reason) from exc
@@ -142,9 +147,16 @@ def plan(
     return draft.model_copy(update={**update, "train": recipe, "assumptions": assumptions})
 
 
-def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minutes: float | None) -> TaskSpec:
+def _deterministic(
+    sentence: str, reading: Reading, *, steps: int | None, minutes: float | None, dry_run: bool = False
+) -> TaskSpec:
     if (reason := no_training(reading.text)) is not None:
         raise _refusal(sentence, reading, reason)
+    if not dry_run and (plan_asked := plan_only(reading.text)) is not None:
+        raise PlanRefused(
+            f"cannot plan {_quoted(sentence)} as a run: {plan_asked}; add --dry-run to print the plan and write "
+            "nothing (`agentjet vibe TEXT --dry-run`, with --json for the spec as JSON)"
+        )
     if (impossible := impossible_budget(reading.text)) is not None:
         raise PlanRefused(f"cannot plan {_quoted(sentence)}: {impossible}")
     game_roles = [m.word for m in reading.roles.mentions if m.word in _GAME_ROLE_WORDS]
@@ -163,6 +175,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
             f"planned without an LLM: no game is named, but {named} {'is a role' if len(words) == 1 else 'are roles'} "
             "of the built-in werewolves family, so that game is played"
         )
+    reading = _steps_each(reading, family, assumptions)
     if len(reading.families) > 1:
         others = ", ".join(reading.families[1:])
         assumptions.append(f"the sentence also fits {others}; {family} was chosen as the more specific match")
@@ -177,6 +190,7 @@ def _deterministic(sentence: str, reading: Reading, *, steps: int | None, minute
             params |= _tool_turns(reading, difficulty, assumptions)
     else:
         params, roles, name = {}, [], family
+    params |= plan_shots(family, shots_said(reading.text, reading.written), assumptions)
     if not info.levels:
         _ignored_cues(reading, family, assumptions)
     said_level = reading.level is not None or reading.level_word is not None
@@ -225,6 +239,22 @@ _UNTIL = re.compile(  # "until it reaches 80% accuracy", "till the reward stops 
     r"\b\d+(?:\.\d+)?\s*%\s*(?:accuracy|win rate|success(?: rate)?|wins?)?\s*(?:target|goal)\b|"  # "an 80% target"
     r"\b(?:win|wins|reach|reaches|hit|hits|get|gets|aim for|target)\s+(?:at least\s+)?\d+(?:\.\d+)?\s*%[^,;.]*"
 )
+
+
+_STEPS_EACH = re.compile(r"(?<![\d.])\b(\d+)[\s-]*(?:training\s+)?(?:steps?|updates?|iterations?)\s+(?:each|apiece)\b")
+
+
+def _steps_each(reading: Reading, family: str, assumptions: list[str]) -> Reading:
+    """"6 steps each" where no problem of the family takes steps (werewolves' sides, a word): the training steps,
+    which every policy takes together; in arithmetic and countdown it stays the steps of each problem."""
+    said = _STEPS_EACH.search(reading.text)
+    if said is None or reading.steps is not None or family in ("arithmetic", "countdown"):
+        return reading
+    steps = int(said.group(1))
+    cues = tuple(c for c in reading.cues if not (c.kind == "operations" and c.value == steps))
+    words = as_written(said.group(0), reading.written) if reading.written else said.group(0)
+    assumptions.append(f"'{words}' read as {steps} training steps (every policy of a run takes each step)")
+    return dataclasses.replace(reading, steps=steps, cues=cues)
 
 
 def _difficulty(reading: Reading, info: FamilyInfo, assumptions: list[str]) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["no_training"]
+__all__ = ["no_training", "plan_only"]
 
 _TEXT_REQUEST = re.compile(  # "could you write me a poem": a question before it too, and a lead-in before that
     r"^(?:(?:before anything else|first(?: of all)?|quick question|hey|hi|hello|ok|okay|so)[,:!]?\s+)?"
@@ -32,6 +32,22 @@ _ABOUT_TRAINING = re.compile(  # not "I would rather not train anything yet"
     r"(?<!rather not )(?<!do not )(?<!n't )\b(?:train|teach|rl|pipeline)\b|"
     r"\btraining\s+(?:works?|is working|runs?|loop|setup)\b"
 )
+
+
+# The plan without a run: "don't train anything, just show me the plan", "dry run werewolves" (`--dry-run` does it)
+_PLAN_ONLY = re.compile(
+    r"\b(?:don't|dont|do not|no need to|without)\s+(?:actually\s+|really\s+)?(?:train(?:ing)?|run(?:ning)?|"
+    r"start(?:ing)?|launch(?:ing)?)\s+(?:anything|it|a run|yet|now|for real)\b|"
+    r"\b(?:just|only)\s+(?:show|print|tell|give|display|write out|dump)\s+(?:me\s+|us\s+)?(?:the\s+|your\s+|a\s+)?"
+    r"(?:plan|spec|config(?:uration)?)\b|\b(?:plan|spec)\s+only\b|\bdry[- ]?run\b"
+)
+
+
+def plan_only(text: str) -> str | None:
+    """Why `text` asks to see the plan and not to train ("don't train anything, just show me the plan"), or None."""
+    if found := _PLAN_ONLY.search(text):
+        return f"it asks for the plan without a run ('{found.group(0)}')"
+    return None
 
 
 def _is_text_request(text: str) -> bool:

@@ -82,8 +82,9 @@ SIMPLEST_TASK = (
 # "the 24 game", "get 24 from four cards": countdown with its target fixed (the planner says it is not)
 GAME_OF_24 = (
     r"\b(?:(?:24|twenty[- ]four)[- ]game|game of (?:24|twenty[- ]four)|make 24|"
-    r"(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of))\b"
-)
+    r"(?:get|reach|hit|form|making|getting) 24 (?:from|with|using|out of)|"
+    r"(?:the|a|solve|solves|solving|play|plays|playing|crack|cracking) (?:24|twenty[- ]four)[- ]puzzles?)\b"
+)  # "solve 24 puzzles": the game's puzzles (a count of puzzles names a task: "solve 24 arithmetic puzzles")
 # Family keywords, in priority order: the first family that matches wins (a calculator agent
 # solving word problems is tool use; a countdown puzzle is not plain arithmetic).
 _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -179,7 +180,8 @@ _FAMILY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"(?:training|rl|learning|pipeline)\s+(?:\w+\s+)?(?:work|works|working|learn|run)\b",
         r"\b(?:quick(?:est)?|fast(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+(?:of|that|whether|if)\s+(?:the\s+)?"
         r"(?:rl|training|pipeline|learning)\s+(?:\w+\s+)?(?:works?|learns?|runs?)\b",
-        r"\bsanity[- ](?:check(?:s|ing)?|tests?)\b|\b(?:fast(?:est)?|quick(?:est)?)\s+(?:possible\s+)?(?:test|check)\s+"
+        r"\bsanity[- ](?:check(?:s|ing)?|tests?)\b|\b(?:fast(?:est)?|quick(?:est)?|tiny|small|little|mini)\s+"
+        r"(?:possible\s+)?(?:test|check)\s+"
         r"(?:of|that|whether|if)\s+(?:the\s+)?(?:rl\s+)?(?:pipeline|trainer|training|setup|learning)\b|\b(?:pipeline|trainer)\s+(?:test|check)\b",
         r"\bword\s+(?:run|check|test)\b|\b(?:check|checks|test|verify|see|confirm|make sure)\s+(?:that\s+|if\s+|"
         r"whether\s+)?(?:the\s+|my\s+)?(?:training|pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs|"
@@ -221,7 +223,9 @@ _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")  # "says
 _QUICK = re.compile(
     r"\b(?:quick(?:ly|est)?|short (?:run|training|test)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
-    r"just a test|a test run|trial run)\b"
+    r"just a test|a test run|trial run|(?:tiny|little|mini|small) (?:test|check|trial)(?: run)?|(?:tiny|mini) run|"
+    r"(?:check|test|verify|confirm|make sure|see)\s+(?:that\s+|if\s+|whether\s+)?(?:the\s+|my\s+)?(?:training|"
+    r"pipeline|rl|learning|setup|everything)\s+(?:works|is working|runs))\b"  # a check that it runs: a short run
 )
 _LEVEL = re.compile(
     r"\b(?:level|difficulty|lvl|tier|stage)[\s:=#-]*(\d+)(?:ish)?\b|"

@@ -46,8 +46,9 @@ SEPARATE = re.compile(
     rf"\b(?:one|{_MODEL}) for the\b.*\bone for\b|"
     rf"\b(?:its|their) own\b(?=\s*(?:$|[,.;!?]))|\b{_MODEL}\s+of\s+(?:its|their|his|her) own\b|"
     rf"\b{_MODEL}\s+for\b.*\b(?:another|a second|the other)(?:\s+{_MODEL}|\s+one)?(?:\s+for\b|\s*(?:$|[,.;!?]))|"
-    rf"\b(?:in|on|with)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:in|on|with)\s+(?:another|a second|the other)"  # "the wolves
-    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?]|{_GAME_AFTER})|"  # in one model and the village in another"
+    rf"\b(?:in|on|with|as)\s+(?:1|one|a)\s+{_MODEL}\b.*\b(?:in|on|with|as)\s+(?:another|a second|the other)"
+    rf"(?:\s+{_MODEL}|\s+(?:one|1))?\s*(?:$|[,.;!?]|{_GAME_AFTER})|"  # "the wolves in (as) one model, the village in
+    # another"
     r"\b(?:train(?:ed|s|ing)?|learn(?:s|ing|ed)?),?\s+(?:\w+,?\s+){0,4}?(?:separately|independently)\b|"  # not "vote
     r"\b(?:separately|independently)\s+(?:trained|train|learn(?:s|ing)?)\b|" + ALL_ROLES_APART + "|"  # independently"
     rf"\b{_MODEL}\s*[:=]\s*(?:separate|distinct|independent|unshared|not shared|non-?shared|own|apart)\b|"  # "models:

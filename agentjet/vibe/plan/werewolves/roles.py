@@ -379,8 +379,9 @@ def _last_word(head: str) -> str:
 
 
 def _up_to_governor(before: str) -> str:
-    """`before` up to and with its governing word ("train werewolves, but not" of "... but not the seer or the")."""
-    for word in reversed(list(re.finditer(r"[\w'&+-]+|[,/]", before))):
+    """`before` up to and with its governing word ("train werewolves, but not" of "... but not the seer or the");
+    a clause's end governs nothing ("do not train the witch; the seer only": the seer trains)."""
+    for word in reversed(list(re.finditer(r"[\w'&+-]+|[,/;!?]|\.(?!\d)", before))):
         if word.group(0) in _GLUE or _ROLE.fullmatch(word.group(0)):
             continue
         return before[: word.end()]
