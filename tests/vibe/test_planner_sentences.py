@@ -3171,7 +3171,7 @@ def test_round_46_roles_placed_in_one_model_alone_still_share_it() -> None:
     assert "one model for both sides was asked for" in _text(_plan("train the wolves and the seer in one model"))
 
 
-# a forty-seventh round (2026-12-07, 80 fresh sentences written before any output was seen: 67 of 80 right):
+# a forty-seventh round (2026-12-07, 160 fresh sentences written before any output was seen: 67 of 80, then 74 of 80):
 # worked examples ("zero-shot", "no examples in the prompt") set `shots`; "as one model ... as another" is two
 # policies; "solve 24 puzzles" is the game of 24; "6 steps each" of a werewolves run is its budget; a tiny test of
 # the training loop is the word family's quick run; "don't train anything, just show me the plan" is --dry-run's
@@ -3319,3 +3319,75 @@ def test_round_47_schools_are_grades_and_a_count_said_after_its_noun_counts(
 def test_round_47_the_plan_without_a_run_is_what_dry_run_prints() -> None:
     spec = plan("dry run: werewolves seer", llm=None, fp32=False, dry_run=True)
     assert (spec.family, spec.trained_roles) == ("werewolves", ["seer"])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps", "said"),
+    [("train the wolves for 3 steps, then the village for 3 steps", 3, "'3 steps, then the village for 3 steps'"),
+     ("train the wolves for 3 steps, then the village for 5 steps", 3, "the first count, 3 steps, is the run's"),
+     ("arithmetic 10 steps then 20 steps", 10, "not one phase after another")],
+)  # fmt: skip
+def test_round_47_phases_one_after_another_are_said_to_train_together(sentence: str, steps: int, said: str) -> None:
+    spec = _plan(sentence)
+    assert spec.budget.steps == steps
+    assert said in _text(spec)
+
+
+def test_round_47_one_step_count_says_nothing_of_phases() -> None:
+    assert "phase" not in _text(_plan("werewolves, 5 steps, then report"))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("werewolves where everyone but the seer is scripted", ["seer"]),
+     ("everyone but the seer and the witch are bots, werewolves", ["seer", "witch"]),
+     ("everyone except the wolves is frozen in werewolves", ["werewolf"]),
+     ("all but the wolves are frozen, werewolves", ["werewolf"]),
+     ("everyone but the seer trains in werewolves", ["werewolf", "villager", "witch", "hunter"]),  # the seer out
+     ("make the werewolves worse", VILLAGE),  # the side to beat
+     ("the werewolves should get weaker", VILLAGE)],
+)  # fmt: skip
+def test_round_47_everyone_but_a_role_scripted_trains_that_role(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps", "minutes"),
+    [("train a 7B to play werewolves with fewer steps, like 2", 2, None),
+     ("werewolves, more steps (20)", 20, None),
+     ("arithmetic steps, maybe 12.", 12, None),
+     ("werewolves 10 steps, like 2 hours", 10, 120.0)],
+)  # fmt: skip
+def test_round_47_a_step_count_said_after_the_word_steps(sentence: str, steps: int, minutes: float | None) -> None:
+    spec = _plan(sentence)
+    assert (spec.budget.steps, spec.budget.minutes) == (steps, minutes)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "params", "said"),
+    [("train a 7b to play werewolves with a per-episode penalty", {"penalty": "episode"},
+      "'per-episode penalty' -> penalty='episode'"),
+     ("werewolves, penalty per game", {"penalty": "episode"}, "-0.1 for a game with any invalid answer"),
+     ("werewolves, no penalty for invalid moves", {"penalty": "episode", "invalid_tolerance": 1.0},
+      "an invalid answer costs nothing itself"),
+     ("werewolves, don't penalize invalid answers", {"invalid_tolerance": 1.0}, "'don't penalize'"),
+     ("werewolves, penalty weight 5", {"penalty": "per_action", "penalty_weight": 5.0}, "penalty_weight=5"),
+     ("werewolves, penalize illegal moves 2x", {"penalty_weight": 2.0}, "'penalize illegal moves 2x'"),
+     ("werewolves with a penalty of 20", {"penalty_weight": 10.0}, "20 is past the game's most, 10"),
+     ("werewolf game where the wolves get penalised per illegal action", {"penalty": "per_action",
+      "penalty_weight": 3.0}, "the recipe's own penalty")],
+)  # fmt: skip
+def test_round_47_the_werewolves_penalty_said_sets_the_reward(sentence: str, params: dict[str, Any], said: str) -> None:
+    spec = _plan(sentence)
+    assert {key: spec.params.get(key) for key in params} == params
+    assert said in _text(spec)
+    load_family("werewolves", spec.params)  # the game takes the settings
+
+
+@pytest.mark.parametrize(
+    "sentence", ["train the seer, kl penalty 0.01", "werewolves without kl penalty", "werewolves 10% penalty"]
+)
+def test_round_47_a_penalty_of_training_is_no_penalty_of_the_game(sentence: str) -> None:
+    spec = _plan(sentence)
+    assert (spec.params["penalty"], spec.params["penalty_weight"]) == ("per_action", 3.0)
+    assert "invalid_tolerance" not in spec.params

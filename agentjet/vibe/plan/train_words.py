@@ -225,7 +225,9 @@ _STEPS = re.compile(
     r"\b(\d+)\s+rounds? of (?:[\w-]+\s+)?(?:training|rl|grpo|updates?)\b|"
     r"\b(\d+)\s+(?:practice|training)\s+(?:rounds?|sessions?)\b|"  # "fifty practice rounds"
     r"\b(?:steps?|training steps|updates|iterations)\s*[:=]\s*(\d+)\b|--steps\s+(\d+)\b|"  # "steps: 10", "--steps 10"
-    r"\b(?:steps?|training steps)\s+(\d+)(?=\s*(?:$|[,.;!?]))"  # "..., step 30"
+    r"\b(?:steps?|training steps)\s+(\d+)(?=\s*(?:$|[,.;!?]))|"  # "..., step 30"
+    r"\b(?:steps|updates|iterations)\s*(?:,\s*|\(\s*)?(?:like|say|maybe|about|around|roughly|e\.g\.)?\s*(\d+)"
+    r"(?=\s*(?:\)|$|[,.;!?]))"  # "fewer steps, like 2", "more steps (20)"
 )
 _STEP_RANGE = re.compile(
     rf"\bbetween\s+(\d+)\s+and\s+(\d+)\s+(?:training\s+)?(?:steps?|iterations?|iters?|updates?)\b{_NOT_BUDGET}|"
@@ -265,11 +267,18 @@ def read_steps(text: str) -> int | None:
     return counts[0][0] if counts else None
 
 
+_THEN = re.compile(r"\b(?:then|after that|afterwards|followed by|and after)\b")
+
+
 def read_steps_note(text: str) -> str | None:
     """The assumption that says which count was taken, when the sentence gives a range or several."""
     if ranged := _step_range(text):
         return f"'{ranged.group(0)}': {read_steps(text)} steps, the top of the range"
-    values = list(dict.fromkeys(value for value, _ in _step_counts(text)))
+    counts = _step_counts(text)
+    values = list(dict.fromkeys(value for value, _ in counts))
+    if len(counts) > 1 and _THEN.search(text, counts[0][1].end(), counts[1][1].start()):  # "... 3 steps, then ..."
+        return (f"'{text[counts[0][1].start() : counts[1][1].end()]}': a run trains every role it trains in each "
+                f"step, not one phase after another, so the first count, {values[0]} steps, is the run's")
     if len(values) > 1:
         return f"several step counts given ({', '.join(map(str, values))}): the first, {values[0]}, is used"
     return None

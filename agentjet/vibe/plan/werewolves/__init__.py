@@ -8,6 +8,8 @@ model_cues.py   The words that say how roles go on models: separate or shared, p
 side_cues.py    The words that say more than one side trains: "both sides", "everyone", "train them both", a
                 training verb said beside roles of both sides; or that a side does not ("nobody on the wolf side").
 talk_cues.py    The words that turn the day's talk on or off ("no discussion", "mute") or ask for it ("bluff").
+penalty_cues.py The words that set how the reward treats an invalid answer ("a per-episode penalty", "penalty
+                weight 5", "no penalty").
 villagers.py    Which roles "villagers" means: the whole village side, or the three plain villagers.
 groups.py       The groups of roles a sentence puts on models ("the seer and the witch share one, the wolves
                 another"): `read_groups`.

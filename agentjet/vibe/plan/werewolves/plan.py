@@ -20,6 +20,7 @@ from agentjet.vibe.plan.families import ALIAS_NOTES, DEALS, DEALT, LINEUP, PLAYE
 from agentjet.vibe.plan.sentence import Reading
 from agentjet.vibe.plan.spec import SHARED_POLICY, Policy
 from agentjet.vibe.plan.werewolves.groups import REST, read_groups
+from agentjet.vibe.plan.werewolves.penalty_cues import penalty_params
 from agentjet.vibe.plan.werewolves.roles import RoleReading
 
 __all__ = ["RECIPE_PARAMS", "WerewolvesPlan", "plan_werewolves", "policies_from_params"]
@@ -304,7 +305,7 @@ def plan_werewolves(reading: Reading, assumptions: list[str]) -> WerewolvesPlan:
         "an update, LoRA on every projection at lr 2e-4"
     )
     params: dict[str, Any] = {"trained_roles": roles, "discussion": discussion, **RECIPE_PARAMS}
-    params |= _rounds(reading, assumptions)
+    params |= _rounds(reading, assumptions) | penalty_params(reading.text, assumptions)
     if len(policies) > 1:
         params["servers"] = {role: p.name for p in policies for role in p.roles}
     return WerewolvesPlan(params, roles, policies, f"werewolves-{_label(policies)}")

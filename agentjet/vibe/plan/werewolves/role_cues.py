@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "CREW_AFTER", "LEAVE_BEFORE", "LEFT_OUT_AFTER", "LEFT_OUT_BEFORE", "LOSES_AFTER", "NO_BEFORE", "ONLY_BEFORE",
-    "ONLY_MARK_AFTER", "ONLY_MARK_BEFORE", "OUT_AFTER", "SCRIPTED_AFTER", "SCRIPTED_BEFORE", "SO_IS_BEFORE",
-    "TRAINING_AFTER",
+    "ALL_BUT_BEFORE", "CREW_AFTER", "LEAVE_BEFORE", "LEFT_OUT_AFTER", "LEFT_OUT_BEFORE", "LOSES_AFTER", "NO_BEFORE",
+    "ONLY_BEFORE", "ONLY_MARK_AFTER", "ONLY_MARK_BEFORE", "OUT_AFTER", "REST_SCRIPTED_AFTER", "SCRIPTED_AFTER",
+    "SCRIPTED_BEFORE", "SO_IS_BEFORE", "TRAINING_AFTER",
 ]  # fmt: skip
 
 # "only the town learns", "just the mafia trains": the one side that trains, the others named are opponents
@@ -65,6 +65,16 @@ ONLY_BEFORE = re.compile(
     r"(?:except(?:\s+for)?|but|other than|apart from|besides|save)$"
 )
 
+# "everyone but the seer is scripted": the rest are scripted, so the role named is the one that trains
+ALL_BUT_BEFORE = re.compile(
+    r"\b(?:everyone|everybody|all|every role|all roles|every player|all players)(?:\s+else)?\s+"
+    r"(?:but|except(?:\s+for)?|other than|apart from|besides|save for)$"
+)
+REST_SCRIPTED_AFTER = re.compile(
+    r"^\s+(?:is|are|stays?|remains?|should be|will be|gets?)\s+(?:\w+\s+)?(?:scripted|frozen|fixed|bots?|heuristic|"
+    r"rule-based|untrained|random)\b"
+)
+
 LEFT_OUT_AFTER = re.compile(
     r"^\s+(?:(?:(?:is|are|should|must|will|do|does|did)\s+not|isn't|aren't|shouldn't|mustn't|won't|don't|doesn't|"
     r"never)\s+(?:be\s+|get\s+)?(?:trained|train|learn|learning|updated|change)|"
@@ -79,9 +89,9 @@ LEFT_OUT_AFTER = re.compile(
     r"^\s+not\s+(?:trained|training|learning|updated)\b"  # "witch not trained"
 )
 
-# "the wolves do not win", "make the wolves lose": the side the sentence wants beaten
+# "the wolves do not win", "make the wolves lose", "make the werewolves worse": the side the sentence wants beaten
 LOSES_AFTER = re.compile(
-    r"^\s+(?:(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
+    r"^\s+(?:(?:(?:should|must|will|to)\s+)?(?:(?:be|get|gets|play|plays)\s+)?(?:worse|weaker)(?!\s+than)|(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
     r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)(?!\s+(?:less|fewer|rarely|less often))|"
     r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom)|"
     r"(?:(?:should|must|will|can|to|always|more often|often|keep|keeps|are|is)\s+)*(?:be|get|gets|getting|being)\s+"

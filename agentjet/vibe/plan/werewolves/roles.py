@@ -26,6 +26,7 @@ from agentjet.vibe.plan.werewolves.model_cues import (
     SHARED,
 )
 from agentjet.vibe.plan.werewolves.role_cues import (
+    ALL_BUT_BEFORE,
     CREW_AFTER,
     LEAVE_BEFORE,
     LEFT_OUT_AFTER,
@@ -36,6 +37,7 @@ from agentjet.vibe.plan.werewolves.role_cues import (
     ONLY_MARK_AFTER,
     ONLY_MARK_BEFORE,
     OUT_AFTER,
+    REST_SCRIPTED_AFTER,
     SCRIPTED_AFTER,
     SCRIPTED_BEFORE,
     SO_IS_BEFORE,
@@ -201,7 +203,7 @@ def read_roles(text: str) -> RoleReading:
         if _SIDE_AFTER.match(after) or every_role:  # "the villager team", "every villager role": the role's side
             roles = _WOLVES if roles == _WOLVES else _SIDE
         head = _up_to_governor(before)
-        if ONLY_BEFORE.search(head):
+        if ONLY_BEFORE.search(head) or (ALL_BUT_BEFORE.search(head) and REST_SCRIPTED_AFTER.match(listed)):
             mentions.append(RoleMention(word, roles, trained=True, start=match.start()))
             continue
         left_out = LEFT_OUT_BEFORE.search(head) or LEFT_OUT_AFTER.match(listed)

@@ -27,7 +27,9 @@ BOTH_SIDES = re.compile(
     r"\b(?:train|training|trains|teach|teaching|improve|improving)\s+(?:as\s+)?(?:everyone|everybody|all of them)\b"
     r"(?!\s+(?:in|on|of|from)\s+(?:the|this|that|my|our)\s+(?:village|town|team|side|wolf|wolves|pack)\b)|"
     r"\b(?:all|every one of the)\s+\d+\s+(?:(?:werewol\w*|mafia)\s+)?(?:players|seats|roles)\b|"
-    r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b|"
+    r"\b(?:everyone|everybody)(?:\s+else)?\s+(?:but|except|other than|apart from|besides|save for|bar|excluding)\b"
+    r"(?!\s+(?:the\s+)?[\w' -]{1,30}?\s+(?:is|are|stays?|remains?)\s+(?:\w+\s+)?(?:scripted|frozen|fixed|bots?|"
+    r"heuristic|rule-based|untrained|random)\b)|"  # not "everyone but the seer is scripted": the seer alone
     r"\b(?:everyone|everybody)\s+else\s+(?:shares?|sharing|gets?|uses?|trains?|learns?|(?:is|are|gets?)\s+trained)\b|"
     r"\b(?:everyone|everybody|all (?:the )?players)\s+(?:(?:should|must|will)\s+)?(?:trains?|learns?|improves?|"
     r"(?:is|are|gets?|be)\s+trained)\b|"  # "everyone trains on one shared model"
