@@ -21,7 +21,7 @@ from agentjet.vibe.state import VibeOptions, VibeState
 if TYPE_CHECKING:
     from agentjet.llm.chat import ChatLLM
     from agentjet.sandbox import Sandbox
-    from agentjet.vibe.run.early_server import PendingServer
+    from agentjet.vibe.run.early_server import BesideChecks, PendingServer
 
 __all__ = ["NodeFailed", "NodeFn", "VibeContext"]
 
@@ -49,11 +49,19 @@ class VibeContext:
     sandbox_factory: Callable[[], Sandbox] | None = None  # tests pass one; default: Sandbox() (auto backend)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
     run_server: PendingServer | None = field(default=None, init=False, repr=False)  # validate starts, launch takes
+    beside: BesideChecks | None = field(default=None, init=False, repr=False)  # training held beside the checks
 
     def close(self) -> None:
         """Stop what this process started for the run and no node took over (a run that ended before training)."""
         if self.run_server is not None:
             self.run_server.close()
+        self.stop_beside()
+
+    def stop_beside(self) -> None:
+        """Stop the training held beside the checks, if any (a check failed, or the run ended before training)."""
+        if self.beside is not None:
+            self.beside.stop()
+            self.beside = None
 
     def sandbox(self) -> Sandbox:
         """The run's sandbox, made on first use (a node that needs none never pays for the check)."""

@@ -20,6 +20,7 @@ from agentjet.vibe.errors import VibeError
 from agentjet.vibe.state import RepairRecord, VibeState
 
 if TYPE_CHECKING:
+    from agentjet.sandbox import SwarmAccess
     from agentjet.vibe.plan.spec import TaskSpec
     from agentjet.vibe.run.launch_options import LaunchOptions
     from agentjet.vibe.run.trouble import Finding
@@ -121,13 +122,34 @@ def validate(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         took = f" ({check.seconds:.1f}s)" if check.seconds else ""
         ctx.progress.log(f"validate {check.name}: {'ok' if check.ok else 'FAILED'}: {check.summary}{took}")
 
-    spec, workspace = _spec(state), _workspace(state)
-    if ctx.run_server is None:  # the run's own server, starting while the first checks run; the launch takes it
-        from agentjet.vibe.run.early_server import start_early
+    from agentjet.vibe.run.early_server import discard_stale, start_beside_checks, start_early
 
-        ctx.run_server = start_early(workspace, _launch_options(spec), ctx.progress.log)
-    report = run_checks(workspace, spec, sandbox=ctx.sandbox(), server=ctx.run_server.access, on_check=said)
+    spec, workspace = _spec(state), _workspace(state)
+    options = _launch_options(spec)
+    ctx.stop_beside()  # validated again (after a repair): what was held beside the last checks stops
+    discard_stale(workspace, ctx.progress.log)  # ... and is never trained on, when the files changed since
+    if ctx.run_server is None:  # the run's own server, starting while the first checks run; the launch takes it
+        ctx.run_server = start_early(workspace, options, ctx.progress.log)
+
+    def checked(check: Check) -> None:  # once the dry run passes, training starts beside the rest, held still
+        said(check)
+        if check.name == "dry_run" and check.ok and ctx.run_server is not None:
+            ctx.beside = start_beside_checks(
+                workspace, options, ctx.run_server, started_at=_started_at(state), progress=ctx.progress.log
+            )
+            if ctx.beside is not None:
+                ctx.run_server = None  # the held training owns the server now
+
+    def server() -> SwarmAccess:
+        if ctx.beside is not None:
+            return ctx.beside.access()
+        if ctx.run_server is None:
+            raise VibeError("the run's server is not running")
+        return ctx.run_server.access()
+
+    report = run_checks(workspace, spec, sandbox=ctx.sandbox(), server=server, on_check=checked)
     if not report.ok:
+        ctx.stop_beside()
         failed = ", ".join(f"{c.name} ({c.summary})" for c in report.failures)
         raise NodeFailed(f"validation failed: {failed}", logs=report.logs(), report=report.to_dict())
     return {"results": {"validate": report.to_dict()}}
@@ -140,6 +162,7 @@ def red_team(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     report = attack(_workspace(state), _spec(state), sandbox=ctx.sandbox())
     ctx.progress.log(f"red team: {report.verdict}: {report.reason}")
     if not report.ok:
+        ctx.stop_beside()  # the reward may change: nothing played beside the checks is trained on
         raise NodeFailed(
             f"red team: {report.verdict}: {report.reason}", logs=report.evidence(), report=report.to_dict()
         )
@@ -213,17 +236,21 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     spec, started = _spec(state), _started_at(state)
     minutes = spec.budget.minutes
     pending, ctx.run_server = ctx.run_server, None  # from here the launch owns it (a later validate starts anew)
-    prepared = pending.take() if pending is not None else None  # validation's server, when it still runs
+    beside, ctx.beside = ctx.beside, None
     records: list[RepairRecord] = []
-    try:
-        run = launch(
-            _workspace(state), options=_launch_options(spec), started_at=started, progress=ctx.progress.log,
-            server=prepared,
-        )  # fmt: skip
-    except BaseException:  # the launch failed (it may have stopped the server itself): none is left running
-        if prepared is not None and prepared.is_alive():
-            stop_server(prepared)
-        raise
+    if beside is not None:  # training began beside the checks, which passed: it may update now
+        run = beside.release()
+    else:
+        prepared = pending.take() if pending is not None else None  # validation's server, when it still runs
+        try:
+            run = launch(
+                _workspace(state), options=_launch_options(spec), started_at=started, progress=ctx.progress.log,
+                server=prepared,
+            )  # fmt: skip
+        except BaseException:  # the launch failed (it may have stopped the server itself): none is left running
+            if prepared is not None and prepared.is_alive():
+                stop_server(prepared)
+            raise
     try:
         evaluation = HeldOutEval(run, spec.success_metric)
         evaluation.before()

@@ -20,7 +20,8 @@ __all__ = ["AUTHOR", "DECISIONS", "IGNORED", "Commit", "Workspace"]
 
 AUTHOR = git.Actor("AgentJet vibe", "vibe@agentjet.local")
 DECISIONS = "decisions.md"
-IGNORED = ("state/", ".vibe/", "__pycache__/", "*.pyc", ".pytest_cache/")  # run state, not generated files
+# run state, not generated files (a training held beside checks that failed is moved to state.discarded/)
+IGNORED = ("state/", "state.discarded/", ".vibe/", "__pycache__/", "*.pyc", ".pytest_cache/")
 
 Commit = tuple[str, str]  # (sha, first line of the message)
 _DECISIONS_HEADER = "# Decisions\n\nWhat each step of the run decided, and why.\n"

@@ -193,7 +193,10 @@ def _assert_the_flow(run: ScriptedRun) -> tuple[Path, dict[str, Any]]:
     commits = list(git.Repo(workspace).iter_commits())
     subjects = [str(c.summary) for c in reversed(commits)]
     repair_at = subjects.index(f"repair(red_team): {REPAIR_SUMMARY}")
-    assert subjects[repair_at - 1].startswith("generate: dataset") and subjects[-1] == "report: done"
+    before = [s.split(" (")[0] for s in subjects[:repair_at]]
+    held = before[-1] == "launch: train.yaml"  # the real validate: training began, held, beside the checks
+    assert before[-2 if held else -1] == "generate: dataset" and subjects[-1] == "report: done", subjects
+    assert (workspace / "state.discarded").is_dir() == held  # what was held beside the failed red team: never trained
     repaired = commits[len(commits) - 1 - repair_at]
     assert sorted(str(path) for path in repaired.stats.files) == ["reward.py", "tests/test_task.py"]
     assert "attempt 1 of 3" in str(repaired.message)

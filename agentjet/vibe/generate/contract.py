@@ -30,7 +30,7 @@ CLIENT, REWARD, DATASET, TESTS = "client.py", "reward.py", "dataset.py", "tests/
 CODE_FILES = (CLIENT, REWARD, DATASET, TESTS)
 DATA_FILES = {"train": "data/train.jsonl", "eval": "data/eval.jsonl"}
 REWARD_RANGE = (-1.0, 1.0)  # every reward a generated task gives lies here; 1 = fully solved
-SKIPPED_DIRS = NEVER_STAGED | {".vibe", "state", "logs"}  # never staged: git, caches, the run's own state
+SKIPPED_DIRS = NEVER_STAGED | {".vibe", "state", "state.discarded", "logs"}  # never staged: git, caches, run state
 RUN_OUTPUTS = frozenset({"report.md", "run.json", "curves.png"})  # written by the report node, not generated
 
 CONTRACT = f"""\

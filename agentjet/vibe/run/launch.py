@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from agentjet.core import SwarmClient, TrainConfig
+from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.client_process import (
     ClientHandle,
     ClientSettings,
@@ -53,9 +54,11 @@ from agentjet.vibe.workspace import Workspace
 
 __all__ = [
     "CONFIG_FILE",
+    "HELD_FOR_CHECKS",
     "TrainingRun",
     "launch",
     "record_config",
+    "release_checks_hold",
     "base_apart",
     "restart_client",
     "spawn_next_standby",
@@ -69,6 +72,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "train.yaml"
+HELD_FOR_CHECKS = "held_for_checks"  # launch.json: the workspace commit a training held beside the checks began at
 
 
 def _quiet(line: str) -> None:
@@ -212,9 +216,12 @@ def launch(
     started_at: float,
     progress: Progress = _quiet,
     server: ServerHandle | None = None,
+    hold: bool = False,
 ) -> TrainingRun:
     """Bring the server up (or take `server`, the run's own started before) and start `client` (default:
-    the workspace's client.py) for `options.steps`."""
+    the workspace's client.py) for `options.steps`. With `hold` every server is held still before the client
+    starts (training beside the checks, `beside_checks.py`); a launch without it releases such a hold that a killed
+    process left."""
     root = workspace.path
     client = client or root / "client.py"
     sandbox = resolve_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
@@ -229,7 +236,13 @@ def launch(
         recorded = record.get("target_step") if server.is_ours else None
         target = recorded if isinstance(recorded, int) and recorded > step else step + options.steps
         write_launch_file(root, target_step=target)
-        first = options.eval_episodes > 0 and "eval_before" not in record and not base_apart(record, step)
+        if hold:  # no update until the checks pass; launch.json says at which commit of the files it began
+            if not all([held.hold_policy(True) for _, held in upstreams]):
+                raise VibeError("a server of the run would not hold its policy still")
+            write_launch_file(root, **{HELD_FOR_CHECKS: workspace.head() or "uncommitted"})
+        elif record.get(HELD_FOR_CHECKS):  # a killed process's training beside the checks, which passed since
+            release_checks_hold(root, [held for _, held in upstreams])
+        first = not hold and options.eval_episodes > 0 and "eval_before" not in record and not base_apart(record, step)
         eval_client = None
         if first:  # the launch policy's round and the training client start together, the policy held still
             for _, held in upstreams:
@@ -265,6 +278,13 @@ def launch(
     run.standby = spawn_standby(root, sandbox=sandbox, generation=handle.generation + 1)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
+
+
+def release_checks_hold(root: Path, servers: list[ServerHandle]) -> None:
+    """Let every server train again once the checks a training was held beside have passed."""
+    for server in servers:
+        server.hold_policy(False)
+    write_launch_file(root, **{HELD_FOR_CHECKS: None})
 
 
 def _step_of(server: ServerHandle) -> int:

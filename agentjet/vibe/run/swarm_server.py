@@ -44,6 +44,7 @@ __all__ = [
     "connect_server",
     "ensure_server",
     "read_launch_file",
+    "running_servers",
     "server_place",
     "start_server",
     "stop_server",
@@ -229,6 +230,14 @@ def _adopt(workspace: Path, model: str, policy: str | None = None) -> ServerHand
         log_path=log_path,
         adopted=True,
     )
+
+
+def running_servers(workspace: Path) -> list[ServerHandle]:
+    """Every server launch.json records that still runs on this workspace's state dirs (the first, then each
+    policy's): what a process that did not start them can stop."""
+    policies = read_launch_file(workspace).get("policy_servers")
+    names: list[str | None] = [None, *(policies if isinstance(policies, dict) else {})]
+    return [handle for name in names if (handle := _adopt(workspace, "?", name)) is not None]
 
 
 def ensure_server(
