@@ -8,8 +8,8 @@ client_process.py    One client process of a vibe run: the sandbox it runs in, s
                      tap, stopping it.
 client_standby.py    A client process started ahead of need, so a hot-swap does not wait for an interpreter to
                      start.
-early_server.py      The run's own server, started on a thread when validation begins, so nothing waits for it
-                     twice.
+early_server.py      The run's own server and its training, started during validation (the training held still
+                     until the checks pass), so nothing waits for them twice.
 episode_tap.py       A loopback pass-through to one swarm server that notes every episode begun through it.
 evaluation.py        The held-out rounds of a vibe run: the base policy's, the final policy's after the last
                      update, and any between.
