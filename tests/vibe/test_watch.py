@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from agentjet.core import TrainConfig
-from agentjet.vibe.run.budget import Budget
+from agentjet.vibe.run.budget import Budget, last_update_s
 from agentjet.vibe.run.hot_swap import hot_swap
 from agentjet.vibe.run.launch import launch, stop
 from agentjet.vibe.run.trouble import (
@@ -107,6 +107,17 @@ def test_the_budget_runs_out_past_its_seconds_and_says_each_projection_once() ->
     assert budget.pace_note(run, now=1274.0) is not None
     run.last_step = 2
     assert budget.pace_note(run, now=1603.0) is None  # still near step 2: said already
+
+
+def test_the_budget_stops_training_when_what_is_left_is_shorter_than_an_update() -> None:
+    budget, run = Budget(600.0), _Pace(first_step_at=1274.0, last_step=1)
+    assert budget.ran_out(run, now=1500.0, update_s=80.0) is None  # 100 s left: an update still fits
+    said = budget.ran_out(run, now=1500.0, update_s=120.0)
+    assert said == "the 10.0 min budget leaves 100 s, less than an update takes here (~120 s), at step 1 of 4"
+    assert budget.ran_out(run, now=1500.0) is None  # no update landed yet: only the budget's end stops it
+    assert Budget(None).ran_out(run, now=1e12, update_s=1e9) is None
+    assert last_update_s([]) is None and last_update_s([{"step": 1}]) is None
+    assert last_update_s([{"train_time_s": 90.0}, {"train_time_s": 120.5}]) == 120.5
 
 
 def _episode(status: str, *texts: str) -> dict[str, Any]:

@@ -1,17 +1,19 @@
 """A vibe run's wall-clock budget (`--budget M`): when training stops, and where the pace says it will stop.
 
-The budget counts from the vibe run's start. Once it has run out the watch waits for no further step: the
-final held-out round follows, and an update already under way lands before it (the round holds the policy
-and waits for the server to roll). After each step the pace so far says where training will stop, so a user
+The budget counts from the vibe run's start. Once it has run out, or what is left of it is shorter than the
+last update took (an update begun then would land past it), the watch waits for no further step: the final
+held-out round follows, and an update already under way lands before it (the round holds the policy and waits
+for the server to roll). After each step the pace so far says where training will stop, so a user
 on a slow machine (a CPU without native bf16 runs ~2-3.5x slower) learns it minutes in, not at the end.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "last_update_s"]
 
 
 class _Run(Protocol):  # what the budget reads of a TrainingRun
@@ -22,6 +24,12 @@ class _Run(Protocol):  # what the budget reads of a TrainingRun
     target_step: int
 
 
+def last_update_s(lines: Sequence[dict[str, Any]]) -> float | None:
+    """How long the latest update took (`train_time_s` of the newest metrics line), if one has landed."""
+    value = lines[-1].get("train_time_s") if lines else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 class Budget:
     """`seconds` from the run's start (None: no limit)."""
 
@@ -29,12 +37,22 @@ class Budget:
         self.seconds = seconds
         self._said: int | None = None  # the last step a pace note projected
 
-    def ran_out(self, run: _Run, now: float | None = None) -> str | None:
-        """Why training stops now, or None while time is left."""
+    def ran_out(self, run: _Run, now: float | None = None, *, update_s: float | None = None) -> str | None:
+        """Why training stops now, or None while time is left. With `update_s` (how long the last update took),
+        training also stops once the time left is shorter than that: an update begun then would land past the
+        budget and hold the final round back by as much (one under way still lands)."""
         now = time.time() if now is None else now
-        if self.seconds is None or now - run.started_at <= self.seconds:
+        if self.seconds is None:
             return None
-        return f"the {self.seconds / 60:.1f} min budget ran out at step {run.last_step} of {run.target_step}"
+        left = run.started_at + self.seconds - now
+        if left < 0:
+            return f"the {self.seconds / 60:.1f} min budget ran out at step {run.last_step} of {run.target_step}"
+        if update_s is not None and left < update_s:
+            return (
+                f"the {self.seconds / 60:.1f} min budget leaves {left:.0f} s, less than an update takes here "
+                f"(~{update_s:.0f} s), at step {run.last_step} of {run.target_step}"
+            )
+        return None
 
     def pace_note(self, run: _Run, now: float | None = None) -> str | None:
         """After a step: the step training will stop near at this pace, when that is short of the target and was

@@ -23,7 +23,7 @@ from typing import Any
 
 from agentjet.core import AgentJetError, TrainConfig
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.run.budget import Budget
+from agentjet.vibe.run.budget import Budget, last_update_s
 from agentjet.vibe.run.hot_swap import hot_swap
 from agentjet.vibe.run.launch import TrainingRun, record_config, restart_client
 from agentjet.vibe.run.trouble import (
@@ -339,7 +339,7 @@ def watch(
             break
         if run.client.exit_code == 0 and run.last_step < run.target_step and not watcher.ran_out():
             break
-        if (ran_out := budget.ran_out(run)) is not None:
+        if (ran_out := budget.ran_out(run, update_s=last_update_s(watcher.metrics.history()))) is not None:
             watcher.result.status, watcher.result.reason = "budget_exhausted", ran_out
             run.progress(f"{ran_out}: training stops (an update under way still lands)")
             break
