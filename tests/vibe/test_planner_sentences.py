@@ -3391,3 +3391,28 @@ def test_round_47_a_penalty_of_training_is_no_penalty_of_the_game(sentence: str)
     spec = _plan(sentence)
     assert (spec.params["penalty"], spec.params["penalty_weight"]) == ("per_action", 3.0)
     assert "invalid_tolerance" not in spec.params
+
+
+@pytest.mark.parametrize(
+    ("sentence", "steps"),
+    [("a short werewolves run with the wolves, just to check", QUICK_STEPS),
+     ("countdown, just to see it works", QUICK_STEPS),
+     ("countdown, a short list of numbers", CATALOG["countdown"].steps)],  # a short list is no short run
+)  # fmt: skip
+def test_round_47_a_short_run_of_a_family_is_the_quick_run(sentence: str, steps: int) -> None:
+    assert _plan(sentence).budget.steps == steps
+
+
+def test_round_47_a_share_to_reach_is_no_bound_of_a_number() -> None:
+    text = _text(_plan("train the werewolves, werewolves should win at least 70% of the time"))
+    assert "ignored" not in text and "is not a stop rule vibe has" in text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("werewolf roles: seer and witch trained, both sharing one adapter", ["seer", "witch"]),
+     ("werewolves roles - train the hunter", ["hunter"]),
+     ("the werewolf roles should win more", ["werewolf"])],  # no list after it: the wolves' side
+)  # fmt: skip
+def test_round_47_the_games_roles_listed_after_its_name_are_no_wolves(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles

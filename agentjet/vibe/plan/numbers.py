@@ -120,7 +120,7 @@ _CUES: tuple[tuple[CueKind, re.Pattern[str]], ...] = (
         r"(?<!not )(?<!no )\b(?:over|above|more than|at least|bigger than|larger than|greater than|exceeding|>=?)\s+"
         r"(\d+)\b"
         rf"(?![\s-]*(?:steps?|minutes?|mins?|hours?|hrs?|seconds?|iterations?|updates?|rounds?|players?|turns?|tokens?|"
-        rf"calls?|{_COUNT_NOUNS}))"
+        rf"calls?|%|{_COUNT_NOUNS}))"
     )),
 )  # fmt: skip
 # Counts said without a number: "multi-step problems" (2 or more), "several operations" (about 3)

@@ -319,6 +319,8 @@ def _is_role_use(before: str, after: str) -> bool:
     every = re.search(r"\b(?:all|each|every)(?:\s+(?:of\s+)?the)?\s+$", before)
     if every and re.match(r"\s+(?:roles?|players?|seats?)\b", after):
         return False  # "each werewolves role", "all werewolf roles": the game's roles
+    if re.match(r"\s+roles?\s*[:=-]", after):
+        return False  # "werewolf roles: seer and witch": the game's roles, listed after it
     if (role := _ROLE.match(after.lstrip())) and role.group(0) not in GAME_NAMES and after[:1].isspace():
         return False  # "a werewolves seer agent", "a mafia doctor": the game's seer, doctor
     if _ONE_PLAYER_AFTER.match(after) and not re.search(r"\bthe\s+$", before):
