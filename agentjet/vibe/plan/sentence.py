@@ -221,7 +221,8 @@ _NOT_USED = re.compile(
 _KEYS = re.compile(r"[\"'`](\w+)[\"'`](?=\s*:)")  # '{"steps": 9}': a key as a word ("steps: 9")
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")  # "says hi 👋": no word of the request
 _QUICK = re.compile(
-    r"\b(?:quick(?:ly|est)?|short (?:[\w-]+ )?(?:run|training|test)|just to (?:check|test|see)|brief(?:ly)?|smoke[- ]test|sanity[- ](?:check|test)|fast run|"
+    r"\b(?:quick(?:ly|est)?|short (?:[\w-]+ )?(?:run|training|test)|just to (?:check|test|see)|brief(?:ly)?|"
+    r"smoke[- ]test|sanity[- ](?:check|test)|fast run|"
     r"fastest (?:possible )?(?:run|test|thing|way)|as fast as possible|"
     r"just a test|a test run|trial run|(?:tiny|little|mini|small) (?:test|check|trial)(?: run)?|(?:tiny|mini) run|"
     r"(?:check|test|verify|confirm|make sure|see)\s+(?:that\s+|if\s+|whether\s+)?(?:the\s+|my\s+)?(?:training|"
