@@ -220,8 +220,8 @@ def launch(
 ) -> TrainingRun:
     """Bring the server up (or take `server`, the run's own started before) and start `client` (default:
     the workspace's client.py) for `options.steps`. With `hold` every server is held still before the client
-    starts (training beside the checks, `beside_checks.py`); a launch without it releases such a hold that a killed
-    process left."""
+    starts (training beside the checks, `early_server.start_beside_checks`); a launch without it releases such a hold
+    that a killed process left."""
     root = workspace.path
     client = client or root / "client.py"
     sandbox = resolve_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
