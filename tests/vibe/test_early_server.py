@@ -16,7 +16,7 @@ from agentjet.core import SwarmClient
 from agentjet.vibe.errors import VibeError
 from agentjet.vibe.run.early_server import PendingServer, discard_stale, start_beside_checks, start_early
 from agentjet.vibe.run.launch import CONFIG_FILE, HELD_FOR_CHECKS, launch, stop
-from agentjet.vibe.run.swarm_server import ServerHandle, read_launch_file
+from agentjet.vibe.run.swarm_server import ServerHandle, read_launch_file, write_launch_file
 from tests.vibe.launch_helpers import VARIED_REWARD, make_workspace, swarm_status, tiny_options
 
 
@@ -158,8 +158,10 @@ def test_a_held_training_of_files_a_repair_changed_is_discarded_and_of_the_same_
     assert server.is_alive() and (workspace.path / "state").is_dir()
     workspace.write("reward.py", VARIED_REWARD + "\n# repaired\n")  # a repair, while the killed run's processes live
     workspace.commit("repair(red_team): a test fix")
+    write_launch_file(workspace.path, server_url="http://127.0.0.1:9")  # one that does not answer: stopped all the same
     assert discard_stale(workspace, lines.append)
-    assert not server.is_alive() and client.process.wait(timeout=30) is not None
+    _wait_for(lambda: not server.is_alive(), 60.0)
+    assert client.process.wait(timeout=30) is not None
     assert not (workspace.path / "state").exists() and (workspace.path / "state.discarded" / "token").is_file()
     assert any("none of its episodes is trained on" in line for line in lines), lines
     fresh = start_early(workspace, options, lambda _: None)  # the next validation's server starts empty

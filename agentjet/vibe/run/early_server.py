@@ -42,7 +42,7 @@ from agentjet.vibe.run.swarm_server import (
     ServerHandle,
     ensure_server,
     read_launch_file,
-    running_servers,
+    stop_recorded_servers,
     stop_server,
     write_launch_file,
 )
@@ -186,8 +186,7 @@ def discard_stale(workspace: Workspace, progress: Progress) -> bool:
     for key in ("client_pid", "eval_client_pid"):
         if isinstance(record.get(key), int):
             stop_stray_client(record[key], root)
-    for server in running_servers(root):
-        stop_server(server)
+    stop_recorded_servers(root)  # answering or not (a loaded machine may keep a health check waiting)
     aside = root / DISCARDED_DIR
     shutil.rmtree(aside, ignore_errors=True)
     (root / STATE_DIR).rename(aside)

@@ -44,9 +44,9 @@ __all__ = [
     "connect_server",
     "ensure_server",
     "read_launch_file",
-    "running_servers",
     "server_place",
     "start_server",
+    "stop_recorded_servers",
     "stop_server",
     "write_launch_file",
 ]
@@ -232,12 +232,18 @@ def _adopt(workspace: Path, model: str, policy: str | None = None) -> ServerHand
     )
 
 
-def running_servers(workspace: Path) -> list[ServerHandle]:
-    """Every server launch.json records that still runs on this workspace's state dirs (the first, then each
-    policy's): what a process that did not start them can stop."""
+def stop_recorded_servers(workspace: Path, timeout_s: float = 30.0) -> int:
+    """Stop every server launch.json records that still runs on this workspace's state dirs (the first, then each
+    policy's), whether it answers or not: what a process that did not start them can stop. How many it stopped."""
     policies = read_launch_file(workspace).get("policy_servers")
     names: list[str | None] = [None, *(policies if isinstance(policies, dict) else {})]
-    return [handle for name in names if (handle := _adopt(workspace, "?", name)) is not None]
+    stopped = 0
+    for name in names:
+        pid, (state, _) = _recorded(workspace, name).get("pid"), server_place(workspace, name)
+        if isinstance(pid, int) and pid_alive(pid) and process_mentions(pid, str(state)):
+            stop_process_group(pid, grace_s=timeout_s)
+            stopped += 1
+    return stopped
 
 
 def ensure_server(
