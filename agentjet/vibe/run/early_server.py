@@ -33,8 +33,15 @@ from pathlib import Path
 
 from agentjet.sandbox import SwarmAccess
 from agentjet.vibe.errors import VibeError
-from agentjet.vibe.run.client_process import stop_stray_client
-from agentjet.vibe.run.launch import HELD_FOR_CHECKS, TrainingRun, launch, release_checks_hold, stop, write_config
+from agentjet.vibe.run.launch import (
+    HELD_FOR_CHECKS,
+    TrainingRun,
+    launch,
+    release_checks_hold,
+    stop,
+    stop_stray_clients,
+    write_config,
+)
 from agentjet.vibe.run.launch_options import LaunchOptions
 from agentjet.vibe.run.swarm_server import (
     STATE_DIR,
@@ -179,13 +186,11 @@ def discard_stale(workspace: Workspace, progress: Progress) -> bool:
     """Move aside a state dir whose training was held beside checks of other files (a repair changed one since):
     its episodes were played by a client that did not pass. True when something was discarded."""
     root = workspace.path
-    began = read_launch_file(root).get(HELD_FOR_CHECKS)
+    record = read_launch_file(root)
+    began = record.get(HELD_FOR_CHECKS)
     if not began or began == workspace.head():
         return False
-    record = read_launch_file(root)
-    for key in ("client_pid", "eval_client_pid"):
-        if isinstance(record.get(key), int):
-            stop_stray_client(record[key], root)
+    stop_stray_clients(root, record)
     stop_recorded_servers(root)  # answering or not (a loaded machine may keep a health check waiting)
     aside = root / DISCARDED_DIR
     shutil.rmtree(aside, ignore_errors=True)

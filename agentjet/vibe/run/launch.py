@@ -66,6 +66,7 @@ __all__ = [
     "start_eval_client",
     "start_next_client",
     "stop",
+    "stop_stray_clients",
     "write_config",
 ]
 
@@ -226,9 +227,7 @@ def launch(
     client = client or root / "client.py"
     sandbox = resolve_sandbox(options.sandbox, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
     record = read_launch_file(root)
-    for stray in ("client_pid", "eval_client_pid"):
-        if isinstance(record.get(stray), int):
-            stop_stray_client(record[stray], root)
+    stop_stray_clients(root, record)
     server, apart, per_step, group = _server_for(workspace, options, progress, server)
     upstreams: list[Upstream] = list(apart.items()) or [(None, server)]
     try:
@@ -278,6 +277,13 @@ def launch(
     run.standby = spawn_standby(root, sandbox=sandbox, generation=handle.generation + 1)
     progress(f"client started ({_where(sandbox)}): training to step {target} from step {step}")
     return run
+
+
+def stop_stray_clients(root: Path, record: dict[str, Any]) -> None:
+    """Stop the client processes a launch.json `record` names (a killed orchestrator's, left running)."""
+    for key in ("client_pid", "eval_client_pid"):
+        if isinstance(record.get(key), int):
+            stop_stray_client(record[key], root)
 
 
 def release_checks_hold(root: Path, servers: list[ServerHandle]) -> None:
