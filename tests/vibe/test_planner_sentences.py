@@ -3416,3 +3416,47 @@ def test_round_47_a_share_to_reach_is_no_bound_of_a_number() -> None:
 )  # fmt: skip
 def test_round_47_the_games_roles_listed_after_its_name_are_no_wolves(sentence: str, roles: list[str]) -> None:
     assert _plan(sentence).trained_roles == roles
+
+
+# ---- round 48: 80 fresh sentences (the comparisons, the scripted members, a part of a turn) -------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("the wolves play worse than the village, train the wolves", ["werewolf"]),
+     ("my wolves are weaker than the town: train the wolves", ["werewolf"]),
+     ("train the seer to be smarter than the wolves", ["seer"]),
+     ("the village should win more often than the wolves", ["villager", "seer", "witch", "hunter"]),
+     ("train the seer rather than the witch", ["seer"])],
+)  # fmt: skip
+def test_round_48_what_a_side_is_compared_with_is_no_trained_side(sentence: str, roles: list[str]) -> None:
+    spec = _plan(sentence)
+    assert spec.trained_roles == roles and len(spec.policies) == 1
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("Train the town in mafia; mafia members stay scripted.", ["villager", "seer", "witch", "hunter"]),
+     ("train the village in werewolves; wolf players are scripted", ["villager", "seer", "witch", "hunter"]),
+     ("werewolves: train the seer, the wolf pack stays scripted", ["seer"]),
+     ("werewolves: the wolf players should lose, train the village", ["villager", "seer", "witch", "hunter"])],
+)  # fmt: skip
+def test_round_48_a_sides_members_said_scripted_do_not_train(sentence: str, roles: list[str]) -> None:
+    assert _plan(sentence).trained_roles == roles
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("train the werewolves but only their night actions", "'only their night actions' cannot be asked for"),
+     ("werewolves, night actions only", "'night actions only' cannot be asked for"),
+     ("train the seer in werewolves, just the night phase", "'just the night phase' cannot be asked for")],
+)  # fmt: skip
+def test_round_48_a_part_of_a_roles_turn_is_said_to_train_with_the_rest(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    "sentence", ["train the wolves in werewolves; they only kill at night", "werewolves, seer only"]
+)
+def test_round_48_only_without_a_part_of_a_turn_has_no_such_note(sentence: str) -> None:
+    assert "cannot be asked for: a trained role learns from every call" not in _text(_plan(sentence))

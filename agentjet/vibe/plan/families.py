@@ -89,7 +89,8 @@ OPPOSING_WORDS = frozenset(
     "uncovers discovers guesses locates accuses suspects check checks checking checked inspect inspects "
     "inspecting investigate investigates investigating poisoning poisons potion potions shot shots hit hits "
     "decieve decieves decieving stop stops stopping prevent prevents preventing take takes taking recognise "
-    "recognising recognize recognizing recognises recognizes".split()  # a misspelling too
+    "recognising recognize recognizing recognises recognizes "  # a misspelling too
+    "than".split()  # "the wolves play worse than the village": what they are compared with
 )
 # The werewolves deal: a lineup a sentence asks for ("with 2 wolves") is said to be ignored
 PLAYERS = 9

@@ -102,6 +102,12 @@ _HUMAN_PLAYER = re.compile(  # "i want to play werewolf myself", "so i can play 
     r"\b(?:i|we)\s+(?:\w+\s+){0,3}?(?:play|playing)\b[^.;!?]*?\b(?:myself|ourselves|with me|with us|against "
     r"(?:it|them|the (?:model|ai|bot|agent)|me|us))\b|\bplay(?:ing)?\s+against\s+(?:me|us)\b"
 )
+_PART_OF_A_TURN = re.compile(  # "only their night actions", "just the votes": a part of what a role does
+    r"\b(?:only|just|solely)\s+(?:on\s+|in\s+|at\s+|during\s+|for\s+)?(?:the\s+|their\s+|its\s+|her\s+|his\s+)?"
+    r"(?:(?:night|day)(?:time)?[- ](?:actions?|phases?|moves?|decisions?|choices?|turns?|calls?)|votes?|voting|"
+    r"night(?:time)?s?)\b|"
+    r"\b(?:(?:night|day)(?:time)?[- ](?:actions?|phases?|moves?|decisions?|turns?)|votes?|voting|kills?)\s+only\b"
+)
 _VARIANT = re.compile(r"\b(?:one|1)[- ]night\b|\bultimate werewol(?:f|ves)\b")
 
 
@@ -177,6 +183,11 @@ def family_notes(family: str, text: str, written: str = "") -> list[str]:
         notes.append(
             f"'{human.group(0)}' is not part of a vibe run: the trained policy plays against the scripted players; "
             "talk to it afterwards with `agentjet chat`"
+        )
+    if family == "werewolves" and (part := _PART_OF_A_TURN.search(text)):
+        notes.append(
+            f"'{part.group(0)}' cannot be asked for: a trained role learns from every call it makes (its night "
+            "actions, its votes and, with discussion, its talk), since the game's reward is one win or loss for all"
         )
     if family == "werewolves" and _VARIANT.search(text):
         notes.append(

@@ -81,6 +81,8 @@ _ROLE_AFTER = re.compile(
     r"become|win|wins|can|could|will|would|are|is|lie|play|plays|vote|members?)\b"
 )
 _SIDE_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp)\b")
+# "the mafia members stay scripted": the words for a group of players, skipped to read what is said of them
+_GROUP_AFTER = re.compile(r"^(?:'s)?\s+(?:side|team|faction|camp|members?|players?|roles?|pack|crew)\b")
 # ", the witch and (the) hunter": the rest of a role list that ends in and/or, skipped to read what is said of all
 _ROLE_WORD = (  # a role, or the rest of them ("the wolves and the others are bots")
     r"(?:the\s+)?(?:" + ROLE_WORDS
@@ -345,14 +347,17 @@ def _listed_with_a_role(after: str) -> bool:
 
 def _is_scripted(before: str, after: str) -> bool:
     """Called scripted ("the seer is scripted", "scripted villagers", "the wolf team is played by bots")."""
-    return bool(SCRIPTED_AFTER.match(_SIDE_AFTER.sub("", after, count=1)) or SCRIPTED_BEFORE.search(before)
+    return bool(SCRIPTED_AFTER.match(_GROUP_AFTER.sub("", after, count=1)) or SCRIPTED_BEFORE.search(before)
                 or SO_IS_BEFORE.search(before))  # fmt: skip
+
+
+_SAME_OR_OTHER_BEFORE = re.compile(r"\b(?:same|other|different|another|separate)\b[\w\s-]{0,30}$")
 
 
 def _is_trained(before: str, after: str, governor: str) -> bool:
     """Trained unless scripted, wanted to lose, or governed by a word of opposition (`governor`: "find" in "find the
     seer and the wolves", the nearest word before the mention that is not role-list glue)."""
-    if _is_scripted(before, after) or LOSES_AFTER.match(_SIDE_AFTER.sub("", after, count=1)):
+    if _is_scripted(before, after) or LOSES_AFTER.match(_GROUP_AFTER.sub("", after, count=1)):
         return False
     if _DOWN_AFTER.match(after):
         return False
@@ -372,6 +377,8 @@ def _is_trained(before: str, after: str, governor: str) -> bool:
     held = re.search(r"\b(?:held|hold|holding|kept|keep|turned|switched|talk)\s+\w+\W*$", before)
     if governor in ("out", "off") and held:
         governor = ""  # "20 games held out, seer", "talk off, the seer": no opposition
+    if governor == "than" and _SAME_OR_OTHER_BEFORE.search(_up_to_governor(before).removesuffix("than")):
+        governor = ""  # "not in the same model than the seer": a model shared or not, no comparison
     if governor in ("on", "at", "onto", "upon"):  # "wasting her poison on villagers": what the poison is used on
         governor = _last_word(_up_to_governor(before)[: -len(governor)].rstrip()) or governor
     return governor not in OPPOSING_WORDS
