@@ -86,6 +86,7 @@ def _dry_run(
     steps: int | None,
     minutes: float | None,
     eval_items: int | None,
+    eval_every: int | None,
     seed: int | None,
     train: dict[str, Any],
     as_json: bool,
@@ -100,7 +101,7 @@ def _dry_run(
         raise typer.Exit(2)
     with _in_one_line():
         spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items,
-                    seed=seed, train=train, dry_run=True)  # fmt: skip
+                    eval_every=eval_every, seed=seed, train=train, dry_run=True)  # fmt: skip
     typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
     raise typer.Exit(0)
 
@@ -139,7 +140,8 @@ def _refused_offline(text: str, options: VibeOptions) -> None:
 
     if resolve_llm(options.llm) is None:
         plan(text, llm=None, model=options.model, steps=options.steps, minutes=options.budget_minutes,
-             eval_items=options.eval_items, seed=options.seed, train=options.train)  # fmt: skip
+             eval_items=options.eval_items, eval_every=options.eval_every, seed=options.seed,
+             train=options.train)  # fmt: skip
 
 
 def vibe_command(
@@ -155,6 +157,15 @@ def vibe_command(
     budget: Annotated[float | None, typer.Option(min=0.1, help="wall-clock budget of the run, minutes")] = None,
     eval_items: Annotated[
         int | None, typer.Option(min=1, help="held-out items the policy plays before and after training")
+    ] = None,
+    eval_every: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=100_000,
+            help="a held-out round every N steps between the base's and the final one, for the curve (each round "
+            "plays the held-out items again; default: those two rounds only)",
+        ),
     ] = None,
     seed: Annotated[
         int | None,
@@ -207,7 +218,8 @@ def vibe_command(
     if mistake := _flag_mistake(text, model, budget):
         typer.secho(f"error: {mistake}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
-    new_run_only = [flag for flag, used in (("--train", bool(train)), ("--seed", seed is not None)) if used]
+    given = (("--train", bool(train)), ("--seed", seed is not None), ("--eval-every", eval_every is not None))
+    new_run_only = [flag for flag, used in given if used]
     if resume is not None and new_run_only:
         typer.secho(f"error: {' and '.join(new_run_only)} go{'es' if len(new_run_only) == 1 else ''} with a new run "
                     "(a resumed run keeps its settings)", fg=typer.colors.RED, err=True)  # fmt: skip
@@ -218,14 +230,15 @@ def vibe_command(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
     if dry_run:
-        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items, seed=seed,
-                 train=overrides, as_json=as_json)  # fmt: skip
+        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items,
+                 eval_every=eval_every, seed=seed, train=overrides, as_json=as_json)  # fmt: skip
     options = VibeOptions(
         llm=llm,
         model=model,
         steps=steps,
         budget_minutes=budget,
         eval_items=eval_items,
+        eval_every=eval_every,
         seed=seed,
         train=overrides,
         workdir=str(workdir),

@@ -63,6 +63,7 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
         steps=options.steps,
         minutes=options.budget_minutes,
         eval_items=options.eval_items,
+        eval_every=options.eval_every,
         seed=options.seed,
         train=options.train,
     )
@@ -252,7 +253,7 @@ def launch_and_watch(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
                 stop_server(prepared)
             raise
     try:
-        evaluation = HeldOutEval(run, spec.success_metric)
+        evaluation = HeldOutEval(run, spec.success_metric, every_steps=spec.dataset.eval_every)
         evaluation.before()
 
         def said(line: dict[str, Any]) -> None:

@@ -43,6 +43,7 @@ class VibeOptions(BaseModel):
     steps: int | None = Field(None, ge=1, description="--steps: training steps, overriding the sentence")
     budget_minutes: float | None = Field(None, gt=0, description="--budget: wall-clock minutes for the run")
     eval_items: int | None = Field(None, ge=1, le=100_000, description="--eval-items: held-out items per round")
+    eval_every: int | None = Field(None, ge=1, le=100_000, description="--eval-every: steps between held-out rounds")
     seed: int | None = Field(None, ge=0, le=2**31 - 1, description="--seed: the seed the items are drawn with")
     train: dict[str, Any] = Field(
         default_factory=dict, description="--train: TrainConfig overrides over the family's recipe (nested)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -218,6 +219,41 @@ def test_a_server_that_dies_before_the_final_round_fails_the_run_at_once_not_aft
         assert time.monotonic() - began < 120 and "\n" not in str(caught.value)
     finally:
         stop(run)
+
+
+def test_rounds_every_step_between_draw_the_curve_and_training_goes_on_after_each(tmp_path: Path) -> None:
+    """`every_steps` (vibe's --eval-every): a round on the held policy at each step between the base's and the
+    final one, each counted at the step it played, and the training client back after it."""
+    workspace = make_workspace(tmp_path / "ws")
+    lines: list[str] = []
+    options = tiny_options(steps=3, eval_episodes=2, eval_params=("temperature=0",))
+    run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
+    try:
+        metric = SuccessMetric(description="replies of even length", success_reward=0.5)
+        evaluation = HeldOutEval(run, metric, every_steps=1)
+        evaluation.before()
+        result = watch(run, settings=FAST, on_poll=evaluation.poll)
+        evaluation.after(on_settled=lambda: catch_up(run, result))
+        outcome = evaluation.outcome()
+        saved = read_launch_file(workspace.path)
+        with run.server.swarm() as swarm:
+            between = [swarm.get_episode(i) for i in saved["eval_between"]]
+    finally:
+        stop(run)
+    assert result.status == "completed" and outcome.before is not None and outcome.after is not None
+    middle = [p for p in outcome.curve if outcome.before.step < p.step < outcome.after.step]
+    assert middle and all(p.episodes == 2 for p in middle), outcome.curve  # each round measured at its own step
+    assert [p.step for p in outcome.curve] == sorted({p.step for p in outcome.curve})
+    assert {e["kind"] for e in between} == {"eval"} and len(between) == 2 * len(middle)
+    for episode in between:  # held still: every call of a round at one version
+        assert len({c["policy_version"] for c in episode["calls"]}) == 1
+    said = [
+        int(m.group(1))
+        for line in lines
+        if (m := re.match(r"held-out round of the policy in training \(step (\d+)\): 2 ep", line))
+    ]
+    assert said == [p.step for p in middle], lines  # one round a step, said with the step it measures
+    assert outcome.after.step >= options.steps  # training went on after each round to the target
 
 
 @pytest.mark.parametrize("steps", [1, 2])

@@ -46,7 +46,7 @@ from agentjet.vibe.plan.spec import (
     field_range,
     merge_overrides,
 )
-from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, said_settings
+from agentjet.vibe.plan.train_overrides import check_train, describe_overrides, held_out_settings, said_settings
 from agentjet.vibe.plan.train_words import OVERNIGHT, impossible_budget
 from agentjet.vibe.plan.werewolves.plan import plan_werewolves
 
@@ -72,6 +72,7 @@ def plan(
     steps: int | None = None,
     minutes: float | None = None,
     eval_items: int | None = None,
+    eval_every: int | None = None,
     seed: int | None = None,
     train: dict[str, Any] | None = None,
     gpu: bool | None = None,
@@ -79,11 +80,11 @@ def plan(
     model_roots: Sequence[Path] | None = None,
     dry_run: bool = False,
 ) -> TaskSpec:
-    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`seed`/`train` (checked TrainConfig
-    overrides, `train_overrides`) are the user's flags and win over the sentence and the family's defaults; `gpu`
-    None means ask torch; `fp32` whether the server trains in float32 (None: resolve it as the server will,
-    `trains_in_fp32`); `model_roots` are where local models are looked for (tests); `dry_run` says the plan alone
-    is wanted, so a sentence asking for just the plan ("dry run: werewolves") is not refused for it."""
+    """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`eval_every`/`seed`/`train` (checked
+    TrainConfig overrides, `train_overrides`) are the user's flags and win over the sentence and the family's
+    defaults; `gpu` None means ask torch; `fp32` whether the server trains in float32 (None: resolve it as the
+    server will, `trains_in_fp32`); `model_roots` are where local models are looked for (tests); `dry_run` says
+    the plan alone is wanted, so a sentence asking for just the plan ("dry run: werewolves") is not refused for it."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -118,24 +119,10 @@ def plan(
         notes.append(device)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
         notes.append(family.on_embedded)
-    if eval_items is None and reading.eval_count is not None:
-        eval_items = reading.eval_count.items
-        notes.append(f"'{reading.eval_count.words}': {eval_items} held-out items a round, before and after training")
-    elif reading.eval_count is not None and reading.eval_count.items != eval_items:
-        notes.append(f"--eval-items {eval_items} overrides '{reading.eval_count.words}' in the sentence")
-    if eval_items is not None:
-        low, high = field_range(DatasetPlan, "eval_items")
-        if not low <= eval_items <= high:
-            raise PlanRefused(f"{eval_items} held-out items cannot be planned: say {low} to {high}")
-        update["dataset"] = draft.dataset.model_copy(update={"eval_items": eval_items})
-    if seed is not None:  # other deals and other sampling: a second sample of a recipe, not a replicate
-        low, high = field_range(DatasetPlan, "seed")
-        if not low <= seed <= high:
-            raise PlanRefused(f"seed {seed} cannot be planned: say {low} to {high}")
-        dataset = update.get("dataset", draft.dataset)
-        assert isinstance(dataset, DatasetPlan)
-        update["dataset"] = dataset.model_copy(update={"seed": seed})
-        notes.append(f"--seed {seed}: the train and held-out items are drawn with seed {seed}")
+    dataset, held_notes = held_out_settings(
+        draft.dataset, reading, steps=draft.budget.steps, eval_items=eval_items, eval_every=eval_every, seed=seed
+    )
+    update["dataset"], notes = dataset, notes + held_notes
     assumptions, recipe = [*draft.assumptions, *notes], merge_overrides(base_recipe, said)
     if model is not None and requested is not None:  # "--model 0.5B" over "a 7B": an override, said as one
         assumptions.append(choice.note)

@@ -67,6 +67,9 @@ class DatasetPlan(BaseModel):
     train_items: int = Field(64, ge=1, le=100_000, description="items in data/train.jsonl")
     eval_items: int = Field(16, ge=1, le=100_000, description="items in data/eval.jsonl (never trained on)")
     seed: int = Field(0, ge=0, le=2**31 - 1, description="the dataset seed")
+    eval_every: int | None = Field(
+        None, ge=1, le=100_000, description="a held-out round every N steps between the first and the last (the curve)"
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="generator parameters (generated tasks)")
     description: str = Field("", description="what an item is, in plain words")
 
@@ -236,7 +239,8 @@ def spec_text(spec: TaskSpec) -> str:
         ("training", _training(spec.train)),
         (
             "held-out",
-            f"{spec.dataset.eval_items} eval items before and after training; success: the task's won flag where it "
+            f"{spec.dataset.eval_items} eval items before and after training{_between(spec.dataset.eval_every)}; "
+            "success: the task's won flag where it "
             f"reports one, else reward >= {spec.success_metric.success_reward:g} ({spec.success_metric.rate})",
         ),
         ("model", model),
@@ -248,6 +252,10 @@ def spec_text(spec: TaskSpec) -> str:
     lines += [f"  {key.ljust(width)}  {value}" for key, value in rows]
     lines += ["", "assumptions:"] + [f"  - {a}" for a in spec.assumptions or ["none"]]
     return "\n".join(lines)
+
+
+def _between(every: int | None) -> str:
+    return f", and every {every} step{'s' if every > 1 else ''} between" if every else ""
 
 
 def dry_run_json(spec: TaskSpec) -> str:

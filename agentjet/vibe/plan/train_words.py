@@ -1,6 +1,7 @@
 """Run settings a sentence states in words: "a learning rate of 1e-4", "groups of 16", "LoRA rank 8", how
 many held-out items to measure on ("evaluate on 32 games"), the time limit ("half an hour", "for 2 days") and the
-training steps ("10-15 steps": 15, said; "3 epochs").
+training steps ("10-15 steps": 15, said; "3 epochs"), a held-out round between ("evaluate every 5 steps") and the
+items' seed ("seed 42").
 
 Pure. Each training setting is the TrainConfig key it sets, the value and the words it came from, so the planner
 can put it over the family's measured recipe and say so; `blanked` takes them out of the text before numeric
@@ -16,8 +17,8 @@ from agentjet.vibe.plan.numbers import PROBLEM_NOUNS, STEPS_OF_A_PROBLEM, STEPS_
 
 __all__ = [
     "BATCH_SIZE", "CONTEXT", "EPISODES_PER_STEP", "MAX_TOKENS", "OVERNIGHT", "TEMPERATURE", "EvalCount", "TrainSetting",
-    "blanked", "impossible_budget", "read_epochs", "read_eval_count", "read_minutes", "read_steps", "read_steps_note",
-    "read_train_settings",
+    "blanked", "impossible_budget", "read_epochs", "read_eval_count", "read_eval_every", "read_minutes", "read_seed",
+    "read_steps", "read_steps_note", "read_train_settings",
 ]  # fmt: skip
 
 EPISODES_PER_STEP = "episodes per step"  # not a TrainConfig key: the planner splits it into groups x tasks
@@ -287,6 +288,36 @@ def read_steps_note(text: str) -> str | None:
 def read_epochs(text: str) -> int | None:
     """"3 epochs" -> 3 (no pass over a dataset in vibe: the planner reads it as steps and says so)."""
     return int(epochs.group(1) or epochs.group(2)) if (epochs := _EPOCHS.search(text)) else None
+
+
+# ---- the held-out rounds between, and the items' seed --------------------------------------------------------
+
+_EVAL_WORD = (
+    r"(?:eval(?:uate[sd]?|uating|uations?|s)?|held[- ]out\s+(?:rounds?|evals?)|test(?:s|ed|ing)?|measur(?:e|es|ed|ing)|"
+    r"validat(?:e|es|ed|ing|ion))"
+)
+_EVERY_STEPS = re.compile(  # "evaluate every 5 steps", "an eval round after each update", "eval every other step"
+    rf"\b{_EVAL_WORD}\b(?:\s+(?!every\b|each\b)[\w-]+){{0,5}}?\s+(?:after\s+|at\s+)?(?:each|every)\s+"
+    r"(?:(?P<n>\d+)\s*|(?P<other>other|second)\s+)?(?:training\s+)?(?:steps?|updates?|iterations?)\b|"
+    r"\beval(?:uation)?[_ -]every\s*[=:]?\s*(?P<said>\d+)\b"  # "eval_every=5"
+)
+_SEED = re.compile(r"\b(?:random\s+|dataset\s+|data\s+)?seed\s*(?:of|=|:|is|to)?\s*(\d+)\b|\bseeded\s+with\s+(\d+)\b")
+
+
+def read_eval_every(text: str) -> tuple[int, str] | None:
+    """The steps between held-out rounds: "evaluate every 5 steps" -> (5, its words), "after each update" -> 1,
+    "every other step" -> 2; None if unsaid."""
+    if (found := _EVERY_STEPS.search(text)) is None:
+        return None
+    every = found.group("n") or found.group("said") or ("2" if found.group("other") else "1")
+    return int(every), found.group(0)
+
+
+def read_seed(text: str) -> tuple[int, str] | None:
+    """The items' seed: "with seed 42" -> (42, its words); None if unsaid."""
+    if (found := _SEED.search(text)) is None:
+        return None
+    return int(found.group(1) or found.group(2)), found.group(0)
 
 
 # ---- numbers no run can have ---------------------------------------------------------------------------------

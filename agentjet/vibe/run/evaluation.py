@@ -86,8 +86,8 @@ class HeldOutEval:
             return
         if self._next_at is None or step < self._next_at or step >= self.run.target_step:
             return
-        self._next_at = self._after(step)
-        self._keep("between", self._round(f"step {step}", resume_training=True), add=True)
+        self._keep("between", self._round("the policy in training", resume_training=True), add=True)
+        self._next_at = self._after(self.run.last_step)  # the step the round played (an update under way landed first)
 
     def after(self, on_settled: Callable[[], None] = lambda: None) -> None:
         """The final policy's round, beside the base's if that is still to play or playing (their calls share
