@@ -3460,3 +3460,31 @@ def test_round_48_a_part_of_a_roles_turn_is_said_to_train_with_the_rest(sentence
 )
 def test_round_48_only_without_a_part_of_a_turn_has_no_such_note(sentence: str) -> None:
     assert "cannot be asked for: a trained role learns from every call" not in _text(_plan(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "roles"),
+    [("werewolf, the wolves win too often, make the villagers better", ["villager", "seer", "witch", "hunter"]),
+     ("the werewolves are too strong; train the village", ["villager", "seer", "witch", "hunter"]),
+     ("the village wins too much in werewolves, so train the wolves", ["werewolf"]),
+     ("train the wolves so they win more often", ["werewolf"])],
+)  # fmt: skip
+def test_round_48_a_side_said_to_win_too_often_is_the_one_to_beat(sentence: str, roles: list[str]) -> None:
+    spec = _plan(sentence)
+    assert spec.trained_roles == roles and len(spec.policies) == 1
+
+
+@pytest.mark.parametrize(("sentence", "count"), [("werewolves, 3 steps, but evaluate on only 8 deals", 8),
+                                                 ("countdown, test it on just 12 puzzles", 12)])  # fmt: skip
+def test_round_48_only_or_just_before_a_held_out_count_keeps_it(sentence: str, count: int) -> None:
+    assert _plan(sentence).dataset.eval_items == count
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [("countdown target exactly 100", "a target fixed at 100 cannot be asked for"),
+     ("train werewolves on 4 cpu threads", "'on 4 cpu threads' ignored: a server uses every CPU core"),
+     ("countdown using 8 cores", "'using 8 cores' ignored")],
+)  # fmt: skip
+def test_round_48_a_fixed_target_and_a_thread_count_are_said_not_to_be_settings(sentence: str, said: str) -> None:
+    assert said in _text(_plan(sentence))

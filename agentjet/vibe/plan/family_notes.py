@@ -80,7 +80,8 @@ _FIXED_TARGET = re.compile(
     r"\b(?:reach|make|hit|get to)\s+(?!24\b)(\d+)\s+(?:from|with|using|out of)\b|"  # "make 500 from six numbers"
     r"\b(?:reach|make|hit|get to)\s+exactly\s+(\d+)\b|"
     r"\bnumbers\s+\d+(?:\s*,\s*\d+)+(?:\s*,?\s*and\s+\d+)?\s+to\s+(?:make|reach|get|hit)\s+(?!24\b)(\d+)\b|"
-    r"\btarget(?:\s+(?:number|value))?\s*(?:of|is|=|:)?\s*(\d+)\b(?!\s*(?:[-\u2013]|to\b|and\b))"  # "a target of 999"
+    r"\btarget(?:\s+(?:number|value))?\s*(?:of|is|=|:)?\s*(?:exactly\s+|always\s+)?(\d+)\b"
+    r"(?!\s*(?:[-\u2013]|to\b|and\b))"  # "a target of 999", "target exactly 100"
 )
 _SHOPPING = re.compile(
     r"\b(?:shop(?:s|ping|per)?|grocer(?:y|ies)|prices?|priced|cart|basket|receipts?|bills?|invoices?|lists?|totals?|"

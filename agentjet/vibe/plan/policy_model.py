@@ -35,6 +35,9 @@ _DEVICES = re.compile(  # "on 8 H100s", "2 gpus", "multi-gpu", "on the gpu": whe
     rf"\b(?P<count>\d+|two|four|eight|several|multiple|many)\s*(?:x\s*)?(?:nvidia\s+)?{_GPU_NAMES}\b|"
     rf"\bmulti[- ]?gpus?\b|\b(?:on|with|using|use)\s+(?:a|one|the|my|our|its|1)\s+(?:nvidia\s+)?{_GPU_NAMES}\b"
 )
+_CPU_THREADS = re.compile(  # "on 4 cpu threads", "using 8 cores": no vibe setting, the cores the process is given
+    r"\b(?:on|with|using|use|across)\s+(\d+|one|two|four|eight|sixteen)\s+(?:cpu\s+)?(?:threads|cores|cpus)\b"
+)
 _HOSTED = {"gpt3.5", "gpt4", "gpt4o", "gpt4.1", "gpt5", "chatgpt", "claude", "gemini"}  # no weights to train
 
 
@@ -251,9 +254,14 @@ def sizes_said(text: str) -> list[str]:
 
 
 def devices_note(text: str, *, cuda: bool | None = None) -> str | None:
-    """What becomes of the GPUs a sentence asks for ("on 8 H100s"), or None when it names none. A vibe server
-    trains on one device; data-parallel ranks are the server's `--train-procs`, which vibe's servers read from
-    AGENTJET_TRAIN_PROCS. `cuda` None means ask torch."""
+    """What becomes of the GPUs (or CPU threads) a sentence asks for ("on 8 H100s"), or None when it names none. A
+    vibe server trains on one device; data-parallel ranks are the server's `--train-procs`, which vibe's servers
+    read from AGENTJET_TRAIN_PROCS. `cuda` None means ask torch."""
+    if threads := _CPU_THREADS.search(text):
+        return (
+            f"'{threads.group(0)}' ignored: a server uses every CPU core its process may run on (start `agentjet "
+            "vibe` under `taskset -c` to give it fewer)"
+        )
     said = _DEVICES.search(text)
     if said is None:
         return None

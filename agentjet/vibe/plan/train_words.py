@@ -110,7 +110,7 @@ _THINGS = (  # "24 shopping lists", "8 receipts"
 )
 _NOT_PER_STEP = r"(?!\s+(?:per|an|a|each|every)\s+(?:training\s+)?(?:step|update|iteration)\b)"  # "2 puzzles per step"
 _HELD_SET = r"(?:held[- ]out|eval(?:uation)?|test|validation)\s+(?:set|split)"
-_ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|~)\s*)?"
+_ABOUT = r"(?:(?:maybe|about|around|roughly|approximately|some|like|only|just|~)\s*)?"
 _EVAL_COUNT = re.compile(
     rf"\b(?:eval(?:uate|uated|uating|uation)?|test(?:ed|ing)?|measure[sd]?|measuring|score[sd]?)\s+"
     rf"(?:it\s+|them\s+|(?:the|my|our)\s+[\w-]+\s+)?(?:on|over|with|against|using)\s+{_ABOUT}(\d+)\s+"

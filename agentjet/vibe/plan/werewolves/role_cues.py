@@ -94,6 +94,9 @@ LOSES_AFTER = re.compile(
     r"^\s+(?:(?:(?:should|must|will|to)\s+)?(?:(?:be|get|gets|play|plays)\s+)?(?:worse|weaker)(?!\s+than)|(?:(?:do|does|should|must|will|can)\s+not|don't|doesn't|shouldn't|mustn't|won't|can't|never)\s+win|"
     r"(?:(?:should|must|will|to|always|more|often)\s+)*(?:lose|loses|losing)(?!\s+(?:less|fewer|rarely|less often))|"
     r"(?:(?:should|must|will|to)\s+)?(?:win|wins|winning)\s+(?:less|fewer|rarely|less often|seldom)|"
+    r"(?:(?:are|is|keep|keeps)\s+)?(?:win|wins|winning)\s+(?:(?:way|far|much|a bit|a lot)\s+)?too\s+"
+    r"(?:often|much|easily|many)|"  # "the wolves win too often, make the villagers better": the ones to beat
+    r"(?:are|is|play|plays)\s+(?:(?:way|far|much|a bit)\s+)?too\s+(?:strong|good|well|powerful|smart)|"
     r"(?:(?:should|must|will|can|to|always|more often|often|keep|keeps|are|is)\s+)*(?:be|get|gets|getting|being)\s+"
     r"(?:beaten|defeated|caught|outplayed|outsmarted|outwitted|found|exposed|unmasked|voted out|lynched|eliminated)"
     r"(?!\s+(?:less|fewer|rarely|less often|seldom))"
