@@ -30,7 +30,7 @@ def _plan(sentence: str, **flags: int) -> TaskSpec:
      ("evaluate on 50 problems every 5 steps", 5), ("a werewolves run that evaluates every 2 steps", 2),
      ("measure the win rate every 2 steps", 2), ("evaluate after every step", 1), ("eval every 10 training steps", 10),
      ("the seer checks every night", None), ("train for 10 steps", None), ("evaluate 5 steps", None),
-     ("every 5 steps", None), ("evaluate on 32 games", None)],
+     ("every 5 steps", None), ("evaluate on 32 games", None), ("a quick run to test every step of the pipeline", None)],
 )  # fmt: skip
 def test_the_steps_between_rounds_are_read_from_the_words_for_them(text: str, every: int | None) -> None:
     said = read_eval_every(text)

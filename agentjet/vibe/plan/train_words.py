@@ -298,7 +298,8 @@ _EVAL_WORD = (
 )
 _EVERY_STEPS = re.compile(  # "evaluate every 5 steps", "an eval round after each update", "eval every other step"
     rf"\b{_EVAL_WORD}\b(?:\s+(?!every\b|each\b)[\w-]+){{0,5}}?\s+(?:after\s+|at\s+)?(?:each|every)\s+"
-    r"(?:(?P<n>\d+)\s*|(?P<other>other|second)\s+)?(?:training\s+)?(?:steps?|updates?|iterations?)\b|"
+    r"(?:(?P<n>\d+)\s*|(?P<other>other|second)\s+)?(?:training\s+)?(?:steps?|updates?|iterations?)\b"
+    r"(?!\s+(?:of|in)\b)|"  # not "test every step of the pipeline"
     r"\beval(?:uation)?[_ -]every\s*[=:]?\s*(?P<said>\d+)\b"  # "eval_every=5"
 )
 _SEED = re.compile(r"\b(?:random\s+|dataset\s+|data\s+)?seed\s*(?:of|=|:|is|to)?\s*(\d+)\b|\bseeded\s+with\s+(\d+)\b")
