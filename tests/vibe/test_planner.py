@@ -98,7 +98,6 @@ REFUSED = [
 
 
 def _plan(sentence: str, **kwargs: Any) -> Any:
-    kwargs.setdefault("fp32", False)  # the family's recipe as measured in bf16, whatever this CPU has
     return plan(sentence, llm=None, gpu=False, model_roots=[], **kwargs)
 
 

@@ -3317,7 +3317,7 @@ def test_round_47_schools_are_grades_and_a_count_said_after_its_noun_counts(
 
 
 def test_round_47_the_plan_without_a_run_is_what_dry_run_prints() -> None:
-    spec = plan("dry run: werewolves seer", llm=None, fp32=False, dry_run=True)
+    spec = plan("dry run: werewolves seer", llm=None, dry_run=True)
     assert (spec.family, spec.trained_roles) == ("werewolves", ["seer"])
 
 

@@ -129,8 +129,6 @@ class FamilyInfo:
     steps: int | None = None  # the default budget when the sentence names none (None: the planner's default)
     recipe: str = ""  # where `train` comes from, stated as an assumption of the plan
     on_embedded: str = ""  # what the family's default run measured on the embedded model, when it did not learn
-    fp32_train: Mapping[str, Any] = field(default_factory=dict)  # over `train` where the server trains in fp32
-    fp32_recipe: str = ""  # why, stated as an assumption of a plan that takes it
 
 
 def _werewolves(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
@@ -215,16 +213,15 @@ def _word(params: Mapping[str, Any], roles: Sequence[str]) -> Prose:
 
 ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 # `bench learn werewolves` (docs/tasks.md): 1/8 -> 6/8 held-out wins in 3 steps of 2 deals x 8 games, lr 2e-4,
-# with the per-action penalty of weight 3 (werewolves/plan.py, RECIPE_PARAMS)
+# with the per-action penalty of weight 3 (werewolves/plan.py, RECIPE_PARAMS); the adapter on the top half of the
+# layers at twice the rate learned in 4 of 4 runs in fp32 and 2 of 2 in bf16, and its update (the larger part of
+# the first step) is a third shorter than on every layer (docs/vibe.md, *The default run of each family*)
 WEREWOLVES_TRAIN: dict[str, Any] = {
     "grpo": {"group_size": 8},
     "collect": {"tasks": 2},
-    "optim": {"lr": 2e-4},
-    "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS},
+    "optim": {"lr": 4e-4},
+    "lora": {"rank": 16, "alpha": 32, "target_modules": ALL_PROJECTIONS, "layers": 0.5},
 }
-# In fp32 (a CPU without native bf16) the update is over half of the first step: the adapter on the top half of
-# the layers at twice the rate learned as the recipe does on 3 seeds of 3, a quarter sooner to the first step
-WEREWOLVES_FP32_TRAIN: dict[str, Any] = {"optim": {"lr": 4e-4}, "lora": {"layers": 0.5}}
 
 # `bench learn-check` (README): the word task from 0.02 to 1.00 train reward in 20 steps of 2 words x 8
 WORD_TRAIN: dict[str, Any] = {
@@ -263,11 +260,6 @@ CATALOG: dict[str, FamilyInfo] = {
             rate="win rate",
             train=WEREWOLVES_TRAIN,
             steps=4,
-            fp32_train=WEREWOLVES_FP32_TRAIN,
-            fp32_recipe="the server trains in fp32 here (no native bf16 on this CPU): the LoRA adapter on the top half "
-            "of the layers at lr 4e-4, which learned as the recipe does on the embedded model in 4 runs of 4 seeds "
-            "and reaches the first step about a quarter sooner (docs/vibe.md); --train lora.layers=null --train "
-            "optim.lr=2e-4 gives the bf16 recipe",
         ),
         FamilyInfo(
             "countdown",

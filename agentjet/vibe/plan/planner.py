@@ -31,7 +31,6 @@ from agentjet.vibe.plan.policy_model import (
     devices_note,
     has_cuda,
     sizes_said,
-    trains_in_fp32,
 )
 from agentjet.vibe.plan.refusals import no_training, plan_only
 from agentjet.vibe.plan.sentence import SIMPLEST_TASK, Reading, read_sentence
@@ -76,15 +75,14 @@ def plan(
     seed: int | None = None,
     train: dict[str, Any] | None = None,
     gpu: bool | None = None,
-    fp32: bool | None = None,
     model_roots: Sequence[Path] | None = None,
     dry_run: bool = False,
 ) -> TaskSpec:
     """Plan a run for `sentence`. `model`/`steps`/`minutes`/`eval_items`/`eval_every`/`seed`/`train` (checked
     TrainConfig overrides, `train_overrides`) are the user's flags and win over the sentence and the family's
-    defaults; `gpu` None means ask torch; `fp32` whether the server trains in float32 (None: resolve it as the
-    server will, `trains_in_fp32`); `model_roots` are where local models are looked for (tests); `dry_run` says
-    the plan alone is wanted, so a sentence asking for just the plan ("dry run: werewolves") is not refused for it."""
+    defaults; `gpu` None means ask torch; `model_roots` are where local models are looked for (tests); `dry_run`
+    says the plan alone is wanted, so a sentence asking for just the plan ("dry run: werewolves") is not refused
+    for it."""
     reading = read_sentence(sentence)
     if not reading.text:
         raise PlanRefused(
@@ -107,9 +105,6 @@ def plan(
     )
     update: dict[str, object] = {"model": choice.model, "model_note": choice.note}
     family, base_recipe, notes = CATALOG.get(draft.family), dict(draft.train), []
-    if family is not None and family.fp32_train and (trains_in_fp32() if fp32 is None else fp32):
-        base_recipe = merge_overrides(base_recipe, dict(family.fp32_train))
-        notes.append(family.fp32_recipe)
     said, said_notes = said_settings(reading, base_recipe, flags=train or {})
     notes += said_notes
     if len(sizes := sizes_said(reading.text)) > 1:  # "the wolves with a 3B and the villagers with a 7B"

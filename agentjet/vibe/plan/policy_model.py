@@ -21,7 +21,7 @@ from agentjet.core import check_model
 
 __all__ = [
     "EMBEDDED", "ModelChoice", "asks_for_small", "choose_model", "default_roots", "devices_note", "has_cuda",
-    "model_name_said", "size_in_billions", "size_said", "sizes_said", "trains_in_fp32",
+    "model_name_said", "size_in_billions", "size_said", "sizes_said",
 ]  # fmt: skip
 
 EMBEDDED = "smollm2-135m"
@@ -52,21 +52,6 @@ def has_cuda() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
-
-
-def trains_in_fp32() -> bool:
-    """Whether a server vibe starts here trains in float32, resolved as `agentjet server start` resolves it:
-    AGENTJET_DEVICE and AGENTJET_DTYPE when set, else auto (bf16 on CUDA and on a CPU with native bf16). A
-    setting the server would refuse counts as not fp32: the server says what is wrong when it starts."""
-    from agentjet.core import ConfigError, resolve_placement
-
-    try:
-        placement = resolve_placement(
-            os.environ.get("AGENTJET_DEVICE", "auto"), os.environ.get("AGENTJET_DTYPE", "auto")
-        )
-    except ConfigError:
-        return False
-    return placement.dtype == "float32"
 
 
 def size_in_billions(text: str) -> float | None:
