@@ -226,7 +226,7 @@ def test_rounds_every_step_between_draw_the_curve_and_training_goes_on_after_eac
     final one, each counted at the step it played, and the training client back after it."""
     workspace = make_workspace(tmp_path / "ws")
     lines: list[str] = []
-    options = tiny_options(steps=3, eval_episodes=2, eval_params=("temperature=0",))
+    options = tiny_options(steps=4, eval_episodes=2, eval_params=("temperature=0",))
     run = launch(workspace, options=options, started_at=time.time(), progress=lines.append)
     try:
         metric = SuccessMetric(description="replies of even length", success_reward=0.5)
@@ -253,6 +253,7 @@ def test_rounds_every_step_between_draw_the_curve_and_training_goes_on_after_eac
         if (m := re.match(r"held-out round of the policy in training \(step (\d+)\): 2 ep", line))
     ]
     assert said == [p.step for p in middle], lines  # one round a step, said with the step it measures
+    assert outcome.after.step not in said  # a round due just as an update reached the target is the final one
     assert outcome.after.step >= options.steps  # training went on after each round to the target
 
 

@@ -86,8 +86,12 @@ class HeldOutEval:
             return
         if self._next_at is None or step < self._next_at or step >= self.run.target_step:
             return
-        self._keep("between", self._round("the policy in training", resume_training=True), add=True)
-        self._next_at = self._after(self.run.last_step)  # the step the round played (an update under way landed first)
+        held, step = self._hold_settled()  # an update under way lands first: the round plays the step it reaches
+        if step >= self.run.target_step:
+            self._held_at_target = held  # the final round measures that step
+            return
+        self._keep("between", self._play("the policy in training", held, step, resume_training=True), add=True)
+        self._next_at = self._after(step)
 
     def after(self, on_settled: Callable[[], None] = lambda: None) -> None:
         """The final policy's round, beside the base's if that is still to play or playing (their calls share
@@ -145,11 +149,23 @@ class HeldOutEval:
     ) -> dict[str | None, list[str]]:
         """Play one held-out round of the held policy (in the eval client `beside` the training one, or in place
         of it); the eval episode ids it began on each server (by the task's server name)."""
-        run = self.run
-        held = run.hold_policy(True)
+        held, step = self._hold_settled()
+        return self._play(what, held, step, resume_training=resume_training, beside=beside)
+
+    def _hold_settled(self) -> tuple[bool, int]:
+        """Hold the policy still, then wait for an update under way to land: whether it is held, and the step."""
+        held = self.run.hold_policy(True)
         if not held:
-            run.progress("WARNING: the policy cannot be held still (no admin token): an update drops later episodes")
-        step = self._settled_step()
+            self.run.progress(
+                "WARNING: the policy cannot be held still (no admin token): an update drops later episodes"
+            )
+        return held, self._settled_step()
+
+    def _play(
+        self, what: str, held: bool, step: int, *, resume_training: bool, beside: ClientHandle | None = None
+    ) -> dict[str | None, list[str]]:
+        """Play the round of the held policy at `step`, and release the hold after it."""
+        run = self.run
         training_client = run.client.path
         run.progress(f"held-out round of {what} (step {step}): {self.items} episodes")
         handle = beside if beside is not None else start_eval_client(run)
