@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -78,19 +78,7 @@ def _finish(result: RunResult, workdir: Path) -> None:
     raise typer.Exit(_EXIT.get(result.status, 1))
 
 
-def _dry_run(
-    text: str | None,
-    *,
-    llm: str | None,
-    model: str | None,
-    steps: int | None,
-    minutes: float | None,
-    eval_items: int | None,
-    eval_every: int | None,
-    seed: int | None,
-    train: dict[str, Any],
-    as_json: bool,
-) -> None:
+def _dry_run(text: str | None, options: VibeOptions, *, as_json: bool) -> None:
     """Plan the sentence and print the spec (text or JSON); no workspace, run DB or state dir is made."""
     from agentjet.llm.chat import resolve_llm
     from agentjet.vibe.plan.planner import plan
@@ -100,8 +88,7 @@ def _dry_run(
         typer.secho("error: --dry-run plans a sentence: give TEXT, not --resume", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
     with _in_one_line():
-        spec = plan(text, llm=resolve_llm(llm), model=model, steps=steps, minutes=minutes, eval_items=eval_items,
-                    eval_every=eval_every, seed=seed, train=train, dry_run=True)  # fmt: skip
+        spec = plan(text, llm=resolve_llm(options.llm), dry_run=True, **options.plan_flags())
     typer.echo(dry_run_json(spec) if as_json else spec_text(spec))
     raise typer.Exit(0)
 
@@ -139,9 +126,7 @@ def _refused_offline(text: str, options: VibeOptions) -> None:
     from agentjet.vibe.plan.planner import plan
 
     if resolve_llm(options.llm) is None:
-        plan(text, llm=None, model=options.model, steps=options.steps, minutes=options.budget_minutes,
-             eval_items=options.eval_items, eval_every=options.eval_every, seed=options.seed,
-             train=options.train)  # fmt: skip
+        plan(text, llm=None, **options.plan_flags())
 
 
 def vibe_command(
@@ -156,7 +141,8 @@ def vibe_command(
     steps: Annotated[int | None, typer.Option(min=1, help="training steps (overrides the sentence)")] = None,
     budget: Annotated[float | None, typer.Option(min=0.1, help="wall-clock budget of the run, minutes")] = None,
     eval_items: Annotated[
-        int | None, typer.Option(min=1, help="held-out items the policy plays before and after training")
+        int | None,
+        typer.Option(min=1, max=100_000, help="held-out items the policy plays before and after training"),
     ] = None,
     eval_every: Annotated[
         int | None,
@@ -229,9 +215,6 @@ def vibe_command(
     except AgentJetError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc
-    if dry_run:
-        _dry_run(text, llm=llm, model=model, steps=steps, minutes=budget, eval_items=eval_items,
-                 eval_every=eval_every, seed=seed, train=overrides, as_json=as_json)  # fmt: skip
     options = VibeOptions(
         llm=llm,
         model=model,
@@ -244,6 +227,8 @@ def vibe_command(
         workdir=str(workdir),
         max_repairs=max_repairs,
     )
+    if dry_run:
+        _dry_run(text, options, as_json=as_json)
     with _in_one_line():  # before the run's first progress line: a mistake is one line, nothing run
         if text is not None:
             check_request(text, options)

@@ -56,17 +56,7 @@ def understand(state: VibeState, ctx: VibeContext) -> dict[str, Any]:
     from agentjet.vibe.workspace import Workspace
 
     options = ctx.options
-    spec = plan(
-        state["sentence"],
-        llm=ctx.llm,
-        model=options.model,
-        steps=options.steps,
-        minutes=options.budget_minutes,
-        eval_items=options.eval_items,
-        eval_every=options.eval_every,
-        seed=options.seed,
-        train=options.train,
-    )
+    spec = plan(state["sentence"], llm=ctx.llm, **options.plan_flags())
     workspace = Workspace(Path(state["workspace"])).init()
     save_spec(spec, workspace.file(TASK_FILE))
     workspace.commit(f"understand: task spec ({spec.family}, {spec.model})", [TASK_FILE])

@@ -51,6 +51,14 @@ class VibeOptions(BaseModel):
     workdir: str = Field("vibe-runs", min_length=1, description="runs live in <workdir>/<run_id>/")
     max_repairs: int = Field(3, ge=0, le=20, description="repair rounds allowed per failing node")
 
+    def plan_flags(self) -> dict[str, Any]:
+        """The flags the planner takes (`plan(sentence, llm=..., **options.plan_flags())`): one mapping for the
+        run, its offline pre-check and `--dry-run`."""
+        return {
+            "model": self.model, "steps": self.steps, "minutes": self.budget_minutes, "eval_items": self.eval_items,
+            "eval_every": self.eval_every, "seed": self.seed, "train": self.train,
+        }  # fmt: skip
+
 
 class Failure(TypedDict):
     """A node's failure that the repair node may fix: what went wrong and the log tail a fix needs."""

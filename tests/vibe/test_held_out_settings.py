@@ -104,8 +104,10 @@ def test_the_cli_plans_eval_every_and_refuses_it_on_a_resume(tmp_path: Path) -> 
     assert json.loads(result.output)["dataset"]["eval_every"] == 2
     text = runner.invoke(app, ["vibe", "countdown, 6 steps", "--eval-every", "2", "--dry-run"])
     assert "before and after training, and every 2 steps between" in text.output
-    bad = runner.invoke(app, ["vibe", "countdown", "--eval-every", "0", "--workdir", str(tmp_path)])
-    assert bad.exit_code == 2 and "--eval-every" in bad.output and "Traceback" not in bad.output
+    for flag, value in (("--eval-every", "0"), ("--eval-every", "100001"), ("--eval-items", "100001")):
+        bad = runner.invoke(app, ["vibe", "countdown", flag, value, "--workdir", str(tmp_path)])
+        assert bad.exit_code == 2 and flag in bad.output, bad.output
+        assert isinstance(bad.exception, SystemExit)  # a usage error, not a traceback
     resumed = runner.invoke(app, ["vibe", "--resume", "x", "--eval-every", "3", "--workdir", str(tmp_path)])
     assert resumed.exit_code == 2 and "--eval-every goes with a new run" in resumed.output
     assert not list(tmp_path.iterdir())  # nothing written
