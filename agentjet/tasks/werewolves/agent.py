@@ -24,6 +24,7 @@ class Reply:
 
 
 class Agent(Protocol):
-    """Answers decisions for one seat. Called from one thread, one decision at a time."""
+    """Answers decisions for one seat, one decision at a time (the seats of a vote are asked at once, each
+    from its own thread)."""
 
     def act(self, view: PlayerView, decision: Decision) -> Reply: ...

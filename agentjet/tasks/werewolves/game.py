@@ -1,21 +1,26 @@
 """Run one whole game: ask each decision's agent, play the legal answer, keep the full record.
 
-The loop is `pending -> agent.act(view) -> rules.resolve -> rules.apply` until the game is over
-(the round cap guarantees it ends). Every answer is kept as a `Turn` (raw text, the action
-played, whether the answer was invalid), next to the rules' event log.
+The loop is `open questions -> agent.act(view) -> rules.resolve -> rules.apply` until the game is
+over (the round cap guarantees it ends). A vote's voters are asked at once (`rules.open_questions`:
+a ballot is secret, so each voter's question is what it would be in turn) and their answers played
+in seat order: the same game as one question at a time, but a game of three model-played wolves
+waits for one model round trip a vote instead of three, and the server batches more rows. Every
+answer is kept as a `Turn` (raw text, the action played, whether the answer was invalid), next to
+the rules' event log.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from agentjet.tasks.werewolves.agent import Agent
+from agentjet.tasks.werewolves.agent import Agent, Reply
 from agentjet.tasks.werewolves.narrate import describe
-from agentjet.tasks.werewolves.rules import apply, new_game, pending, resolve
-from agentjet.tasks.werewolves.state import Action, Event, GameState, Phase, RuleConfig, Side
+from agentjet.tasks.werewolves.rules import apply, new_game, open_questions, resolve
+from agentjet.tasks.werewolves.state import Action, Decision, Event, GameState, Phase, RuleConfig, Side
 from agentjet.tasks.werewolves.view import view_of
 
 __all__ = ["GameRecord", "Turn", "play"]
@@ -63,21 +68,41 @@ def play(seed: int, agents: Mapping[int, Agent], config: RuleConfig | None = Non
     """Play the deal of `seed` with one agent per seat (1..9) to the end."""
     state = new_game(seed, config)
     turns: list[Turn] = []
-    while (decision := pending(state)) is not None:
-        reply = agents[decision.player].act(view_of(state, decision.player), decision)
-        resolved = resolve(decision, reply.action)
-        if resolved.is_invalid:
-            log.debug("invalid answer player=%d phase=%s reply=%r", decision.player, decision.phase, reply.text)
-        turn = Turn(
-            decision.player,
-            state.round,
-            decision.phase,
-            reply.text,
-            resolved.action,
-            resolved.is_invalid,
-            decision.is_speech,
-        )
-        turns.append(turn)
-        state = apply(state, resolved.action)
+    with ThreadPoolExecutor(max_workers=len(agents), thread_name_prefix=f"werewolves-{seed}") as pool:
+        while questions := open_questions(state):
+            replies = _ask(pool, agents, state, questions)
+            for decision, reply in zip(questions, replies, strict=True):
+                resolved = resolve(decision, reply.action)
+                if resolved.is_invalid:
+                    log.debug("invalid answer player=%d phase=%s reply=%r", decision.player, decision.phase, reply.text)
+                turn = Turn(
+                    decision.player,
+                    state.round,
+                    decision.phase,
+                    reply.text,
+                    resolved.action,
+                    resolved.is_invalid,
+                    decision.is_speech,
+                )
+                turns.append(turn)
+                state = apply(state, resolved.action)
     log.debug("game over seed=%d winner=%s round=%d turns=%d", seed, state.winner, state.round, len(turns))
     return GameRecord(state, tuple(turns))
+
+
+def _ask(
+    pool: ThreadPoolExecutor, agents: Mapping[int, Agent], state: GameState, questions: Sequence[Decision]
+) -> list[Reply]:
+    """Each question's reply, in order; several are asked at once, each seat's agent on its own thread
+    (one after the other where one agent plays several of the seats: an agent answers one at a time).
+
+    Every answer is waited for before an error is raised, so no call outlives its game.
+    """
+    distinct_agents = {id(agents[d.player]) for d in questions}
+    if len(questions) == 1 or len(distinct_agents) < len(questions):
+        return [agents[d.player].act(view_of(state, d.player), d) for d in questions]
+    futures = [pool.submit(agents[d.player].act, view_of(state, d.player), d) for d in questions]
+    errors = [error for future in futures if (error := future.exception()) is not None]
+    if errors:
+        raise errors[0]
+    return [future.result() for future in futures]

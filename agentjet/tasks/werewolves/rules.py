@@ -44,6 +44,7 @@ __all__ = [
     "default_action",
     "is_legal",
     "new_game",
+    "open_questions",
     "pending",
     "resolve",
     "winner_of",
@@ -51,6 +52,8 @@ __all__ = [
 
 MAX_SPEECH_CHARS = 200
 _SPEECH = frozenset({ActionKind.SAY})
+# Secret ballots: a ballot is no event, so no voter's view shows another's before the count
+_BALLOTS = frozenset({Phase.WOLF_VOTE, Phase.DAY_VOTE})
 
 
 class IllegalAction(ValueError):
@@ -76,8 +79,11 @@ def winner_of(roles: tuple[Role, ...], alive: frozenset[int]) -> Side | None:
 
 def pending(state: GameState) -> Decision | None:
     """The open question, or None when the game is over."""
-    if state.is_over:
-        return None
+    return None if state.is_over else _question(state)
+
+
+def _question(state: GameState) -> Decision:
+    """The question of the first player in the queue of a game that is not over."""
     player = state.queue[0]
     others = tuple(p for p in sorted(state.alive) if p != player)
     phase = state.phase
@@ -93,6 +99,20 @@ def pending(state: GameState) -> Decision | None:
     if phase is Phase.DAY_VOTE:
         return Decision(player, phase, frozenset({ActionKind.VOTE, ActionKind.PASS}), others)
     return Decision(player, phase, frozenset({ActionKind.SHOOT, ActionKind.PASS}), others)  # HUNTER
+
+
+def open_questions(state: GameState) -> tuple[Decision, ...]:
+    """Every question that may be asked now: in a vote, each voter still to vote (a ballot changes no
+    view, so every voter's question and view are what they would be in turn), else the one pending.
+
+    Answered in the order given, they play the game that asking one at a time plays; asked at once,
+    a game's voters wait for one round trip to a model instead of one each.
+    """
+    if state.is_over:
+        return ()
+    if state.phase not in _BALLOTS:
+        return (_question(state),)
+    return tuple(_question(replace(state, queue=state.queue[i:])) for i in range(len(state.queue)))
 
 
 def is_legal(decision: Decision, action: Action) -> bool:
