@@ -39,16 +39,17 @@ $(VLLM_STAMP):
 vllm-venv: $(VLLM_STAMP)
 
 # The main job: `agentjet vibe` turns the sentence into a task, checks it in a sandbox, measures the base
-# policy on DEMO_EVAL_ITEMS held-out deals, trains DEMO_STEPS steps (16 games and one GRPO update each) on
-# the embedded SmolLM2-135M, measures again, and prints before -> after with its 95% interval and the
+# policy on DEMO_EVAL_ITEMS held-out deals, trains DEMO_STEPS steps (one deal of 8 games and one GRPO update
+# each) on the embedded SmolLM2-135M, measures again, and prints before -> after with its 95% interval and the
 # report's path. The generated client runs sandboxed: as root
 # in a private Docker engine (started and stopped here, its image built once), otherwise in bwrap.
 DEMO_SENTENCE ?= train a 7B to play werewolves
+# half the recipe's 8 steps and 16 held-out deals, so the demo ends within 15 minutes on 2 cores (bf16 on a CPU
+# with native bf16: the vibe run took 8.8 min, 3/8 -> 7/8 held-out wins; docs/vibe.md)
 DEMO_STEPS ?= 4
 DEMO_EVAL_ITEMS ?= 8
-# one deal of 8 games an update instead of the recipe's 2 deals of 8, so the demo ends within 15 minutes on
-# 2 cores (bf16 on a CPU with native bf16: the vibe run took 8.8 min, 3/8 -> 7/8 held-out wins; docs/vibe.md)
-DEMO_TRAIN ?= collect.tasks=1
+# extra `--train` settings, e.g. DEMO_TRAIN="optim.lr=2e-4 lora.layers=null"
+DEMO_TRAIN ?=
 # a cap for CPUs without native bf16 (fp32 is 2-3.5x slower): training stops there, the final held-out round still runs
 # (9, not 10: at a slow fp32 hour a 10-minute cap let a second update land at 622 s and the demo took 15 min 51 s)
 DEMO_BUDGET_MINUTES ?= 9

@@ -225,7 +225,7 @@ def test_dry_run_json_is_the_spec_with_one_server_per_separate_policy(
     assert [p["name"] for p in data["policies"]] == ["wolves", "village"]
     assert set(data["params"]["servers"].values()) == {"wolves", "village"}  # each trained role to its policy
     assert "launch_refusal" not in data
-    assert data["budget"] == {"steps": 4, "minutes": None} and data["assumptions"]  # werewolves: its recipe's budget
+    assert data["budget"] == {"steps": 8, "minutes": None} and data["assumptions"]  # werewolves: its recipe's budget
     text = runner.invoke(app, ["vibe", "train both sides of werewolves with separate models", "--dry-run"])
     assert "policies       2 separate policies, one server each: wolves (werewolf); village (" in text.output
     assert _listing(tmp_path) == []

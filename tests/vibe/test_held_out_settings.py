@@ -51,7 +51,7 @@ def test_a_seed_is_read_only_where_a_number_follows_it(text: str, seed: int | No
     ("sentence", "every", "steps", "count"),
     [("countdown, evaluate every 5 steps", 5, 30, 64),
      ("arithmetic, held-out eval every 10 steps, 40 steps, evaluate on 32 problems", 10, 40, 32),
-     ("werewolves, eval after each update", 1, 4, 16),
+     ("werewolves, eval after each update", 1, 8, 16),
      ("say one word, measure it every other step, 6 steps", 2, 6, 16)],
 )  # fmt: skip
 def test_rounds_between_said_in_the_sentence_reach_the_spec(sentence: str, every: int, steps: int, count: int) -> None:

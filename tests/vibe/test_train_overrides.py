@@ -53,12 +53,12 @@ def test_a_bad_override_is_one_clear_error(pairs: list[str], message: str) -> No
 
 
 def test_overrides_win_over_the_recipe_and_keep_the_rest_of_it() -> None:
-    spec = plan("train a 7B to play werewolves", llm=None, gpu=False, train={"collect": {"tasks": 1}})
+    spec = plan("train a 7B to play werewolves", llm=None, gpu=False, train={"collect": {"tasks": 2}})
     recipe = plan("train a 7B to play werewolves", llm=None, gpu=False).train
-    assert spec.train["collect"]["tasks"] == 1 and recipe["collect"]["tasks"] == 2
+    assert spec.train["collect"]["tasks"] == 2 and recipe["collect"]["tasks"] == 1
     assert spec.train["optim"] == recipe["optim"] and spec.train["grpo"] == recipe["grpo"]
-    assert train_config_for(spec.train).collect.tasks == 1
-    assert any("--train" in a and "collect.tasks=1" in a for a in spec.assumptions)
+    assert train_config_for(spec.train).collect.tasks == 2
+    assert any("--train" in a and "collect.tasks=2" in a for a in spec.assumptions)
 
 
 def test_the_cli_shows_the_override_in_the_dry_run_and_refuses_a_bad_one(tmp_path: Path) -> None:
