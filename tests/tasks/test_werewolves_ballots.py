@@ -53,7 +53,9 @@ def _one_at_a_time(seed: int, agents: Mapping[int, Agent], config: RuleConfig | 
 
 
 class _Recording:
-    """Wraps a seat's agent and keeps every (view, decision) it was shown."""
+    """Wraps a seat's agent and keeps every (view, decision) it was shown; remote, so a vote asks it at once."""
+
+    remote = True
 
     def __init__(self, inner: Agent) -> None:
         self.inner = inner
@@ -131,6 +133,8 @@ def test_open_questions_are_a_votes_remaining_voters_and_otherwise_the_one_pendi
 class _AtTheBarrier:
     """A wolf whose night vote only returns once every other living wolf is voting at the same moment."""
 
+    remote = True
+
     def __init__(self, barrier: threading.Barrier, inner: Agent) -> None:
         self.barrier, self.inner = barrier, inner
 
@@ -153,6 +157,8 @@ def test_the_wolves_of_a_vote_are_in_act_at_the_same_moment() -> None:
 class _Slow:
     """Sleeps, then answers; notes when it finished."""
 
+    remote = True
+
     def __init__(self, inner: Agent, delay_s: float) -> None:
         self.inner, self.delay_s = inner, delay_s
         self.finished = threading.Event()
@@ -164,6 +170,8 @@ class _Slow:
 
 
 class _Broken:
+    remote = True
+
     def act(self, view: PlayerView, decision: Decision) -> Reply:
         raise ConnectionError("the server went away")
 
@@ -181,6 +189,8 @@ def test_an_agent_that_raises_fails_the_game_after_the_other_voters_answered() -
 
 class _OneAtATime:
     """One agent for every seat: fails if it is ever asked while it is still answering."""
+
+    remote = True
 
     def __init__(self) -> None:
         self.busy = threading.Lock()
@@ -201,6 +211,32 @@ def test_one_agent_playing_several_seats_is_asked_one_question_at_a_time() -> No
     shared = _OneAtATime()
     record = play(5, dict.fromkeys(range(1, 10), shared), RuleConfig(discussion=False))
     assert record.final.is_over and shared.calls == len(record.turns)
+
+
+class _OnWhichThread:
+    """A scripted seat (no `remote`) that notes the thread each answer came from."""
+
+    def __init__(self, inner: Agent) -> None:
+        self.inner = inner
+        self.threads: set[str] = set()
+
+    def act(self, view: PlayerView, decision: Decision) -> Reply:
+        self.threads.add(threading.current_thread().name)
+        return self.inner.act(view, decision)
+
+
+def test_seats_that_wait_on_no_model_are_asked_on_the_games_own_thread() -> None:
+    seed = 11
+    wolves = [p for p in range(1, 10) if new_game(seed).role_of(p) is Role.WEREWOLF]
+    barrier = threading.Barrier(len(wolves))
+    scripted = {p: _OnWhichThread(ScriptedPlayer(f"{seed}/{p}")) for p in range(1, 10) if p not in wolves}
+    agents: dict[int, Agent] = {
+        **scripted,
+        **{p: _AtTheBarrier(barrier, ScriptedPlayer(f"{seed}/{p}")) for p in wolves},
+    }
+    record = play(seed, agents, RuleConfig(discussion=False))
+    assert record.final.is_over and not barrier.broken  # the wolves were still asked at once
+    assert {name for seat in scripted.values() for name in seat.threads} == {threading.current_thread().name}
 
 
 # ---- through a real server: the openai client's calls of one vote overlap --------------------

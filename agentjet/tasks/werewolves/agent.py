@@ -24,7 +24,11 @@ class Reply:
 
 
 class Agent(Protocol):
-    """Answers decisions for one seat, one decision at a time (the seats of a vote are asked at once, each
-    from its own thread)."""
+    """Answers decisions for one seat, one decision at a time.
+
+    An agent whose `act` waits on a model (a round trip to a server) sets a class attribute `remote = True`:
+    the seats of a vote that are remote are then asked at once, each from its own thread (`game.play`).
+    Without it an agent is asked on the game's own thread, in turn, as a scripted player is.
+    """
 
     def act(self, view: PlayerView, decision: Decision) -> Reply: ...

@@ -1,9 +1,9 @@
 """Run one whole game: ask each decision's agent, play the legal answer, keep the full record.
 
 The loop is `open questions -> agent.act(view) -> rules.resolve -> rules.apply` until the game is
-over (the round cap guarantees it ends). A vote's voters are asked at once (`rules.open_questions`:
-a ballot is secret, so each voter's question is what it would be in turn) and their answers played
-in seat order: the same game as one question at a time, but a game of three model-played wolves
+over (the round cap guarantees it ends). A vote's model-played voters (`Agent.remote`) are asked at once
+(`rules.open_questions`: a ballot is secret, so each voter's question is what it would be in turn) and
+every answer played in seat order: the same game as one question at a time, but a game of three model-played wolves
 waits for one model round trip a vote instead of three, and the server batches more rows. Every
 answer is kept as a `Turn` (raw text, the action played, whether the answer was invalid), next to
 the rules' event log.
@@ -68,7 +68,9 @@ def play(seed: int, agents: Mapping[int, Agent], config: RuleConfig | None = Non
     """Play the deal of `seed` with one agent per seat (1..9) to the end."""
     state = new_game(seed, config)
     turns: list[Turn] = []
-    with ThreadPoolExecutor(max_workers=len(agents), thread_name_prefix=f"werewolves-{seed}") as pool:
+    with ThreadPoolExecutor(
+        max_workers=len(agents), thread_name_prefix=f"werewolves-{seed}"
+    ) as pool:  # threads on demand
         while questions := open_questions(state):
             replies = _ask(pool, agents, state, questions)
             for decision, reply in zip(questions, replies, strict=True):
@@ -93,16 +95,23 @@ def play(seed: int, agents: Mapping[int, Agent], config: RuleConfig | None = Non
 def _ask(
     pool: ThreadPoolExecutor, agents: Mapping[int, Agent], state: GameState, questions: Sequence[Decision]
 ) -> list[Reply]:
-    """Each question's reply, in order; several are asked at once, each seat's agent on its own thread
-    (one after the other where one agent plays several of the seats: an agent answers one at a time).
+    """Each question's reply, in order. The remote seats (`Agent`) of several questions are asked at once, each
+    on its own thread; the others, and all of them where one agent plays several of the seats (an agent
+    answers one at a time), on this thread in turn.
 
     Every answer is waited for before an error is raised, so no call outlives its game.
     """
-    distinct_agents = {id(agents[d.player]) for d in questions}
-    if len(questions) == 1 or len(distinct_agents) < len(questions):
+    remote = [d for d in questions if getattr(agents[d.player], "remote", False)]
+    if len(remote) < 2 or len({id(agents[d.player]) for d in questions}) < len(questions):
         return [agents[d.player].act(view_of(state, d.player), d) for d in questions]
-    futures = [pool.submit(agents[d.player].act, view_of(state, d.player), d) for d in questions]
-    errors = [error for future in futures if (error := future.exception()) is not None]
+    futures = {d.player: pool.submit(agents[d.player].act, view_of(state, d.player), d) for d in remote}
+    replies: dict[int, Reply] = {}
+    try:
+        for d in questions:
+            if d.player not in futures:
+                replies[d.player] = agents[d.player].act(view_of(state, d.player), d)
+    finally:
+        errors = [error for future in futures.values() if (error := future.exception()) is not None]
     if errors:
         raise errors[0]
-    return [future.result() for future in futures]
+    return [replies[d.player] if d.player in replies else futures[d.player].result() for d in questions]

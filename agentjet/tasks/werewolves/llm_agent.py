@@ -44,6 +44,8 @@ class Sampling:
 class LlmPlayer:
     """One seat played by `model` through `client` (an `openai.OpenAI`)."""
 
+    remote = True  # each answer is a round trip to the model: a vote's LLM seats are asked at once
+
     def __init__(self, client: Any, model: str, *, seed: int | str, sampling: Sampling | None = None) -> None:
         self.client = client
         self.model = model
