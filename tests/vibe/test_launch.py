@@ -253,6 +253,12 @@ def test_rounds_every_step_between_draw_the_curve_and_training_goes_on_after_eac
         if (m := re.match(r"held-out round of the policy in training \(step (\d+)\): 2 ep", line))
     ]
     assert said == [p.step for p in middle], lines  # one round a step, said with the step it measures
+    tallied = [
+        int(m.group(1))
+        for line in lines
+        if (m := re.match(r"held-out round of the policy in training \(step (\d+)\): (?!2 ep)", line))
+    ]
+    assert tallied == said, lines  # and each tally says its step too
     assert outcome.after.step not in said  # a round due just as an update reached the target is the final one
     assert outcome.after.step >= options.steps  # training went on after each round to the target
 

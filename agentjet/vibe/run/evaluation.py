@@ -132,7 +132,7 @@ class HeldOutEval:
         if handle.exit_code is None and not wait:
             return
         self._base_apart = False
-        self._keep("before", self._count("the base policy", handle, self.launch_step))
+        self._keep("before", self._count("the base policy", handle, self.launch_step, of_a_step=False))
 
     def _keep(self, phase: str, ids: dict[str | None, list[str]], *, add: bool = False) -> None:
         """Note a round's eval episode ids (by server) under `phase`, and save them."""
@@ -178,10 +178,11 @@ class HeldOutEval:
         return ids
 
     def _count(
-        self, what: str, handle: ClientHandle, step: int, *, then_train: Path | None = None
+        self, what: str, handle: ClientHandle, step: int, *, then_train: Path | None = None, of_a_step: bool = True
     ) -> dict[str | None, list[str]]:
-        """A finished (or overdue) round's eval episode ids by server, its tally said. The client beside training
-        is stopped and forgotten; one that replaced the training client gives way to it (`then_train`)."""
+        """A finished (or overdue) round's eval episode ids by server, its tally said (with its step, `of_a_step`,
+        as rounds between come several). The client beside training is stopped and forgotten; one that replaced
+        the training client gives way to it (`then_train`)."""
         run = self.run
         if handle.exit_code is None:
             run.progress(f"the held-out round did not finish in {self.timeout_s:.0f} s: stopping it")
@@ -194,7 +195,7 @@ class HeldOutEval:
             write_launch_file(run.workspace, eval_client_pid=None)
         elif then_train is not None:
             restart_client(run, then_train)
-        self._tally(what, ids, step)
+        self._tally(f"{what} (step {step})" if of_a_step else what, ids, step)
         return ids
 
     def _tally(self, what: str, ids: dict[str | None, list[str]], step: int) -> None:
