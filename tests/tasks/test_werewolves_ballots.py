@@ -37,17 +37,7 @@ def _one_at_a_time(seed: int, agents: Mapping[int, Agent], config: RuleConfig | 
     while (decision := pending(state)) is not None:
         reply = agents[decision.player].act(view_of(state, decision.player), decision)
         resolved = resolve(decision, reply.action)
-        turns.append(
-            Turn(
-                decision.player,
-                state.round,
-                decision.phase,
-                reply.text,
-                resolved.action,
-                resolved.is_invalid,
-                decision.is_speech,
-            )
-        )
+        turns.append(Turn.answered(state.round, decision, reply.text, resolved))
         state = apply(state, resolved.action)
     return GameRecord(state, tuple(turns))
 
@@ -237,6 +227,61 @@ def test_seats_that_wait_on_no_model_are_asked_on_the_games_own_thread() -> None
     record = play(seed, agents, RuleConfig(discussion=False))
     assert record.final.is_over and not barrier.broken  # the wolves were still asked at once
     assert {name for seat in scripted.values() for name in seat.threads} == {threading.current_thread().name}
+
+
+class _Village:
+    """One scripted agent (not remote) for every village seat: fails if asked while it is still answering."""
+
+    def __init__(self, seed: int) -> None:
+        self.busy = threading.Lock()
+        self.seats = {p: ScriptedPlayer(f"{seed}/{p}") for p in range(1, 10)}
+
+    def act(self, view: PlayerView, decision: Decision) -> Reply:
+        if not self.busy.acquire(blocking=False):
+            raise AssertionError("asked twice at once")
+        try:
+            return self.seats[view.player].act(view, decision)
+        finally:
+            self.busy.release()
+
+
+class _DayVoters:
+    """How many remote wolves were answering a day vote at the same moment, at most."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.in_act = 0
+        self.most = 0
+
+
+class _DayVoter:
+    """A remote wolf that counts itself in `voters` while it answers a day vote."""
+
+    remote = True
+
+    def __init__(self, voters: _DayVoters, inner: Agent) -> None:
+        self.voters, self.inner = voters, inner
+
+    def act(self, view: PlayerView, decision: Decision) -> Reply:
+        if decision.phase is Phase.DAY_VOTE:
+            with self.voters.lock:
+                self.voters.in_act += 1
+                self.voters.most = max(self.voters.most, self.voters.in_act)
+            time.sleep(0.05)
+            with self.voters.lock:
+                self.voters.in_act -= 1
+        return self.inner.act(view, decision)
+
+
+def test_one_agent_for_the_scripted_seats_leaves_the_model_seats_asked_at_once() -> None:
+    seed = 11
+    wolves = [p for p in range(1, 10) if new_game(seed).role_of(p) is Role.WEREWOLF]
+    voters, village = _DayVoters(), _Village(seed)
+    agents: dict[int, Agent] = {p: village for p in range(1, 10) if p not in wolves}
+    agents.update({p: _DayVoter(voters, ScriptedPlayer(f"{seed}/{p}")) for p in wolves})
+    record = play(seed, agents, RuleConfig(discussion=False))
+    assert record.final.is_over
+    assert voters.most >= 2  # a day vote's wolves answered at once beside the village's one shared agent
 
 
 # ---- through a real server: the openai client's calls of one vote overlap --------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from agentjet.tasks.werewolves.agent import Agent, Reply
 from agentjet.tasks.werewolves.narrate import describe
-from agentjet.tasks.werewolves.rules import apply, new_game, open_questions, resolve
+from agentjet.tasks.werewolves.rules import Resolved, apply, new_game, open_questions, resolve
 from agentjet.tasks.werewolves.state import Action, Decision, Event, GameState, Phase, RuleConfig, Side
 from agentjet.tasks.werewolves.view import view_of
 
@@ -37,6 +37,13 @@ class Turn:
     action: Action  # what the game played
     is_invalid: bool  # the reply named no legal action: the default was played instead
     is_speech: bool
+
+    @classmethod
+    def answered(cls, round: int, decision: Decision, text: str, resolved: Resolved) -> Turn:
+        """The turn of `decision`, answered with `text` in day `round`, as the rules resolved the answer."""
+        return cls(
+            decision.player, round, decision.phase, text, resolved.action, resolved.is_invalid, decision.is_speech
+        )
 
 
 @dataclass(frozen=True)
@@ -68,25 +75,14 @@ def play(seed: int, agents: Mapping[int, Agent], config: RuleConfig | None = Non
     """Play the deal of `seed` with one agent per seat (1..9) to the end."""
     state = new_game(seed, config)
     turns: list[Turn] = []
-    with ThreadPoolExecutor(
-        max_workers=len(agents), thread_name_prefix=f"werewolves-{seed}"
-    ) as pool:  # threads on demand
+    with ThreadPoolExecutor(max_workers=len(agents), thread_name_prefix=f"werewolves-{seed}") as pool:
         while questions := open_questions(state):
             replies = _ask(pool, agents, state, questions)
             for decision, reply in zip(questions, replies, strict=True):
                 resolved = resolve(decision, reply.action)
                 if resolved.is_invalid:
                     log.debug("invalid answer player=%d phase=%s reply=%r", decision.player, decision.phase, reply.text)
-                turn = Turn(
-                    decision.player,
-                    state.round,
-                    decision.phase,
-                    reply.text,
-                    resolved.action,
-                    resolved.is_invalid,
-                    decision.is_speech,
-                )
-                turns.append(turn)
+                turns.append(Turn.answered(state.round, decision, reply.text, resolved))
                 state = apply(state, resolved.action)
     log.debug("game over seed=%d winner=%s round=%d turns=%d", seed, state.winner, state.round, len(turns))
     return GameRecord(state, tuple(turns))
@@ -95,14 +91,13 @@ def play(seed: int, agents: Mapping[int, Agent], config: RuleConfig | None = Non
 def _ask(
     pool: ThreadPoolExecutor, agents: Mapping[int, Agent], state: GameState, questions: Sequence[Decision]
 ) -> list[Reply]:
-    """Each question's reply, in order. The remote seats (`Agent`) of several questions are asked at once, each
-    on its own thread; the others, and all of them where one agent plays several of the seats (an agent
-    answers one at a time), on this thread in turn.
+    """Each question's reply, in order. The remote seats (`Agent.remote`) are asked at once, each on a thread of
+    `pool`, the others on this thread in turn; an agent playing several remote seats answers one at a time.
 
     Every answer is waited for before an error is raised, so no call outlives its game.
     """
     remote = [d for d in questions if getattr(agents[d.player], "remote", False)]
-    if len(remote) < 2 or len({id(agents[d.player]) for d in questions}) < len(questions):
+    if len(remote) < 2 or len({id(agents[d.player]) for d in remote}) < len(remote):
         return [agents[d.player].act(view_of(state, d.player), d) for d in questions]
     futures = {d.player: pool.submit(agents[d.player].act, view_of(state, d.player), d) for d in remote}
     replies: dict[int, Reply] = {}
@@ -114,4 +109,5 @@ def _ask(
         errors = [error for future in futures.values() if (error := future.exception()) is not None]
     if errors:
         raise errors[0]
-    return [replies[d.player] if d.player in replies else futures[d.player].result() for d in questions]
+    replies.update((player, future.result()) for player, future in futures.items())
+    return [replies[d.player] for d in questions]
