@@ -35,8 +35,11 @@ PROMPT = (
     "number at most once, and you do not need to use them all. Think briefly, then end your reply "
     "with one line of the form `Answer: <expression>`, for example `Answer: (6 + 4) * 3`."
 )
-EXAMPLES: tuple[tuple[list[int], int, str], ...] = (  # worked examples for `shots` (hand-written)
-    ([3, 7, 2], 23, "3 * 7 = 21, and 21 + 2 = 23.\nAnswer: 3 * 7 + 2"),
+# Worked examples for `shots` (hand-written). SmolLM2-135M copies the first one's shape into every answer, so it
+# is the shape that solves the most puzzles: with the numbers in the order given, the sum of all three reaches 25
+# of 192 level-1 training targets, `a + b` 20, `a * b` 17, `a * b + c` (the first example until 2026-12-07) 11
+EXAMPLES: tuple[tuple[list[int], int, str], ...] = (
+    ([3, 7, 2], 12, "3 + 7 = 10, and 10 + 2 = 12.\nAnswer: 3 + 7 + 2"),
     ([8, 5, 6, 9], 18, "8 - 5 = 3, and 3 * 6 = 18; 9 is not needed.\nAnswer: (8 - 5) * 6"),
 )
 

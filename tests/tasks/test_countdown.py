@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -109,3 +110,24 @@ def test_shots_put_worked_examples_first_and_each_example_earns_the_full_reward(
         assert countdown_reward(worked, numbers, target) == (1.0, worked.rsplit("Answer: ", 1)[1])
     with pytest.raises(ValueError, match="shots must be 0-2"):
         Countdown(shots=3)
+
+
+def _shape(numbers: list[int], answer: str) -> str:
+    """An example's answer with each literal replaced by its position among the example's numbers: `{0} + {1}`."""
+    return re.sub(r"\d+", lambda m: "{" + str(numbers.index(int(m.group()))) + "}", answer)
+
+
+def test_the_first_worked_example_has_the_shape_that_solves_the_most_easy_puzzles() -> None:
+    # SmolLM2-135M writes the first example's shape with the puzzle's numbers in the order given, so that shape
+    # is the one that must reach the most level-1 targets (the sum of all three: 25 of 192)
+    puzzles = Countdown(difficulty=1).items("train", count=192, seed=0)
+    numbers, _, worked = EXAMPLES[0]
+    first = _shape(numbers, worked.rsplit("Answer: ", 1)[1])
+    others = ["{0} * {1} + {2}", "{0} * {1} - {2}", "{0} * {1}", "{0} + {1}", "({0} + {1}) * {2}", "({0} - {1}) * {2}"]
+
+    def solved(shape: str) -> int:
+        return sum(evaluate(shape.format(*p.data["numbers"])).value == p.data["target"] for p in puzzles)
+
+    assert first not in others
+    assert solved(first) >= len(puzzles) // 10
+    assert all(solved(first) > solved(other) for other in others)
