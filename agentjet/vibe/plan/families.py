@@ -276,8 +276,8 @@ CATALOG: dict[str, FamilyInfo] = {
             steps=30,
             recipe="the recipe measured to learn arithmetic on the embedded model (countdown has its shape: one "
             "call, one checked answer): GRPO groups of 8 on 2 puzzles an update, LoRA on every projection at lr "
-            "2e-4, 30 steps; one worked example, a sum, whose shape the small model copies; 64 held-out puzzles unless "
-            "the sentence says how many",
+            "2e-4; one worked example, a sum, whose shape the small model copies; 64 held-out puzzles unless the "
+            "sentence says how many",
         ),
         FamilyInfo(
             "arithmetic",
