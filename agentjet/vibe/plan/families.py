@@ -243,7 +243,7 @@ ARITHMETIC_TRAIN: dict[str, Any] = {
 }
 
 # countdown is arithmetic's shape (one call, one checked answer of up to 128 tokens): its recipe, 30 steps. With a
-# sum as the task's first worked example it learned in 2 of 2 bf16 runs (1/64 -> 11/64, 0/64 -> 10/64; docs/vibe.md)
+# sum as the task's first worked example it learned in 3 of 3 bf16 runs (1/64 -> 11/64, 0/64 -> 10/64, 1/64 -> 12/64)
 COUNTDOWN_TRAIN: dict[str, Any] = dict(ARITHMETIC_TRAIN)
 
 CATALOG: dict[str, FamilyInfo] = {
