@@ -164,6 +164,8 @@ def call_text(call: dict[str, Any]) -> Text:
         text.append(f"{role}: ", _ROLE_STYLES.get(role, "bold"))
         text.append(_content(message) + "\n")
     text.append("completion (sampled): ", "bold green")
+    if call.get("forced_text"):  # tool_choice's opening of the call: in the prompt, not sampled
+        text.append(str(call["forced_text"]), "dim")
     text.append(str(call.get("completion_text") or ""))
     return text
 

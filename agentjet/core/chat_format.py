@@ -5,7 +5,9 @@ them) use the documented *fallback format* (docs/tool-calls.md): the tool schema
 the system message with an instruction to answer `<tool_call>{"name": ..., "arguments":
 {...}}</tool_call>`; earlier assistant tool calls are written back in that same form and tool
 results become `<tool_response>` user turns. Both formats are parsed by `parse_tool_calls`.
-Pure functions: the tokenizer is an argument, nothing is cached here.
+`force_tool_call` honours `tool_choice` ("required" or one named function): it appends the
+opening of a tool call, as the model's own format writes one, to the generation prompt, so the
+reply continues a call. Pure functions: the tokenizer is an argument, nothing is cached here.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "TOOL_CALL_OPEN",
     "RenderedPrompt",
     "ToolFormat",
+    "force_tool_call",
     "parse_tool_calls",
     "render_prompt",
     "tool_format_for",
@@ -43,6 +46,7 @@ class RenderedPrompt:
     ids: tuple[int, ...]
     tool_format: ToolFormat
     last_assistant_end: int | None = None  # token offset after the last assistant turn, if clean
+    forced_text: str = ""  # the opening of a tool call appended to the prompt (`force_tool_call`), if any
 
 
 def tool_format_for(tokenizer: Any, tools: list[dict[str, Any]] | None) -> ToolFormat:
@@ -158,6 +162,51 @@ def _last_assistant_end(
         return None  # the template rewrites earlier turns (e.g. drops reasoning): no clean boundary
     prefix_ids = _tokenize(tokenizer, prefix_text)
     return len(prefix_ids) if ids[: len(prefix_ids)] == prefix_ids else None
+
+
+_NAME_MARK, _ARGUMENT_MARK = "agentjet_tool_name_5e1f", "agentjet_argument_5e1f"
+
+
+def force_tool_call(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    prompt: RenderedPrompt,
+    name: str | None,
+) -> RenderedPrompt:
+    """`prompt` with the opening of a tool call appended: any tool's (`name` None) or `name`'s.
+
+    The opening is read off how this model's format renders an assistant tool call after these
+    messages (the fallback block or the native template's), up to the function's name, or for a
+    named function up to its arguments. So `tool_choice` works the same on every model whose format
+    writes the name before the arguments; other templates get a clear 4xx.
+    """
+    probe_call = {"name": _NAME_MARK, "arguments": json.dumps({_ARGUMENT_MARK: 0})}
+    probe_turn = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_0", "type": "function", "function": probe_call}],
+    }
+    probe = [*messages, probe_turn]
+    fmt = prompt.tool_format
+    rendered = _native_messages(probe) if fmt == "native" else _fallback_messages(probe, tools)
+    full = _template_text(tokenizer, rendered, tools, fmt, gen=False)
+    turn = full[len(prompt.text) :] if full.startswith(prompt.text) else ""
+    at_name = turn.find(_NAME_MARK)
+    at_arguments = turn.rfind("{", at_name, turn.find(_ARGUMENT_MARK, at_name)) if at_name >= 0 else -1
+    if at_arguments > 0 and turn[at_arguments - 1] == '"':  # a template that writes the arguments as a JSON string
+        at_arguments -= 1
+    if at_name < 0 or at_arguments < 0:
+        raise InvalidRequest(
+            "tool_choice cannot be honoured with this model's chat template: it does not write a tool call's "
+            "name before its arguments; send tool_choice 'auto'",
+            param="tool_choice",
+        )
+    opening = turn[:at_name]
+    if name is not None:
+        opening += json.dumps(name, ensure_ascii=False)[1:-1] + turn[at_name + len(_NAME_MARK) : at_arguments]
+    text = prompt.text + opening  # tokenised whole: the ids are the text's, as for any prompt
+    return RenderedPrompt(text, _tokenize(tokenizer, text), fmt, prompt.last_assistant_end, opening)
 
 
 def parse_tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:

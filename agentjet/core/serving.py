@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, parse_tool_calls, render_prompt
+from agentjet.core.chat_format import TOOL_CALL_OPEN, RenderedPrompt, force_tool_call, parse_tool_calls, render_prompt
 from agentjet.core.engine import Engine
 from agentjet.core.episodes.open_episode import OpenEpisode
 from agentjet.core.errors import ContextLengthExceeded, InvalidRequest
@@ -41,6 +41,8 @@ class ChatCall:
     n: int
     params: SamplingParams
     request_echo: dict[str, Any] = field(default_factory=dict)  # sampling fields as sent, for the record
+    tool_required: bool = False  # tool_choice "required" or a named function: the reply opens a tool call
+    tool_name: str | None = None  # the named function of tool_choice, if one
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,9 @@ class ChatService:
                 param="messages",
             )
         prompt = await loop.run_in_executor(self._renderer, render_prompt, self.tokenizer, call.messages, call.tools)
+        if call.tool_required and call.tools:
+            force = (self.tokenizer, call.messages, call.tools, prompt, call.tool_name)
+            prompt = await loop.run_in_executor(self._renderer, force_tool_call, *force)
         if len(prompt.ids) + call.params.max_tokens > limit:
             raise ContextLengthExceeded(
                 f"this model's maximum context length is {limit} tokens; the messages use "
@@ -183,7 +188,7 @@ class ChatService:
         request = GenerationRequest(
             f"{episode.episode_id}:{call_index}:{index}", prompt.ids, params, episode.base_model
         )
-        holdback = _ToolTextGate(enabled=bool(call.tools))
+        holdback = _ToolTextGate(enabled=bool(call.tools), closed=bool(prompt.forced_text))
         started = time.time()
         first_token_s: float | None = None
         deltas: list[TokenDelta] = []
@@ -220,8 +225,8 @@ class ChatService:
         finish = next((d.finish_reason for d in reversed(deltas) if d.finish_reason), "stop")
         content: str | None = text
         tool_calls: list[dict[str, Any]] = []
-        if call.tools:
-            content, tool_calls = parse_tool_calls(text)
+        if call.tools:  # a forced tool call's opening is the prompt's, but part of the reply to parse
+            content, tool_calls = parse_tool_calls(prompt.forced_text + text)
             if tool_calls and finish == "stop":
                 finish = "tool_calls"
         record = CallRecord(
@@ -242,6 +247,7 @@ class ChatService:
             policy_version=version,
             tool_format=prompt.tool_format,
             last_assistant_end=prompt.last_assistant_end,
+            forced_text=prompt.forced_text,
             started_at=started,
             first_token_s=first_token_s,
             finished_at=time.time(),
@@ -250,12 +256,14 @@ class ChatService:
 
 
 class _ToolTextGate:
-    """When tools are offered, stream content only up to a `<tool_call>` marker (held back whole)."""
+    """When tools are offered, stream content only up to a `<tool_call>` marker (held back whole).
 
-    def __init__(self, *, enabled: bool) -> None:
+    `closed`: nothing streams (a forced tool call: the whole reply is the call)."""
+
+    def __init__(self, *, enabled: bool, closed: bool = False) -> None:
         self.enabled = enabled
         self._pending = ""
-        self._closed = False
+        self._closed = closed
 
     def feed(self, text: str) -> str:
         if not self.enabled:

@@ -172,6 +172,7 @@ class CallRecord:
     first_token_s: float | None
     finished_at: float
     last_assistant_end: int | None = None  # prompt token offset after the last assistant turn
+    forced_text: str = ""  # a tool call's opening that tool_choice put at the prompt's end (the reply's start)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

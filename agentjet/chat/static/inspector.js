@@ -110,6 +110,7 @@ async function openEpisode(target, episodeId) {
     }
     const reply = el("div", "turn assistant completion");
     reply.append(el("span", "choice-label", "completion (sampled):"));
+    if (call.forced_text) reply.append(el("span", "forced", call.forced_text));  // tool_choice's opening: prompt, not sampled
     reply.append(el("span", "text", call.completion_text));
     box.append(reply);
     calls.append(box);

@@ -189,7 +189,7 @@ def _replies_to(call: CallRecord, earlier: CallRecord) -> bool:
         return False
     if [_message_key(m) for m in history[:count]] != [_message_key(m) for m in earlier.messages]:
         return False
-    content = earlier.completion_text
+    content = earlier.forced_text + earlier.completion_text
     if earlier.tool_calls:
         content = _strip_tool_blocks(content)
     reply = {"role": "assistant", "content": content, "tool_calls": earlier.tool_calls}

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentjet.core.errors import InvalidRequest
 from agentjet.core.server.wire import Utf8Body
 from agentjet.core.serving import ChatCall
 from agentjet.core.types import SamplingParams
@@ -108,6 +109,7 @@ def to_chat_call(body: ChatCompletionIn, *, default_max_tokens: int) -> ChatCall
     )
     if body.tool_choice == "none":
         tools = None
+    tool_required, tool_name = _tool_choice(body.tool_choice, tools)
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     echo = {
         "model": body.model,
@@ -120,4 +122,25 @@ def to_chat_call(body: ChatCompletionIn, *, default_max_tokens: int) -> ChatCall
         "stream": bool(body.stream),
         "tool_choice": body.tool_choice,
     }
-    return ChatCall(messages=messages, tools=tools, n=body.n, params=params, request_echo=echo)
+    return ChatCall(messages, tools, body.n, params, echo, tool_required=tool_required, tool_name=tool_name)
+
+
+def _tool_choice(choice: str | dict[str, Any] | None, tools: list[dict[str, Any]] | None) -> tuple[bool, str | None]:
+    """(a tool call is required, the function it must call) from `tool_choice`, checked against `tools`."""
+    if choice is None or choice in ("auto", "none"):
+        return False, None
+    if not tools:
+        raise InvalidRequest("tool_choice 'required' or a named function needs tools", param="tool_choice")
+    if choice == "required":
+        return True, None
+    function = choice.get("function") if isinstance(choice, dict) and choice.get("type") == "function" else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str):
+        raise InvalidRequest(
+            'tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}',
+            param="tool_choice",
+        )
+    names = [t["function"]["name"] for t in tools]
+    if name not in names:
+        raise InvalidRequest(f"tool_choice names {name[:64]!r}, which is not among the tools", param="tool_choice")
+    return True, name
