@@ -14,7 +14,7 @@ from typing import Any
 
 from agentjet.tasks.expressions import ExpressionError, evaluate, format_number
 
-__all__ = ["MAX_NOTES", "TOOLS", "ToolEnv"]
+__all__ = ["ANSWER_TOOL", "MAX_NOTES", "TOOLS", "ToolEnv"]
 
 MAX_NOTES = 20
 _MAX_NOTE_CHARS = 300
@@ -39,6 +39,9 @@ TOOLS: list[dict[str, Any]] = [
     _tool("write_note", "Write a line to the notes pad.", {"text": {"type": "string"}}),
     _tool("read_notes", "Read the notes pad.", {}),
 ]
+# Offered besides TOOLS when every turn must call a tool (`ToolUse(tool_choice="required")`): the call that ends
+# the episode with the final answer. The agent loop reads it; the environment never runs it.
+ANSWER_TOOL = _tool("answer", "Give the final total and finish.", {"total": {"type": "integer"}})
 
 
 @dataclass

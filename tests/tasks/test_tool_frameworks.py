@@ -34,10 +34,11 @@ def shopper(items: list[TaskItem]) -> Callable[[str], str]:
     by_question = {str(item.data["question"]): item for item in items}
 
     def reply(prompt: str) -> str:
-        item = next(item for question, item in by_question.items() if question in prompt)
+        question, item = next((question, item) for question, item in by_question.items() if question in prompt)
         order: Mapping[str, int] = item.data["order"]
         total = int(item.data["total"])
-        results = prompt.count("<tool_response>\n")  # the instructions name the tag once, inline
+        prompt = prompt.split(question, 1)[1]  # this episode's turns (not a worked example's before it)
+        results = prompt.count("<tool_response>\n")
         if results == 0:  # text beside the calls: the frameworks must send it back as the turn's content
             return "Let me look up the prices.\n" + _calls(*(("lookup", {"item": name}) for name in order))
         if results == len(order):
@@ -83,3 +84,35 @@ def test_tool_turns_are_token_identical_across_tool_frameworks(
 def test_tool_use_refuses_a_framework_without_tool_turns(framework: str) -> None:
     with pytest.raises(ValueError, match="framework must be one of openai, agentscope, autogen"):
         ToolUse(framework=framework)
+
+
+def _without_opening(reply: Callable[[str], str]) -> Callable[[str], str]:
+    """The same shopper when every turn opens a call: it writes only what follows the forced opening."""
+    opening = '<tool_call>{"name": "'
+
+    def continue_call(prompt: str) -> str:
+        text = reply(prompt)
+        if "Answer: " in text:  # the text answer becomes the answer tool's call
+            text = _calls(("answer", {"total": int(text.rsplit("Answer: ", 1)[1])}))
+        text = text[text.index("<tool_call>") :]  # no text beside a forced call
+        assert prompt.endswith(opening) and text.startswith(opening)
+        return text[len(opening) :]
+
+    return continue_call
+
+
+@pytest.mark.parametrize("framework", TOOL_FRAMEWORKS)
+def test_required_tool_choice_ends_with_the_answer_tool_in_every_framework(
+    live_server: Callable[..., RunningServer], scripted_backend: Callable[..., ScriptedBackend], framework: str
+) -> None:
+    items = ToolUse(difficulty=2).items("eval", count=1, seed=5)
+    backend = scripted_backend(_without_opening(shopper(items)))
+    server = live_server(backend)
+    family = ToolUse(difficulty=2, framework=framework, max_tokens=200, tool_choice="required", shots=1)
+    outcome, record = play(server.url, family, items[0])
+    assert outcome.rewards["policy"] == pytest.approx(1.0), outcome.metadata
+    assert outcome.metadata["final_reply"] == f"Answer: {items[0].data['total']}"
+    assert [c["forced_text"] for c in record["calls"]] == ['<tool_call>{"name": "'] * 4
+    assert all(c["sampling"]["tool_choice"] == "required" for c in record["calls"])
+    first_prompt = record["calls"][0]["prompt_text"]
+    assert '"name": "answer"' in first_prompt and "1 candle and 1 ruler" in first_prompt  # the tool, the example

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentjet.tasks.tool_env import MAX_NOTES, TOOLS, ToolEnv
-from agentjet.tasks.tool_use import LEVELS, ToolUse, tool_use_reward
+from agentjet.tasks.tool_use import LEVELS, ToolUse, _answer_reply, tool_use_reward, worked_example
 
 
 def _env() -> ToolEnv:
@@ -98,6 +98,9 @@ def _played(notes: list[str], looked_up: list[str]) -> ToolEnv:
         ([], ["apple"], "Answer: 18 Answer: 17", 0.1),  # hedging, half the lookups
         ([], [], "Answer: 18", 0.4),  # a lucky guess still only gets the answer's part
         ([], [], None, 0.0),  # ran out of turns
+        (["total: 18"], ["apple", "pen"], None, 0.0),  # all done but the answer: no final answer, no credit
+        ([], ["apple", "pen"], None, 0.0),  # looked up until the turns ran out
+        ([], ["apple", "pen"], "", 0.2),  # an empty final reply is an answer (a wrong one)
         (["٩"], [], "Answer: ١٨", 0.0),  # unicode digits
     ],
 )
@@ -105,3 +108,49 @@ def test_reward_from_final_state(notes: list[str], looked_up: list[str], reply: 
     parts = tool_use_reward(_played(notes, looked_up), reply, ORDER, TOTAL)
     assert parts["reward"] == pytest.approx(reward)
     assert parts["reward"] == pytest.approx(parts["note"] + parts["answer"] + parts["lookups"])
+
+
+@pytest.mark.parametrize("tool_choice", ["auto", "required"])
+def test_the_worked_episode_shows_what_the_environment_answers(tool_choice: str) -> None:
+    """Each example call's result is what ToolEnv gives for it, and the example ends as `tool_choice` ends episodes."""
+    messages = worked_example(tool_choice)
+    env = ToolEnv(prices={"candle": 4, "ruler": 3})
+    calls = [m["tool_calls"][0] for m in messages if m.get("tool_calls")]
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    for call, result in zip(calls, results, strict=True):
+        if call["function"]["name"] != "answer":
+            assert env.call(call["function"]["name"], call["function"]["arguments"]) == result
+    assert tool_use_reward(env, "Answer: 7", {"candle": 1, "ruler": 1}, 7)["reward"] == pytest.approx(1.0)
+    last = messages[-1] if tool_choice == "auto" else messages[-2]
+    assert (
+        (last["content"] == "Answer: 7")
+        if tool_choice == "auto"
+        else (last["tool_calls"][0]["function"]["name"] == "answer")
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reply"),
+    [
+        ('{"total": 18}', "Answer: 18"),
+        ('{"total": "18"}', "Answer: 18"),
+        ('{"total": 18.5}', "Answer: 18.5"),
+        ("{}", None),
+        ('{"total": null}', None),
+        ('{"total": [18]}', None),
+        ('{"total": true}', None),
+        ("[18]", None),
+        ("not json", None),
+        ("", None),
+    ],
+)
+def test_the_answer_tool_gives_the_final_reply(arguments: str, reply: str | None) -> None:
+    assert _answer_reply(arguments) == reply
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"tool_choice": "any"}, "tool_choice must be"), ({"shots": 2}, "shots must be")]
+)
+def test_bad_tool_use_params_are_refused(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ToolUse(**kwargs)  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ from tests.vibe.generated_task import PARITY, reply_with
 TEMPLATE_PARAMS: dict[str, dict[str, Any]] = {
     "countdown": {"difficulty": 2},
     "arithmetic": {"difficulty": 1, "shots": 1},
-    "tool_use": {"difficulty": 2},
+    "tool_use": {"difficulty": 2, "tool_choice": "required", "shots": 1},
     "werewolves": {"trained_roles": ["werewolf"], "discussion": True, "penalty": "per_action"},
     "word": {"max_tokens": 4},
 }

@@ -2904,7 +2904,7 @@ def test_round_23_a_split_per_role_says_the_seats_share_and_no_recipe_is_vibes_d
     assert "(the three villagers and the three werewolves share one model per role)" in _text(
         _plan("train all nine players in werewolves, each its own model")
     )
-    assert "'groups of 8' sets grpo.group_size=8 over vibe's defaults" in _text(_plan("tool use, groups of 8"))
+    assert "'groups of 8' sets grpo.group_size=8 over the family's recipe" in _text(_plan("tool use, groups of 8"))
     assert "over the family's recipe" in _text(_plan("arithmetic, groups of 8"))
 
 
@@ -2983,7 +2983,7 @@ def test_round_34_settings_and_held_out_counts_of_a_researcher_and_a_teacher_are
                             ("add up bills using its tools, and check it afterwards on thirty bills", 30)):  # fmt: skip
         assert _plan(sentence).dataset.eval_items == items
     turns = _plan("a helper that looks up prices, and it should never take more than eight turns to finish a list")
-    assert turns.params == {"difficulty": 1, "max_turns": 8}
+    assert turns.params == {"difficulty": 1, "max_turns": 8, "tool_choice": "required", "shots": 1}
     assert "'hard'" not in _text(_plan("word problems for my fourth graders, nothing too hard please"))
     assert "also fits word" in _text(_plan("make it say banana and also play werewolves as the seer"))
 
@@ -3187,7 +3187,10 @@ def test_round_46_roles_placed_in_one_model_alone_still_share_it() -> None:
      ("countdown with 2 worked examples", "countdown", 2, "'2 worked examples' -> shots=2"),
      ("few-shot countdown at level 2", "countdown", 2, "every worked example the countdown task has"),
      ("5-shot arithmetic", "arithmetic", 2, "the arithmetic task has 2 worked examples, so shots=2"),
-     ("countdown, shots=1", "countdown", 1, "'shots=1' -> shots=1")],
+     ("countdown, shots=1", "countdown", 1, "'shots=1' -> shots=1"),
+     ("tool calling for a shopping list, zero-shot", "tool_use", 0, "'zero-shot' -> shots=0"),
+     ("few-shot tool use on receipts", "tool_use", 1, "shots=1: every worked example the tool_use task has"),
+     ("tool use with 3 worked examples", "tool_use", 1, "the tool_use task has 1 worked example, so shots=1")],
 )  # fmt: skip
 def test_round_47_worked_examples_said_set_shots(sentence: str, family: str, shots: int, said: str) -> None:
     spec = _plan(sentence)

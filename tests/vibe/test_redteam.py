@@ -4,10 +4,13 @@ through the real client in a bwrap sandbox."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentjet.core.chat_format import parse_tool_calls
 from agentjet.llm.chat import resolve_llm
 from agentjet.tasks.arithmetic import PROMPT as ARITHMETIC_PROMPT
 from agentjet.tasks.arithmetic import Arithmetic
@@ -48,6 +51,28 @@ def test_the_prompt_is_read_as_a_model_would_read_it() -> None:
     assert lettered.lettered and lettered.options == ("A", "B", "C") and lettered.legal_answers()[1] == "Answer: B"
     speech = read_prompt(chatml(("user", "Day 1. Speak to the village. Reply: SAY: <one short sentence>")))
     assert speech.answer_format.prefix == "SAY: "
+
+
+@pytest.mark.parametrize(
+    ("tool", "argument"),
+    [("answer", "total"), ("final_answer", "answer"), ("submit", "value")],
+)
+def test_an_opened_tool_call_is_answered_with_the_answer_tool(tool: str, argument: str) -> None:
+    """A prompt the server ended with tool_choice's opening: the answer is the answer tool's call, as JSON."""
+    schema = {"type": "function", "function": {"name": tool, "description": 'say "done"', "parameters": {
+        "type": "object", "properties": {argument: {"type": "integer"}}}}}  # fmt: skip
+    system = (
+        f"You can call tools.\n{json.dumps({'type': 'function', 'function': {'name': 'lookup'}})}\n{json.dumps(schema)}"
+    )
+    prompt = chatml(("system", system), ("user", "What is the total cost of 1 pen? Answer: <integer>"))
+    opened = read_prompt(prompt + '<tool_call>{"name": "').answer_format.wrap("7")
+    _, calls = parse_tool_calls('<tool_call>{"name": "' + opened)
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [(tool, {argument: "7"})]
+    assert read_prompt(prompt).answer_format.wrap("7") == "Answer: 7"  # not opened: the text format
+    no_answer_tool = chatml(
+        ("system", "You can call tools.\n" + json.dumps({"name": "lookup"})), ("user", "Answer: <integer>")
+    )
+    assert read_prompt(no_answer_tool + '<tool_call>{"name": "').answer_format.wrap("7") == "Answer: 7"
 
 
 def test_degenerate_policies_are_repeatable_and_never_the_right_answer() -> None:
@@ -191,7 +216,8 @@ def bwrap_sandbox():  # type: ignore[no-untyped-def]
     ("family", "episodes"), [("countdown", 2), ("arithmetic", 2), ("tool_use", 2), ("werewolves", 3)]
 )
 def test_each_template_reward_survives_the_red_team(tmp_path: Path, bwrap_sandbox, family: str, episodes: int) -> None:  # type: ignore[no-untyped-def]
-    spec = make_spec(family)
+    params: dict[str, Any] = {"tool_choice": "required", "shots": 1} if family == "tool_use" else {}
+    spec = make_spec(family, **params)
     workspace = make_workspace(tmp_path / "ws", spec)
     report = red_team(workspace, spec, sandbox=bwrap_sandbox, episodes=episodes)
     assert report.verdict == "robust", report.evidence()

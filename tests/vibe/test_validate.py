@@ -263,3 +263,26 @@ def test_the_dry_policy_answers_each_family_in_its_format() -> None:
         plausible_reply(_chatml(tools, question, ("assistant", first), prices, ("assistant", "x"), noted))
         == "Answer: 10"
     )
+
+
+def test_the_dry_policy_plays_a_forced_tool_use_episode_after_a_worked_one() -> None:
+    """tool_choice "required" with `shots=1`: the reply continues the opened call, for this episode, not the example."""
+    opening = '<tool_call>{"name": "'
+    tools = ("system", "You can call tools. To call a tool, reply with <tool_call>{...}</tool_call>")
+    example = (
+        ("user", "What is the total cost of 1 candle and 1 ruler?"),
+        ("assistant", '<tool_call>{"name": "lookup", "arguments": {"item": "candle"}}</tool_call>'),
+        ("user", "<tool_response>\ncandle: 4 dollars each\n</tool_response>"),
+        ("assistant", '<tool_call>{"name": "write_note", "arguments": {"text": "total: 4"}}</tool_call>'),
+        ("user", "<tool_response>\nsaved note 1\n</tool_response>"),
+    )
+    question = ("user", "What is the total cost of 2 pens?")
+    first = plausible_reply(_chatml(tools, *example, question) + opening)
+    assert first == 'lookup", "arguments": {"item": "pen"}}</tool_call>'  # not the example's candle, not noted yet
+    price = ("user", "<tool_response>\npen: 3 dollars each\n</tool_response>")
+    noted = ("user", "<tool_response>\nsaved note 1\n</tool_response>")
+    turns = (question, ("assistant", opening + first), price, ("assistant", "x"), noted)
+    assert (
+        plausible_reply(_chatml(tools, *example, *turns) + opening) == 'answer", "arguments": {"total": 6}}</tool_call>'
+    )
+    assert plausible_reply(_chatml(tools, *example, *turns)) == "Answer: 6"  # unforced: the text answer

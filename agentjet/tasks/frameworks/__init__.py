@@ -90,9 +90,11 @@ def complete_with_tools(
     request: ChatRequest,
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
+    tool_choice: str = "auto",
 ) -> ToolTurn:
     """One turn of a tool-using agent through `framework`: `messages` (OpenAI format, tool calls and
-    results included) replace `request.messages`; `tools` are OpenAI function tools."""
+    results included) replace `request.messages`; `tools` are OpenAI function tools; `tool_choice`
+    "required" asks for a tool call, in each framework's own words."""
     module = importlib.import_module(_MODULES[check_framework(framework, TOOL_FRAMEWORKS)])
-    turn: ToolTurn = module.complete_with_tools(endpoint, request, messages, tools)
+    turn: ToolTurn = module.complete_with_tools(endpoint, request, messages, tools, tool_choice)
     return turn

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from agentscope.credential import OpenAICredential
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
 from agentscope.model import ChatResponse, OpenAIChatModel
+from agentscope.tool import ToolChoice
 
 from agentjet.tasks.base import Endpoint
 from agentjet.tasks.frameworks import ChatRequest, ToolTurn
@@ -82,10 +83,15 @@ def complete(endpoint: Endpoint, request: ChatRequest) -> str:
 
 
 def complete_with_tools(
-    endpoint: Endpoint, request: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    endpoint: Endpoint,
+    request: ChatRequest,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str = "auto",
 ) -> ToolTurn:
     model = model_for(
         endpoint, temperature=request.temperature, max_tokens=request.max_tokens, timeout_s=request.timeout_s
     )
     schemas = [dict(tool) for tool in tools]
-    return _split(asyncio.run(_call(model, messages, tools=schemas, seed=request.seed)))
+    choice = {"tool_choice": ToolChoice(mode="required")} if tool_choice == "required" else {}
+    return _split(asyncio.run(_call(model, messages, tools=schemas, seed=request.seed, **choice)))

@@ -84,10 +84,16 @@ def _to_messages(messages: Sequence[Mapping[str, Any]]) -> list[LLMMessage]:
 
 
 async def _create(
-    endpoint: Endpoint, request: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSchema]
+    endpoint: Endpoint,
+    request: ChatRequest,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[ToolSchema],
+    tool_choice: str = "auto",
 ) -> CreateResult:
     client = client_for(endpoint, request)
     try:
+        if tool_choice == "required":
+            return await client.create(_to_messages(messages), tools=list(tools), tool_choice="required")
         return await client.create(_to_messages(messages), tools=list(tools))
     finally:
         await client.close()
@@ -112,7 +118,11 @@ def complete(endpoint: Endpoint, request: ChatRequest) -> str:
 
 
 def complete_with_tools(
-    endpoint: Endpoint, request: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    endpoint: Endpoint,
+    request: ChatRequest,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str = "auto",
 ) -> ToolTurn:
     schemas = [_schema(tool["function"]) for tool in tools]
-    return _split(asyncio.run(_create(endpoint, request, messages, schemas)))
+    return _split(asyncio.run(_create(endpoint, request, messages, schemas, tool_choice)))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from openai import OpenAI
+from openai import Omit, OpenAI, omit
 
 from agentjet.tasks.base import Endpoint
 from agentjet.tasks.frameworks import ChatRequest, ToolTurn
@@ -29,8 +29,13 @@ def complete(endpoint: Endpoint, request: ChatRequest) -> str:
 
 
 def complete_with_tools(
-    endpoint: Endpoint, request: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    endpoint: Endpoint,
+    request: ChatRequest,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str = "auto",
 ) -> ToolTurn:
+    choice: Literal["required"] | Omit = "required" if tool_choice == "required" else omit
     with OpenAI(
         base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=request.timeout_s
     ) as client:
@@ -41,6 +46,7 @@ def complete_with_tools(
             temperature=request.temperature,
             max_tokens=request.max_tokens,
             seed=request.seed,
+            tool_choice=choice,
         )
     message = reply.choices[0].message
     functions = [c for c in message.tool_calls or [] if c.type == "function"]

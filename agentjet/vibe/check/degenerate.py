@@ -10,6 +10,7 @@ reward that pays any of them more than a real solution is hackable.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -31,6 +32,11 @@ _REPLY_WITH = re.compile(r"\b(?:Reply|Respond|Answer)(?: with)?:\s*([A-Z][A-Za-z
 _TAGS = (("<answer>", "</answer>"), ("\\boxed{", "}"))
 _MARKER = re.compile(r"\b(Final answer|Answer|ACTION)\s*:", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)")
+_OPENED_CALL = '<tool_call>{"name": "'  # a prompt the server ended with tool_choice's opening (fallback format)
+_ANSWER_TOOL = re.compile(  # a tool that ends the episode with an answer, as the fallback format lists it
+    r'"name": "(answer|final_answer|submit|submit_answer)", (?:"description": "(?:[^"\\]|\\.)*", )?'
+    r'"parameters": \{"type": "object", "properties": \{"(\w+)"'
+)
 _NONSENSE = "banana"
 _LONG_CHARS = 20_000
 
@@ -41,9 +47,10 @@ class AnswerFormat:
 
     prefix: str = "Answer: "
     suffix: str = ""
+    as_json: bool = False  # the content is a JSON value (an answer tool's argument)
 
     def wrap(self, content: str) -> str:
-        return f"{self.prefix}{content}{self.suffix}"
+        return f"{self.prefix}{json.dumps(content) if self.as_json else content}{self.suffix}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,11 @@ def last_user_message(prompt: str) -> str:
 
 
 def _answer_format(prompt: str, options: Sequence[str], lettered: bool) -> AnswerFormat:
-    """The format asked for: listed options win, then the last explicit template in the whole prompt."""
+    """The format asked for: an opened tool call with an answer tool wins (the answer is that tool's call), then
+    listed options, then the last explicit template in the whole prompt."""
+    tool = _ANSWER_TOOL.search(prompt) if prompt.rstrip().endswith(_OPENED_CALL) else None
+    if tool:
+        return AnswerFormat(f'{tool.group(1)}", "arguments": {{"{tool.group(2)}": ', "}}</tool_call>", as_json=True)
     if options and not lettered:
         head = options[0].split(":", 1)
         return AnswerFormat(head[0] + ": ") if len(head) == 2 else AnswerFormat("")

@@ -22,6 +22,7 @@ _SHOPPING = re.compile(r"What is the total cost of (?P<order>[^?]+)\?")
 _ORDER_PART = re.compile(r"(?P<qty>\d+) (?P<name>[a-z]+)")
 _PRICE = re.compile(r"(?P<name>[a-z]+): (?P<price>\d+) dollars each")
 _SAY_WORD = re.compile(r"Reply with just the word '(?P<word>[^']+)'")
+_FORCED_OPENING = '<tool_call>{"name": "'  # what the server appends for tool_choice "required" (fallback format)
 
 
 def _last_user_turn(prompt: str) -> str:
@@ -37,17 +38,20 @@ def _singular(name: str, known: set[str]) -> str:
     return name[:-1] if name not in known and name.endswith("s") else name
 
 
-def _shopping(prompt: str, order_text: str) -> str:
-    """Look every item up, note the total, then answer it (the reference way to play tool_use)."""
-    prices = {m.group("name"): int(m.group("price")) for m in _PRICE.finditer(prompt)}
+def _shopping(turns: str, order_text: str, *, forced: bool) -> str:
+    """Look every item up, note the total, then answer it (the reference way to play tool_use).
+
+    `turns` is the episode after its question (a worked example before it is not this episode's);
+    `forced`: every turn must be a tool call, so the answer is the `answer` tool's."""
+    prices = {m.group("name"): int(m.group("price")) for m in _PRICE.finditer(turns)}
     order = {_singular(m.group("name"), set(prices)): int(m.group("qty")) for m in _ORDER_PART.finditer(order_text)}
     missing = [name for name in order if name not in prices]
     if missing:
         return "\n".join(_tool_call("lookup", {"item": name}) for name in missing)
     total = sum(prices[name] * qty for name, qty in order.items())
-    if "saved note" not in prompt:
+    if "saved note" not in turns:
         return _tool_call("write_note", {"text": f"total: {total}"})
-    return f"Answer: {total}"
+    return _tool_call("answer", {"total": total}) if forced else f"Answer: {total}"
 
 
 def plausible_reply(prompt: str) -> str:
@@ -65,9 +69,12 @@ def plausible_reply(prompt: str) -> str:
     if countdown:
         numbers = [n.strip() for n in countdown.group("numbers").split(",") if n.strip()]
         return f"Answer: {' + '.join(numbers[:2])}"
-    shopping = _SHOPPING.search(prompt)
+    shopping = [*_SHOPPING.finditer(prompt)]
     if shopping and "<tool_call>" in prompt:
-        return _shopping(prompt, shopping.group("order"))
+        last = shopping[-1]
+        forced = prompt.endswith(_FORCED_OPENING)  # tool_choice "required": the reply continues the opened call
+        reply = _shopping(prompt[last.end() :], last.group("order"), forced=forced)
+        return reply[len(_FORCED_OPENING) :] if forced and reply.startswith(_FORCED_OPENING) else reply
     if "json" in question.lower():
         return '{"answer": 1}'
     return "Answer: 1"  # short: a client's max_tokens must not cut the answer off

@@ -21,7 +21,7 @@ from agentjet.llm.chat import ENV_LLM, ChatLLM
 from agentjet.tasks.tool_use import LEVELS as TOOL_LEVELS
 from agentjet.vibe.errors import PlanRefused
 from agentjet.vibe.plan.difficulty import level_from_cues
-from agentjet.vibe.plan.families import CATALOG, FamilyInfo
+from agentjet.vibe.plan.families import CATALOG, TOOL_USE_PARAMS, FamilyInfo
 from agentjet.vibe.plan.family_notes import family_notes
 from agentjet.vibe.plan.numbers import as_written
 from agentjet.vibe.plan.planner_llm import plan_with_llm
@@ -169,7 +169,7 @@ def _deterministic(
         difficulty = _difficulty(reading, info, assumptions)
         params, roles, name = {"difficulty": difficulty}, [], f"{family}-d{difficulty}"
         if family == "tool_use":
-            params |= _tool_turns(reading, difficulty, assumptions)
+            params |= TOOL_USE_PARAMS | _tool_turns(reading, difficulty, assumptions)
     else:
         params, roles, name = {}, [], family
     params |= plan_shots(family, shots_said(reading.text, reading.written), assumptions)

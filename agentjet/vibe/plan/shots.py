@@ -16,7 +16,11 @@ from agentjet.vibe.plan.numbers import as_written
 
 __all__ = ["SHOT_FAMILIES", "Shots", "plan_shots", "shots_said"]
 
-SHOT_FAMILIES: dict[str, int] = {"countdown": len(countdown.EXAMPLES), "arithmetic": len(arithmetic.EXAMPLES)}
+SHOT_FAMILIES: dict[str, int] = {
+    "countdown": len(countdown.EXAMPLES),
+    "arithmetic": len(arithmetic.EXAMPLES),
+    "tool_use": 1,  # one worked episode
+}
 _EXAMPLE = r"(?:worked\s+|solved\s+|in-context\s+|demo\s+|example\s+)?(?:examples?|demonstrations?|demos?|exemplars?)"
 _NONE = re.compile(  # "no examples in the prompt", "without few-shot examples", "zero-shot"
     rf"\b(?:no|without|0)\s+(?:any\s+)?(?:few[\s-]?shot\s+)?{_EXAMPLE}\b(?!\s+of\b)|"
@@ -67,7 +71,8 @@ def plan_shots(family: str, said: Shots | None, assumptions: list[str]) -> dict[
         assumptions.append(f"'{said.words}' -> shots={most}: every worked example the {family} task has")
         return {"shots": most}
     if said.count > most:
-        assumptions.append(f"'{said.words}': the {family} task has {most} worked examples, so shots={most}")
+        examples = "1 worked example" if most == 1 else f"{most} worked examples"
+        assumptions.append(f"'{said.words}': the {family} task has {examples}, so shots={most}")
         return {"shots": most}
     what = {0: "no worked example before the problem", 1: "1 worked example first"}.get(
         said.count, f"{said.count} worked examples first"

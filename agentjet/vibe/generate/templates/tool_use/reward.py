@@ -6,7 +6,8 @@ and `outcome` describes the finished episode: `{"final_reply": str | None, "note
 credit, at most 1.0:
 - 0.4 when the last integer of the last note is the total;
 - 0.4 when the final reply's `Answer: <integer>` is the total;
-- 0.2 x the share of the asked-for items whose price was looked up.
+- 0.2 x the share of the asked-for items whose price was looked up;
+and 0 for an episode that gave no final answer (`final_reply` None: partial credit is for finished work).
 Pure: no I/O, no clock, no randomness.
 """
 
@@ -23,6 +24,8 @@ _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 def score(item: Mapping[str, Any], outcome: Mapping[str, Any]) -> float:
+    if outcome.get("final_reply") is None:
+        return 0.0
     total = int(item["total"])
     asked = {str(name) for name in item["order"]}
     notes = [str(note) for note in outcome.get("notes") or []]
