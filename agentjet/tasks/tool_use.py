@@ -8,8 +8,7 @@ OpenAI `tools` through `framework` (the `openai` SDK by default, AgentScope or A
 tool calls run in the pure `ToolEnv` (`tool_env.py`). Reward, from the final state:
 0.4 when the last integer of the last note is the total, 0.4 when the final answer is the
 total, 0.2 x the share of the asked-for items that were looked up; 0 for an episode that
-gives no final answer. Difficulty 1-3 sets how
-many items, their quantities and prices (`LEVELS`).
+gives no final answer. Difficulty 1-3 sets how many items, their quantities and prices (`LEVELS`).
 
 `tool_choice="required"` makes every turn a tool call (OpenAI's `tool_choice`, which the server
 honours by opening the call) and offers a fifth tool, `answer`, whose call ends the episode with
@@ -33,7 +32,17 @@ from agentjet.tasks.frameworks import TOOL_FRAMEWORKS, ChatRequest, check_framew
 from agentjet.tasks.splits import Draft, draw_items
 from agentjet.tasks.tool_env import ANSWER_TOOL, TOOLS, ToolEnv
 
-__all__ = ["CATALOGUE", "LEVELS", "SYSTEM", "SYSTEM_REQUIRED", "TOOL_CHOICES", "Level", "ToolUse", "tool_use_reward"]
+__all__ = [
+    "CATALOGUE",
+    "LEVELS",
+    "SYSTEM",
+    "SYSTEM_REQUIRED",
+    "TOOL_CHOICES",
+    "Level",
+    "ToolUse",
+    "tool_use_reward",
+    "worked_example",
+]
 
 NOTE_CREDIT, ANSWER_CREDIT, LOOKUP_CREDIT = 0.4, 0.4, 0.2
 CATALOGUE = ("apple", "banana", "pear", "lemon", "mango", "pen", "pencil", "notebook", "eraser", "ruler", "candle")
