@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEGENERATE", "AnswerFormat", "Policy", "PromptView", "random_legal", "read_prompt"]
+__all__ = ["DEGENERATE", "OPENED_CALL", "AnswerFormat", "Policy", "PromptView", "random_legal", "read_prompt"]
 
 Policy = Callable[[str], str]  # the prompt as the model sees it (chat template applied) -> the reply
 
@@ -32,7 +32,7 @@ _REPLY_WITH = re.compile(r"\b(?:Reply|Respond|Answer)(?: with)?:\s*([A-Z][A-Za-z
 _TAGS = (("<answer>", "</answer>"), ("\\boxed{", "}"))
 _MARKER = re.compile(r"\b(Final answer|Answer|ACTION)\s*:", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)")
-_OPENED_CALL = '<tool_call>{"name": "'  # a prompt the server ended with tool_choice's opening (fallback format)
+OPENED_CALL = '<tool_call>{"name": "'  # a prompt the server ended with tool_choice's opening (fallback format)
 _ANSWER_TOOL = re.compile(  # a tool that ends the episode with an answer, as the fallback format lists it
     r'"name": "(answer|final_answer|submit|submit_answer)", (?:"description": "(?:[^"\\]|\\.)*", )?'
     r'"parameters": \{"type": "object", "properties": \{"(\w+)"'
@@ -87,7 +87,7 @@ def last_user_message(prompt: str) -> str:
 def _answer_format(prompt: str, options: Sequence[str], lettered: bool) -> AnswerFormat:
     """The format asked for: an opened tool call with an answer tool wins (the answer is that tool's call), then
     listed options, then the last explicit template in the whole prompt."""
-    tool = _ANSWER_TOOL.search(prompt) if prompt.rstrip().endswith(_OPENED_CALL) else None
+    tool = _ANSWER_TOOL.search(prompt) if prompt.rstrip().endswith(OPENED_CALL) else None
     if tool:
         return AnswerFormat(f'{tool.group(1)}", "arguments": {{"{tool.group(2)}": ', "}}</tool_call>", as_json=True)
     if options and not lettered:

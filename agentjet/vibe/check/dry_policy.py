@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from agentjet.vibe.check.degenerate import OPENED_CALL
+
 __all__ = ["plausible_reply"]
 
 _USER_TURN = re.compile(r"<\|im_start\|>user\n(.*?)<\|im_end\|>", re.DOTALL)
@@ -22,7 +24,6 @@ _SHOPPING = re.compile(r"What is the total cost of (?P<order>[^?]+)\?")
 _ORDER_PART = re.compile(r"(?P<qty>\d+) (?P<name>[a-z]+)")
 _PRICE = re.compile(r"(?P<name>[a-z]+): (?P<price>\d+) dollars each")
 _SAY_WORD = re.compile(r"Reply with just the word '(?P<word>[^']+)'")
-_FORCED_OPENING = '<tool_call>{"name": "'  # what the server appends for tool_choice "required" (fallback format)
 
 
 def _last_user_turn(prompt: str) -> str:
@@ -72,9 +73,9 @@ def plausible_reply(prompt: str) -> str:
     shopping = [*_SHOPPING.finditer(prompt)]
     if shopping and "<tool_call>" in prompt:
         last = shopping[-1]
-        forced = prompt.endswith(_FORCED_OPENING)  # tool_choice "required": the reply continues the opened call
+        forced = prompt.endswith(OPENED_CALL)  # tool_choice "required": the reply continues the opened call
         reply = _shopping(prompt[last.end() :], last.group("order"), forced=forced)
-        return reply[len(_FORCED_OPENING) :] if forced and reply.startswith(_FORCED_OPENING) else reply
+        return reply[len(OPENED_CALL) :] if forced and reply.startswith(OPENED_CALL) else reply
     if "json" in question.lower():
         return '{"answer": 1}'
     return "Answer: 1"  # short: a client's max_tokens must not cut the answer off
