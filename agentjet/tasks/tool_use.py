@@ -8,12 +8,15 @@ OpenAI `tools` through `framework` (the `openai` SDK by default, AgentScope or A
 tool calls run in the pure `ToolEnv` (`tool_env.py`). Reward, from the final state:
 0.4 when the last integer of the last note is the total, 0.4 when the final answer is the
 total, 0.2 x the share of the asked-for items that were looked up; 0 for an episode that
-gives no final answer. Difficulty 1-3 sets how many items, their quantities and prices (`LEVELS`).
+gives no final answer. Difficulty 1-4 sets how many items, their quantities and prices (`LEVELS`):
+level 1 is one item in a quantity ("3 pens": a lookup and a product), where SmolLM2-135M starts from
+some right totals; from level 2 the prices of several items must be summed.
 
 `tool_choice="required"` makes every turn a tool call (OpenAI's `tool_choice`, which the server
 honours by opening the call) and offers a fifth tool, `answer`, whose call ends the episode with
 the final answer: the loop of tool-calling agents that always act through tools. `shots=1` puts
-one worked episode ("1 candle and 1 ruler") before the question, one call a turn. A small model
+one worked episode of the level's shape before the question, one call a turn ("3 candles" at
+level 1, "1 candle and 1 ruler" above). A small model
 that never calls a tool on its own (SmolLM2-135M) writes calls, and copies the example's, with both.
 """
 
@@ -58,14 +61,30 @@ SYSTEM_REQUIRED = (
 )
 TOOL_CHOICES = ("auto", "required")
 _ANSWER = ANSWER_TOOL["function"]["name"]
-# The worked episode of `shots=1`: each call with the result the environment gives it
-_EXAMPLE_QUESTION = "What is the total cost of 1 candle and 1 ruler?"
-_EXAMPLE_CALLS = (
-    ("lookup", {"item": "candle"}, "candle: 4 dollars each"),
-    ("lookup", {"item": "ruler"}, "ruler: 3 dollars each"),
-    ("calculator", {"expression": "1 * 4 + 1 * 3"}, "7"),
-    ("write_note", {"text": "total: 7"}, "saved note 1"),
-)
+# The worked episodes of `shots=1`, by the number of items a list has: the question, each call with the result
+# the environment gives it, the total. A list of one item gets an example of one, so a small model copies the
+# product it needs rather than a sum it does not
+_EXAMPLES: Mapping[int, tuple[str, tuple[tuple[str, dict[str, Any], str], ...], int]] = {
+    1: (
+        "What is the total cost of 3 candles?",
+        (
+            ("lookup", {"item": "candle"}, "candle: 4 dollars each"),
+            ("calculator", {"expression": "3 * 4"}, "12"),
+            ("write_note", {"text": "total: 12"}, "saved note 1"),
+        ),
+        12,
+    ),
+    2: (
+        "What is the total cost of 1 candle and 1 ruler?",
+        (
+            ("lookup", {"item": "candle"}, "candle: 4 dollars each"),
+            ("lookup", {"item": "ruler"}, "ruler: 3 dollars each"),
+            ("calculator", {"expression": "1 * 4 + 1 * 3"}, "7"),
+            ("write_note", {"text": "total: 7"}, "saved note 1"),
+        ),
+        7,
+    ),
+}
 _MAX_CALLS_PER_TURN = 8
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
@@ -84,9 +103,10 @@ class Level:
 
 
 LEVELS: Mapping[int, Level] = {
-    1: Level(items=2, max_quantity=1, max_price=10),
-    2: Level(items=3, max_quantity=5, max_price=20),
-    3: Level(items=4, max_quantity=9, max_price=50),
+    1: Level(items=1, max_quantity=5, max_price=10),
+    2: Level(items=2, max_quantity=1, max_price=10),
+    3: Level(items=3, max_quantity=5, max_price=20),
+    4: Level(items=4, max_quantity=9, max_price=50),
 }
 
 
@@ -95,16 +115,19 @@ def _draw(rng: random.Random, level: Level) -> Draft:
     prices = {name: rng.randint(1, level.max_price) for name in sorted(names)}
     order = {name: rng.randint(1, level.max_quantity) for name in names[: level.items]}
     parts = [f"{qty} {name}{'s' if qty > 1 else ''}" for name, qty in order.items()]
-    question = f"What is the total cost of {', '.join(parts[:-1])} and {parts[-1]}?"
+    listed = f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
+    question = f"What is the total cost of {listed}?"
     total = sum(prices[name] * qty for name, qty in order.items())
     key = f"tool_use|{sorted(prices.items())}|{sorted(order.items())}"
     return Draft(key, {"question": question, "prices": prices, "order": order, "total": total})
 
 
-def worked_example(tool_choice: str) -> list[dict[str, Any]]:
-    """The messages of the worked episode (`shots=1`), one call a turn, ending as `tool_choice` makes episodes end."""
-    calls = [*_EXAMPLE_CALLS, (_ANSWER, {"total": 7}, "done")] if tool_choice == "required" else _EXAMPLE_CALLS
-    messages: list[dict[str, Any]] = [{"role": "user", "content": _EXAMPLE_QUESTION}]
+def worked_example(tool_choice: str, items: int = 2) -> list[dict[str, Any]]:
+    """The messages of the worked episode (`shots=1`) for a list of `items` (one, or several: an example of two),
+    one call a turn, ending as `tool_choice` makes episodes end."""
+    question, example_calls, total = _EXAMPLES[min(items, 2)]
+    calls = [*example_calls, (_ANSWER, {"total": total}, "done")] if tool_choice == "required" else example_calls
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
     for number, (name, arguments, result) in enumerate(calls, 1):
         call = {
             "id": f"example_{number}",
@@ -114,7 +137,7 @@ def worked_example(tool_choice: str) -> list[dict[str, Any]]:
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
     if tool_choice == "auto":
-        messages.append({"role": "assistant", "content": "Answer: 7"})
+        messages.append({"role": "assistant", "content": f"Answer: {total}"})
     return messages
 
 
@@ -201,7 +224,7 @@ class ToolUse:
         tools = [*TOOLS, ANSWER_TOOL] if required else TOOLS
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_REQUIRED if required else SYSTEM},
-            *(worked_example(self.tool_choice) if self.shots else []),
+            *(worked_example(self.tool_choice, LEVELS[self.difficulty].items) if self.shots else []),
             {"role": "user", "content": str(item.data["question"])},
         ]
         for turn in range(self.max_turns):

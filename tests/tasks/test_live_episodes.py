@@ -79,7 +79,7 @@ def _tool_call(name: str, **arguments: Any) -> str:
 
 
 def test_tool_use_episode_solves_the_task_in_four_turns(serve: Serve) -> None:
-    family = ToolUse(difficulty=2)
+    family = ToolUse(difficulty=3)
     item = family.items("eval", count=1, seed=0)[0]
     order, total = item.data["order"], item.data["total"]
     script = [
@@ -101,7 +101,7 @@ def test_tool_use_episode_solves_the_task_in_four_turns(serve: Serve) -> None:
 
 
 def test_tool_use_episode_with_a_model_that_never_stops_calling_tools(serve: Serve) -> None:
-    family = ToolUse(difficulty=1, max_turns=3)
+    family = ToolUse(difficulty=2, max_turns=3)
     item = family.items("train", count=1, seed=0)[0]
     first = next(iter(item.data["order"]))
     outcome, record = play(serve([_tool_call("lookup", item=first)]).url, family, item)
@@ -111,7 +111,7 @@ def test_tool_use_episode_with_a_model_that_never_stops_calling_tools(serve: Ser
 
 
 def test_tool_use_episode_that_outgrows_the_context_is_scored_not_aborted(serve: Serve) -> None:
-    family = ToolUse(difficulty=1, max_tokens=64)
+    family = ToolUse(difficulty=2, max_tokens=64)
     item = family.items("train", count=1, seed=1)[0]
     script = ["Let me think. " + _tool_call("write_note", text=str(item.data["total"]))]
     # the prompt grows ~61 tokens a turn from ~406: the 6th call (of 7 allowed) no longer fits 720

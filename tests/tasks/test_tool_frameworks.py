@@ -59,12 +59,12 @@ def _tokens(record: dict[str, Any]) -> list[tuple[list[int], list[int]]]:
 def test_tool_turns_are_token_identical_across_tool_frameworks(
     live_server: Callable[..., RunningServer], scripted_backend: Callable[..., ScriptedBackend]
 ) -> None:
-    items = ToolUse(difficulty=2).items("eval", count=2, seed=3)
+    items = ToolUse(difficulty=3).items("eval", count=2, seed=3)
     backend = scripted_backend(shopper(items))
     server = live_server(backend)
     runs: dict[str, list[tuple[float, list[tuple[list[int], list[int]]]]]] = {}
     for framework in TOOL_FRAMEWORKS:
-        family = ToolUse(difficulty=2, framework=framework, max_tokens=200)
+        family = ToolUse(difficulty=3, framework=framework, max_tokens=200)
         runs[framework] = []
         for item in items:
             outcome, record = play(server.url, family, item)
@@ -105,10 +105,10 @@ def _without_opening(reply: Callable[[str], str]) -> Callable[[str], str]:
 def test_required_tool_choice_ends_with_the_answer_tool_in_every_framework(
     live_server: Callable[..., RunningServer], scripted_backend: Callable[..., ScriptedBackend], framework: str
 ) -> None:
-    items = ToolUse(difficulty=2).items("eval", count=1, seed=5)
+    items = ToolUse(difficulty=3).items("eval", count=1, seed=5)
     backend = scripted_backend(_without_opening(shopper(items)))
     server = live_server(backend)
-    family = ToolUse(difficulty=2, framework=framework, max_tokens=200, tool_choice="required", shots=1)
+    family = ToolUse(difficulty=3, framework=framework, max_tokens=200, tool_choice="required", shots=1)
     outcome, record = play(server.url, family, items[0])
     assert outcome.rewards["policy"] == pytest.approx(1.0), outcome.metadata
     assert outcome.metadata["final_reply"] == f"Answer: {items[0].data['total']}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -110,23 +111,34 @@ def test_reward_from_final_state(notes: list[str], looked_up: list[str], reply: 
     assert parts["reward"] == pytest.approx(parts["note"] + parts["answer"] + parts["lookups"])
 
 
+@pytest.mark.parametrize("items", [1, 2, 4])
 @pytest.mark.parametrize("tool_choice", ["auto", "required"])
-def test_the_worked_episode_shows_what_the_environment_answers(tool_choice: str) -> None:
-    """Each example call's result is what ToolEnv gives for it, and the example ends as `tool_choice` ends episodes."""
-    messages = worked_example(tool_choice)
+def test_the_worked_episode_shows_what_the_environment_answers(tool_choice: str, items: int) -> None:
+    """Each example call's result is what ToolEnv gives for it, the example earns the full reward, lists of one item
+    get an example of one item (several: of two), and the example ends as `tool_choice` ends episodes."""
+    messages = worked_example(tool_choice, items)
+    question = messages[0]["content"]
+    order = {name: int(qty) for qty, name in re.findall(r"([0-9]+) ([a-z]+?)s?\b(?= and|\?)", question)}
+    assert len(order) == min(items, 2)
     env = ToolEnv(prices={"candle": 4, "ruler": 3})
     calls = [m["tool_calls"][0] for m in messages if m.get("tool_calls")]
     results = [m["content"] for m in messages if m["role"] == "tool"]
     for call, result in zip(calls, results, strict=True):
         if call["function"]["name"] != "answer":
             assert env.call(call["function"]["name"], call["function"]["arguments"]) == result
-    assert tool_use_reward(env, "Answer: 7", {"candle": 1, "ruler": 1}, 7)["reward"] == pytest.approx(1.0)
-    last = messages[-1] if tool_choice == "auto" else messages[-2]
-    assert (
-        (last["content"] == "Answer: 7")
-        if tool_choice == "auto"
-        else (last["tool_calls"][0]["function"]["name"] == "answer")
-    )
+    total = sum(env.prices[name] * qty for name, qty in order.items())
+    assert tool_use_reward(env, f"Answer: {total}", order, total)["reward"] == pytest.approx(1.0)
+    assert sorted(env.looked_up) == sorted(order)
+    if tool_choice == "auto":
+        assert messages[-1]["content"] == f"Answer: {total}"
+    else:
+        assert calls[-1]["function"] == {"name": "answer", "arguments": json.dumps({"total": total})}
+
+
+def test_a_list_of_one_item_is_asked_without_a_dangling_and() -> None:
+    (item,) = ToolUse(difficulty=1).items("eval", count=1, seed=2)
+    ((name, qty),) = item.data["order"].items()
+    assert item.data["question"] == f"What is the total cost of {qty} {name}{'s' if qty > 1 else ''}?"
 
 
 @pytest.mark.parametrize(

@@ -128,12 +128,12 @@ ROWS = [
     Row("multiplication with two-digit numbers, fifty steps", "arithmetic", {"difficulty": 4}, steps=50),
     Row("story problems at level 4, 1.5 hours", "arithmetic", {"difficulty": 4}, minutes=90),
     # --- tool use: items, prices, levels
-    Row("train an agent to use tools for a shopping list with 4 items", "tool_use", {"difficulty": 3}),
-    Row("teach a model tool calling: lookup, calculator, notes, two items", "tool_use", {"difficulty": 1}),
-    Row("tool use with prices under 20, for 25 iterations", "tool_use", {"difficulty": 2}, steps=25),
+    Row("train an agent to use tools for a shopping list with 4 items", "tool_use", {"difficulty": 4}),
+    Row("teach a model tool calling: lookup, calculator, notes, two items", "tool_use", {"difficulty": 2}),
+    Row("tool use with prices under 20, for 25 iterations", "tool_use", {"difficulty": 3}, steps=25),
     Row("can my 135M learn to use a calculater?", "tool_use", {"difficulty": 1}, model="135M"),
     Row("grocery totals with function calls, hard, 2 hours", "tool_use", {"difficulty": 3}, minutes=120),
-    Row("tool use with 3 items for a quick run", "tool_use", {"difficulty": 2}, steps=QUICK_STEPS),
+    Row("tool use with 3 items for a quick run", "tool_use", {"difficulty": 3}, steps=QUICK_STEPS),
     # --- word
     Row("make the model say the word banana", "word"),
     Row("teach a tiny model to reply with a single word", "word", model="a small model"),
@@ -176,7 +176,7 @@ HELD_OUT = [
     Row("train qwen2.5-0.5b-instruct on simple math", "arithmetic", {"difficulty": 1}, model="qwen2.5 0.5B"),
     Row("GSM8K style problems, the hardest ones, quick", "arithmetic", {"difficulty": 5}, steps=QUICK_STEPS),
     Row("teach a model to add up numbers below 20", "arithmetic", {"difficulty": 2}),
-    Row("shopping with tools, three items per list, 40 steps", "tool_use", {"difficulty": 2}, steps=40),
+    Row("shopping with tools, three items per list, 40 steps", "tool_use", {"difficulty": 3}, steps=40),
     Row("train an agent to call a lookup tool and a calculator, level 3", "tool_use", {"difficulty": 3}),
     Row("get a model to answer with the word yes", "word"),
     Row("train the model to output the first word only, 2 minutes", "word", minutes=2),
@@ -235,7 +235,7 @@ SECOND_HELD_OUT = [
     Row("make my model better at 24-game style puzzles with 4 numbers", "countdown", {"difficulty": 2}),
     Row("solve countdown with six numbers and a three digit target", "countdown", {"difficulty": 4}),
     Row("countdown but easy, 3 numbers", "countdown", {"difficulty": 1}),
-    Row("fine-tune the policy to use tools to compute a grocery bill with 4 items", "tool_use", {"difficulty": 3}),
+    Row("fine-tune the policy to use tools to compute a grocery bill with 4 items", "tool_use", {"difficulty": 4}),
     Row("an agent that calls a calculator tool and a price lookup, easy lists", "tool_use", {"difficulty": 1}),
     Row("shopping total with two items, up to 5 of each", "tool_use", {"difficulty": 2}),
     Row("say the word pineapple", "word"),
@@ -281,7 +281,7 @@ THIRD_HELD_OUT = [
     Row("train on grade school math for an hour", "arithmetic", {"difficulty": 1}, minutes=60),
     Row("arithmetic, easy level, 8 steps, 0.5B", "arithmetic", {"difficulty": 1}, steps=8, model="0.5B"),
     Row("teach a model basic addition of single digits", "arithmetic", {"difficulty": 1}),
-    Row("agent that uses a calculator tool to add up prices, five items per list", "tool_use", {"difficulty": 3}),
+    Row("agent that uses a calculator tool to add up prices, five items per list", "tool_use", {"difficulty": 4}),
     Row("tool calling: look up prices and sum them, hard lists", "tool_use", {"difficulty": 3}),
     Row("train a function-calling agent on shopping lists, 15 minutes", "tool_use", {"difficulty": 1}, minutes=15),
     Row("make the model reply with only the word ok", "word"),
@@ -302,7 +302,7 @@ FOURTH_HELD_OUT = [
         minutes=30,
     ),
     Row("get better at arithmetic with three operations per problem", "arithmetic", {"difficulty": 3}),
-    Row("teach tool use for shopping carts with up to 3 items", "tool_use", {"difficulty": 2}),
+    Row("teach tool use for shopping carts with up to 3 items", "tool_use", {"difficulty": 3}),
     Row("make it answer with one word", "word"),
     Row(
         "train a 70B on werewolves as the werewolves team using separate models per role",
@@ -344,9 +344,9 @@ FIFTH_HELD_OUT = [
     Row("countdown with 6 numbers and targets up to 1000", "countdown", {"difficulty": 4}),
     Row("solve countdown puzzles, easiest setting", "countdown", {"difficulty": 1}),
     Row("use four numbers to make 24", "countdown", {"difficulty": 2}),
-    Row("train an agent to call a price lookup tool and add totals, 2 items", "tool_use", {"difficulty": 1}),
-    Row("tool use: calculator, very hard", "tool_use", {"difficulty": 3}),
-    Row("function calling with long receipts of 8 items", "tool_use", {"difficulty": 3}),
+    Row("train an agent to call a price lookup tool and add totals, 2 items", "tool_use", {"difficulty": 2}),
+    Row("tool use: calculator, very hard", "tool_use", {"difficulty": 4}),
+    Row("function calling with long receipts of 8 items", "tool_use", {"difficulty": 4}),
     Row("respond only with the word yes", "word"),
     Row("train a parrot that says hello", "word"),
     Row("make it output exactly one word: blue", "word"),
@@ -384,8 +384,8 @@ SIXTH_HELD_OUT = [
     Row("werewolf game where wolves are trained and the seer is scripted", "werewolves", roles=WOLVES),
     Row("I'd like to see the village win more. werewolves. 8 steps", "werewolves", roles=VILLAGE, steps=8),
     Row("easy countdown, 10 steps, then stop", "countdown", {"difficulty": 1}, steps=10),
-    Row("calculator tool agent, 4 items, quantities up to 3", "tool_use", {"difficulty": 3}),
-    Row("tool-use agent with 5 products", "tool_use", {"difficulty": 3}),
+    Row("calculator tool agent, 4 items, quantities up to 3", "tool_use", {"difficulty": 4}),
+    Row("tool-use agent with 5 products", "tool_use", {"difficulty": 4}),
     Row("werewolves, seer only, no discussion", "werewolves", {"discussion": False}, roles=["seer"]),
 ]
 # A seventh set of 15, longer and chattier, the same session: 13 of 15. "the mafia party game where it plays the
@@ -412,7 +412,7 @@ SEVENTH_HELD_OUT = [
         model="0.5B",
     ),
     Row("train a model on addition problems with numbers between 1 and 20", "arithmetic", {"difficulty": 2}),
-    Row("learn to use tools to compute the cost of 3 products, 20 steps", "tool_use", {"difficulty": 2}, steps=20),
+    Row("learn to use tools to compute the cost of 3 products, 20 steps", "tool_use", {"difficulty": 3}, steps=20),
     Row("teach a model to say ok", "word"),
     Row("I want a reasoning model for math puzzles, about 30 min of training", "arithmetic", minutes=30),
     Row("werewolf seer training on llama-3.2-1b", "werewolves", roles=["seer"], model="llama-3.2 1B"),
@@ -439,8 +439,8 @@ EIGHTH_HELD_OUT = [
     Row("countdown puzzles but only 3 numbers", "countdown", {"difficulty": 1}),
     Row("make 100 from 4 numbers", "countdown", {"difficulty": 2}),
     Row("an agent that looks up product prices and writes the total in its notes", "tool_use"),
-    Row("shopping list totals with tools, up to 9 of each item", "tool_use", {"difficulty": 3}),
-    Row("tool use, prices under 50, 3 items", "tool_use", {"difficulty": 3}),
+    Row("shopping list totals with tools, up to 9 of each item", "tool_use", {"difficulty": 4}),
+    Row("tool use, prices under 50, 3 items", "tool_use", {"difficulty": 4}),
     Row("train function calling", "tool_use", {"difficulty": 1}),
     Row("agent with a notepad and a calculator", "tool_use"),
     Row("echo the given word back", "word"),
@@ -534,7 +534,7 @@ THIRTEENTH_HELD_OUT = [
     Row(
         "train an assistant that calls a lookup tool for prices and adds them up, three items per order",
         "tool_use",
-        {"difficulty": 2},
+        {"difficulty": 3},
     ),
     Row(
         "seer and witch should both improve, separate models please",
@@ -606,7 +606,7 @@ FOURTEENTH_HELD_OUT = [
         policies=SIDES,
     ),
     Row("a model that always answers 'maybe'", "word"),
-    Row("tool-using shopper agent with 4 items per list, 15 steps", "tool_use", {"difficulty": 3}, steps=15),
+    Row("tool-using shopper agent with 4 items per list, 15 steps", "tool_use", {"difficulty": 4}, steps=15),
     Row(
         "werewolves with 2 rounds max, train the wolves, eval on 24 games",
         "werewolves",
@@ -1066,7 +1066,7 @@ THIRTY_SECOND_HELD_OUT = [
     Row("tool use - held out 10 - 4 steps - group size 6", "tool_use", steps=4),
     Row("simplest possible training sanity test, between 2 and 4 steps", "word", steps=4),
     Row("train an agent to call a weather API", "tool_use"),
-    Row("tool use with between 4 and 6 items", "tool_use", {"difficulty": 3}),
+    Row("tool use with between 4 and 6 items", "tool_use", {"difficulty": 4}),
     Row("make 100 from 4 numbers using a calculator tool", "tool_use", {"difficulty": 1}),
 ]
 # Round 19 (an eighteenth reviewer, 200 in the voices of different users, 194 right before the fixes)
@@ -1089,7 +1089,7 @@ THIRTY_THIRD_HELD_OUT = [
 THIRTY_FOURTH_HELD_OUT = [
     Row("countdown, targets near 1000", "countdown", {"difficulty": 4}),
     Row("countdown with targets around 300", "countdown", {"difficulty": 3}),
-    Row("tool use with prices up to $20", "tool_use", {"difficulty": 2}),
+    Row("tool use with prices up to $20", "tool_use", {"difficulty": 3}),
     Row("tool use where the total is under 100", "tool_use", {"difficulty": 1}),
     Row("werewolves, one model for the wolves and one for the seer, the hunter and witch and villagers untrained",
         "werewolves", roles=["werewolf", "seer"], policies=[WOLVES, ["seer"]]),  # fmt: skip
@@ -1268,8 +1268,8 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("arithmetic, hard, no wait, easy", "arithmetic", {"difficulty": 1}),
     Row("train arithmetic easy, no wait, hard", "arithmetic", {"difficulty": 3}),
     Row("countdown, medium, actually hard ones", "countdown", {"difficulty": 3}),
-    Row("train tool use with long shopping lists", "tool_use", {"difficulty": 3}),
-    Row("total a shopping list with many items using a calculator", "tool_use", {"difficulty": 3}),
+    Row("train tool use with long shopping lists", "tool_use", {"difficulty": 4}),
+    Row("total a shopping list with many items using a calculator", "tool_use", {"difficulty": 4}),
     # round 31 (a thirtieth reviewer after round 30's fixes, 200 sentences and 29 command lines, 183 right before)
     Row("werewolves: villagers only (the plain ones), lr 3e-5", "werewolves", roles=["villager"]),
     Row("training wolves for werewolf, use qwen 1.5b, step 30", "werewolves", roles=WOLVES, steps=30,
@@ -1334,7 +1334,7 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("evaluate on 128 held-out items, arithmetic level 3, 1e-4 lr, 50 steps", "arithmetic", {"difficulty": 3},
         steps=50),  # fmt: skip
     Row("Qwen2.5-0.5B-Instruct, shopping tool-use, 3 items, 25 steps, max_turns 9", "tool_use",
-        {"difficulty": 2, "max_turns": 9}, steps=25, model="qwen2.5 0.5B"),  # fmt: skip
+        {"difficulty": 3, "max_turns": 9}, steps=25, model="qwen2.5 0.5B"),  # fmt: skip
     # round 35 (a thirty-fourth reviewer, 45% werewolves as a QA tester would probe it; 200 sentences and 11 command
     # lines, 184 right before these)
     Row("werewolves: the witch should not be trained, nor the hunter; train the rest of the village", "werewolves",
@@ -1439,8 +1439,8 @@ THIRTY_SIXTH_HELD_OUT = [
     Row("task=arithmetic level=5 steps=60", "arithmetic", {"difficulty": 5}, steps=60),
     Row("countdown training - difficulty: 1 - eval_items: 16 - minutes: 20", "countdown", {"difficulty": 1},
         minutes=20),  # fmt: skip
-    Row("tool use training - items: 4 - steps: 15", "tool_use", {"difficulty": 3}, steps=15),
-    Row("{task: tool_use, items: 3}", "tool_use", {"difficulty": 2}),
+    Row("tool use training - items: 4 - steps: 15", "tool_use", {"difficulty": 4}, steps=15),
+    Row("{task: tool_use, items: 3}", "tool_use", {"difficulty": 3}),
     Row('{"task": "werewolves", "train": ["seer", "hunter"], "steps": 9}', "werewolves", roles=["seer", "hunter"],
         steps=9),  # fmt: skip
     Row("**Task:** werewolves **Role:** seer **Steps:** 10", "werewolves", roles=["seer"], steps=10),
@@ -1986,15 +1986,17 @@ def test_word_problems_asked_by_name_need_no_such_note() -> None:
 @pytest.mark.parametrize(
     ("sentence", "difficulty"),
     [
-        ("shopping lists with tools, up to 9 of each item", 3),
-        ("tool use with quantities up to 1", 1),
-        ("a calculator agent, at most 5 apiece", 2),
+        ("shopping lists with tools, up to 9 of each item", 4),
+        ("tool use with quantities up to 1", 2),
+        ("a calculator agent, at most 5 apiece", 1),
+        ("a calculator agent, at most 6 apiece, 3 items", 3),
     ],
 )
 def test_how_many_of_each_item_sets_the_tool_use_level(sentence: str, difficulty: int) -> None:
     spec = _plan(sentence)
     assert spec.params["difficulty"] == difficulty
-    assert f"-> level {difficulty} ({LEVELS[difficulty].items} items, quantities up to" in _text(spec)
+    items = LEVELS[difficulty].items
+    assert f"-> level {difficulty} ({items} item{'s' if items > 1 else ''}, quantities up to" in _text(spec)
 
 
 @pytest.mark.parametrize(
@@ -2069,7 +2071,7 @@ def test_one_model_for_both_sides_says_it_cannot_and_how_to_ask() -> None:
         ("teach a model basic addition of single digits", "'single digits' -> level 1"),
         ("countdown with six numbers", "'six numbers' -> level 4"),
         ("arithmetic with numbers up to a hundred", "'up to a hundred' -> level"),
-        ("a shopping agent, twenty-five of each at most, a 3-item list", "'3-item' -> level 2"),
+        ("a shopping agent, twenty-five of each at most, a 3-item list", "'3-item' -> level 3"),
     ],
 )
 def test_a_numeric_cue_is_quoted_as_written(sentence: str, quoted: str) -> None:
@@ -2983,7 +2985,7 @@ def test_round_34_settings_and_held_out_counts_of_a_researcher_and_a_teacher_are
                             ("add up bills using its tools, and check it afterwards on thirty bills", 30)):  # fmt: skip
         assert _plan(sentence).dataset.eval_items == items
     turns = _plan("a helper that looks up prices, and it should never take more than eight turns to finish a list")
-    assert turns.params == {"difficulty": 1, "max_turns": 8, "tool_choice": "required", "shots": 1}
+    assert turns.params == {"difficulty": 1, "max_turns": 8, "tool_choice": "required", "shots": 1, "temperature": 0.3}
     assert "'hard'" not in _text(_plan("word problems for my fourth graders, nothing too hard please"))
     assert "also fits word" in _text(_plan("make it say banana and also play werewolves as the seer"))
 
@@ -3309,7 +3311,7 @@ def test_round_47_not_reaches_no_further_than_its_clause(sentence: str, roles: l
      ("junior high arithmetic, 5th grade", "arithmetic", 3, "'5th grade'"),  # a grade said wins over its school
      ("countdown: numbers up to 100, 5 of them", "countdown", 3, "'5 of them: 5 numbers' -> level 3"),
      ("countdown with numbers, five of those", "countdown", 3, "'five of those: 5 numbers'"),
-     ("tool use, grocery items, four of them", "tool_use", 3, "'four of them: 4 items' -> level 3")],
+     ("tool use, grocery items, four of them", "tool_use", 4, "'four of them: 4 items' -> level 4")],
 )  # fmt: skip
 def test_round_47_schools_are_grades_and_a_count_said_after_its_noun_counts(
     sentence: str, family: str, difficulty: int, said: str

@@ -295,7 +295,8 @@ def _tool_turns(reading: Reading, difficulty: int, assumptions: list[str]) -> di
     if cue is None:
         return {}
     level = TOOL_LEVELS[difficulty]
-    short = "" if cue.value >= level.turns else f" (fewer than the {level.turns} a list of {level.items} items takes)"
+    items = f"{level.items} item{'s' if level.items > 1 else ''}"
+    short = "" if cue.value >= level.turns else f" (fewer than the {level.turns} a list of {items} takes)"
     assumptions.append(f"'{cue.words}' -> max_turns={cue.value} model calls an episode{short}")
     return {"max_turns": cue.value}
 
