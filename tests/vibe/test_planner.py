@@ -155,13 +155,24 @@ def test_a_budget_that_cannot_run_is_refused_in_one_sentence(sentence: str, flag
         plan(sentence, llm=None, gpu=False, model_roots=[], **flags)
 
 
-def test_a_family_that_has_not_learned_on_the_embedded_model_says_so_before_the_run() -> None:
-    spec = plan("train an agent to use tools to total a shopping list", llm=None, gpu=False, model_roots=[])
-    assert spec.model == EMBEDDED
-    assert any("has not reached a success" in a and "--model" in a for a in spec.assumptions)
-    other = plan("tool calling agent", llm=None, model="tiny", gpu=False, model_roots=[])
-    assert not any("not reached a success" in a for a in other.assumptions)
-    assert not any("not reached a success" in a for a in _plan("train a 7B to play werewolves").assumptions)
+@pytest.mark.parametrize(
+    ("sentence", "model", "warned"),
+    [
+        ("train an agent to use tools to total shopping lists of 3 items", None, True),
+        ("tool use, difficulty 2", None, True),
+        ("tool use, hard", None, True),
+        ("train an agent to use tools to total a shopping list", None, False),  # level 1 learns there
+        ("tool calling agent, 4 items", "tiny", False),  # not the embedded model
+        ("train a 7B to play werewolves", None, False),
+    ],
+)
+def test_a_level_that_has_not_learned_on_the_embedded_model_says_so_before_the_run(
+    sentence: str, model: str | None, warned: bool
+) -> None:
+    spec = plan(sentence, llm=None, model=model, gpu=False, model_roots=[])
+    notes = [a for a in spec.assumptions if "not reached a success" in a]
+    assert bool(notes) == warned, spec.assumptions
+    assert all("--model" in a for a in notes)
 
 
 def test_every_guess_is_an_assumption() -> None:

@@ -113,7 +113,8 @@ def plan(
     if device := devices_note(reading.text, cuda=gpu):
         notes.append(device)
     if family is not None and family.on_embedded and choice.model == EMBEDDED:
-        notes.append(family.on_embedded)
+        if int(draft.params.get("difficulty", 1)) > family.learned_to_level:
+            notes.append(family.on_embedded)
     dataset, held_notes = held_out_settings(
         draft.dataset, reading, steps=draft.budget.steps, eval_items=eval_items, eval_every=eval_every, seed=seed
     )
