@@ -38,6 +38,7 @@ from agentjet.tasks.tool_env import ANSWER_TOOL, TOOLS, ToolEnv
 __all__ = [
     "CATALOGUE",
     "LEVELS",
+    "MAX_SHOTS",
     "SYSTEM",
     "SYSTEM_REQUIRED",
     "TOOL_CHOICES",
@@ -60,6 +61,7 @@ SYSTEM_REQUIRED = (
     "then give the total with the answer tool."
 )
 TOOL_CHOICES = ("auto", "required")
+MAX_SHOTS = 1  # one worked episode (of the list's shape)
 _ANSWER = ANSWER_TOOL["function"]["name"]
 # The worked episodes of `shots=1`, by the number of items a list has: the question, each call with the result
 # the environment gives it, the total. A list of one item gets an example of one, so a small model copies the
@@ -100,6 +102,11 @@ class Level:
     def turns(self) -> int:
         """The default `max_turns`: a lookup and a note an item, the sum, the total's note and the answer."""
         return 2 * self.items + 3
+
+    @property
+    def items_said(self) -> str:
+        """How many items a list holds, in words for a plan's assumptions: "1 item", "3 items"."""
+        return f"{self.items} item{'s' if self.items > 1 else ''}"
 
 
 LEVELS: Mapping[int, Level] = {
@@ -193,8 +200,8 @@ class ToolUse:
             raise ValueError(f"max_tokens and max_turns must be >= 1, got {max_tokens}, {max_turns}")
         if tool_choice not in TOOL_CHOICES:
             raise ValueError(f"tool_choice must be one of {', '.join(TOOL_CHOICES)}, got {tool_choice!r}")
-        if shots not in (0, 1):
-            raise ValueError(f"shots must be 0-1 (one worked example), got {shots!r}")
+        if shots not in range(MAX_SHOTS + 1):
+            raise ValueError(f"shots must be 0-{MAX_SHOTS} (one worked example), got {shots!r}")
         self.tool_choice = tool_choice
         self.shots = shots
         self.max_turns = max_turns or LEVELS[difficulty].turns

@@ -92,9 +92,8 @@ async def _create(
 ) -> CreateResult:
     client = client_for(endpoint, request)
     try:
-        if tool_choice == "required":
-            return await client.create(_to_messages(messages), tools=list(tools), tool_choice="required")
-        return await client.create(_to_messages(messages), tools=list(tools))
+        choice: dict[str, Any] = {"tool_choice": "required"} if tool_choice == "required" else {}
+        return await client.create(_to_messages(messages), tools=list(tools), **choice)
     finally:
         await client.close()
 

@@ -113,8 +113,7 @@ def _tool_use(cue: Cue) -> tuple[int, str] | None:
     else:
         return None
     found = levels[level]
-    items = f"{found.items} item{'s' if found.items > 1 else ''}"
-    return level, f"{items}, quantities up to {found.max_quantity}, prices up to {found.max_price}{more}"
+    return level, f"{found.items_said}, quantities up to {found.max_quantity}, prices up to {found.max_price}{more}"
 
 
 _KNOBS: dict[str, Callable[[Cue], tuple[int, str] | None]] = {

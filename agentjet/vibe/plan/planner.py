@@ -296,8 +296,7 @@ def _tool_turns(reading: Reading, difficulty: int, assumptions: list[str]) -> di
     if cue is None:
         return {}
     level = TOOL_LEVELS[difficulty]
-    items = f"{level.items} item{'s' if level.items > 1 else ''}"
-    short = "" if cue.value >= level.turns else f" (fewer than the {level.turns} a list of {items} takes)"
+    short = "" if cue.value >= level.turns else f" (fewer than the {level.turns} a list of {level.items_said} takes)"
     assumptions.append(f"'{cue.words}' -> max_turns={cue.value} model calls an episode{short}")
     return {"max_turns": cue.value}
 

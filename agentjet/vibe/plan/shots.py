@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentjet.tasks import arithmetic, countdown
+from agentjet.tasks import arithmetic, countdown, tool_use
 from agentjet.vibe.plan.numbers import as_written
 
 __all__ = ["SHOT_FAMILIES", "Shots", "plan_shots", "shots_said"]
@@ -19,7 +19,7 @@ __all__ = ["SHOT_FAMILIES", "Shots", "plan_shots", "shots_said"]
 SHOT_FAMILIES: dict[str, int] = {
     "countdown": len(countdown.EXAMPLES),
     "arithmetic": len(arithmetic.EXAMPLES),
-    "tool_use": 1,  # one worked episode
+    "tool_use": tool_use.MAX_SHOTS,  # one worked episode
 }
 _EXAMPLE = r"(?:worked\s+|solved\s+|in-context\s+|demo\s+|example\s+)?(?:examples?|demonstrations?|demos?|exemplars?)"
 _NONE = re.compile(  # "no examples in the prompt", "without few-shot examples", "zero-shot"
